@@ -1,0 +1,44 @@
+# heka — every target creates what it needs (virtualenv, generated code) on a fresh machine.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: all venv run serve simulate test test-fast lint typecheck bench clean
+
+all: test
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+## The main job: the server on its defaults (gRPC :50051, metrics :9095).
+run: simulate
+serve: venv
+	$(BIN)/heka serve
+
+simulate: venv
+	$(BIN)/heka simulate --game aton --games 100 --seed 1
+
+lint: venv
+	$(BIN)/ruff check .
+
+typecheck: venv
+	$(BIN)/mypy
+
+## The tests: ruff, mypy (strict on engine/ and ai/), pytest.
+test: venv lint typecheck
+	$(BIN)/pytest -q
+
+test-fast: venv
+	$(BIN)/pytest -q -m "not slow"
+
+bench: venv
+	$(BIN)/python bench/engine_speed.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,5 @@
+"""heka's bots: information-set MCTS, baselines, arena (stdlib + engine only)."""
+
+from ai.api import Bot, Budget, Decision, Diagnostics, ActionStat, make_bot
+
+__all__ = ["ActionStat", "Bot", "Budget", "Decision", "Diagnostics", "make_bot"]

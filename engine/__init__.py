@@ -1,0 +1,45 @@
+"""heka's rules engine: Aton and Osirium behind one game interface (stdlib only)."""
+
+from engine.core import (
+    SECRET_ACTION,
+    TERMINAL,
+    ActionInfo,
+    ActionParseError,
+    EngineError,
+    Event,
+    Game,
+    GameDescriptor,
+    GameOptionsError,
+    GameOverError,
+    IllegalActionError,
+    OptionSpec,
+    Outcome,
+    State,
+    StateFormatError,
+    UnknownGameError,
+    View,
+)
+from engine.registry import get_game, list_games, register_game
+
+__all__ = [
+    "SECRET_ACTION",
+    "TERMINAL",
+    "ActionInfo",
+    "ActionParseError",
+    "EngineError",
+    "Event",
+    "Game",
+    "GameDescriptor",
+    "GameOptionsError",
+    "GameOverError",
+    "IllegalActionError",
+    "OptionSpec",
+    "Outcome",
+    "State",
+    "StateFormatError",
+    "UnknownGameError",
+    "View",
+    "get_game",
+    "list_games",
+    "register_game",
+]

@@ -1,0 +1,401 @@
+"""The one game interface every heka game implements.
+
+Modelled on OpenSpiel's Game/State split and python-chess's value types:
+
+* a :class:`Game` is an immutable rule set with a :class:`GameDescriptor` (what it is:
+  player counts, options, information structure) and factories for states;
+* a :class:`State` is a mutable position; it changes only through :meth:`State.apply`
+  (fast path, no events) or :meth:`State.apply_action` (validated, returns events);
+* actions are plain ``int`` ids, stable within a game (the same id always means the same
+  action text, in every state), with a readable text form and structured fields;
+* chance is never a decision: shuffles are resolved inside the engine from the state's own
+  seeded :class:`engine.rng.Rng`, whose whole state is serialised, so the randomness still
+  to come survives a serialisation round trip;
+* :meth:`State.view` is what one player may see; :meth:`State.sample_consistent_state`
+  re-deals everything that player cannot see (determinisation), which is what bots search.
+
+Everything here is standard library only. Domain errors are ``ValueError`` subclasses so
+that one place (the service) maps them to status codes.
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+import random
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar, Self, TypeAlias
+
+# ---------------------------------------------------------------------------------------
+# Constants
+# ---------------------------------------------------------------------------------------
+
+#: ``current_player()`` when the game is over.
+TERMINAL = -1
+
+#: ``public_action()`` of an action whose identity the other players do not learn when it
+#: is taken (Aton's secret exchange decision and arrangement).
+SECRET_ACTION = -1
+
+# Values allowed inside events, options and action fields: JSON-like, immutable.
+Scalar: TypeAlias = int | float | str | bool | None
+FieldValue: TypeAlias = Scalar | tuple[Scalar, ...] | tuple[tuple[Scalar, ...], ...]
+
+# ---------------------------------------------------------------------------------------
+# Errors
+# ---------------------------------------------------------------------------------------
+
+
+class EngineError(ValueError):
+    """Base class of every domain error raised by the engine."""
+
+
+class UnknownGameError(EngineError):
+    """No game is registered under that name."""
+
+
+class GameOptionsError(EngineError):
+    """Bad player count or bad game options at creation."""
+
+
+class IllegalActionError(EngineError):
+    """The action is not legal in this state (or the game is over)."""
+
+
+class ActionParseError(EngineError):
+    """An action text could not be parsed, or an action id is unknown to the game."""
+
+
+class StateFormatError(EngineError):
+    """A serialised state is corrupt, of an unknown version, or describes an impossible
+    position (for example counters or cards that do not add up)."""
+
+
+class GameOverError(IllegalActionError):
+    """An action was requested in a terminal state."""
+
+
+# ---------------------------------------------------------------------------------------
+# Small value types
+# ---------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class OptionSpec:
+    """One creation option of a game (for listings, validation and the service)."""
+
+    name: str
+    kind: str  # "bool" | "int" | "str" | "str_list"
+    default: FieldValue
+    description: str
+    choices: tuple[str, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class GameDescriptor:
+    """What a game is, declared up front (OpenSpiel's GameType + GameInfo)."""
+
+    name: str
+    title: str
+    min_players: int
+    max_players: int
+    options: tuple[OptionSpec, ...]
+    hidden_information: bool
+    #: Size of the action id space: every action id is in ``range(num_distinct_actions)``.
+    num_distinct_actions: int
+    #: The round limit of the house rules (A9.3 / O8.4).
+    max_rounds: int
+    description: str = ""
+    #: Player counts for which team play is available (empty: never).
+    team_player_counts: tuple[int, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Event:
+    """Something that happened while an action was applied.
+
+    ``kind`` is a stable machine name (``"place"``, ``"scoring_line"``, ``"win"``...),
+    ``text`` a readable sentence, ``player`` the seat it concerns (if any), ``data`` the
+    structured details. ``visible_to`` is ``None`` for a public event, or the seats that may
+    see it (a private event, e.g. the cards a player drew); the service filters events by
+    viewer with :meth:`is_visible_to`.
+    """
+
+    kind: str
+    text: str
+    player: int | None = None
+    data: Mapping[str, FieldValue] = dataclasses.field(default_factory=dict)
+    visible_to: tuple[int, ...] | None = None
+
+    def is_visible_to(self, player: int | None) -> bool:
+        """Whether ``player`` (``None`` = the public/spectator) may see this event."""
+        if self.visible_to is None:
+            return True
+        return player is not None and player in self.visible_to
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ActionInfo:
+    """Structured description of an action id: for clients, logs and the CLI."""
+
+    id: int
+    text: str
+    kind: str
+    fields: Mapping[str, FieldValue] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Outcome:
+    """The result of a finished game (python-chess's ``Outcome``)."""
+
+    #: Seats that won (several for a shared win or a winning team; empty for a draw).
+    winners: tuple[int, ...]
+    #: Stable machine name of how the game ended ("temple", "yellow", "green", "points",
+    #: "scoring", "round_limit", "fifth_ritual"...).
+    reason: str
+    #: Readable explanation.
+    text: str
+    scores: tuple[int, ...]
+    returns: tuple[float, ...]
+
+    @property
+    def is_draw(self) -> bool:
+        return not self.winners
+
+
+class View(abc.ABC):
+    """What one player (or the public, ``player is None``) may see of a state.
+
+    Implementations are frozen dataclasses, compared by value: a state sampled by
+    :meth:`State.sample_consistent_state` must give an equal view for the same player.
+    """
+
+    player: int | None
+
+    @abc.abstractmethod
+    def to_text(self) -> str:
+        """Readable rendering of what this player sees (board grid etc.)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dictionary of the view's fields."""
+        assert dataclasses.is_dataclass(self)
+        return dataclasses.asdict(self)
+
+
+# ---------------------------------------------------------------------------------------
+# Game and State
+# ---------------------------------------------------------------------------------------
+
+
+class Game(abc.ABC):
+    """A rule set: descriptor, state factory, action texts, deserialisation."""
+
+    descriptor: ClassVar[GameDescriptor]
+
+    @property
+    def name(self) -> str:
+        return self.descriptor.name
+
+    @abc.abstractmethod
+    def new_initial_state(
+        self,
+        num_players: int | None = None,
+        seed: int = 0,
+        options: Mapping[str, Any] | None = None,
+    ) -> State:
+        """A new game. ``num_players`` defaults to the minimum; ``options`` are validated
+        against the descriptor (unknown or ill-typed options raise
+        :class:`GameOptionsError`)."""
+
+    @abc.abstractmethod
+    def deserialize_state(self, data: str) -> State:
+        """Inverse of :meth:`State.serialize`; raises :class:`StateFormatError`."""
+
+    @abc.abstractmethod
+    def action_info(self, action: int) -> ActionInfo:
+        """Structured description of any action id; raises :class:`ActionParseError` for
+        an id outside the game's action space."""
+
+    def action_to_string(self, action: int) -> str:
+        return self.action_info(action).text
+
+    @abc.abstractmethod
+    def string_to_action(self, text: str) -> int:
+        """Parse an action text (as produced by :meth:`action_to_string`, whitespace and
+        case tolerant); raises :class:`ActionParseError`."""
+
+
+class State(abc.ABC):
+    """A position of a game. Mutable, but only through ``apply``/``apply_action``."""
+
+    game: Game
+
+    # --- who, what ------------------------------------------------------------------
+
+    @property
+    @abc.abstractmethod
+    def num_players(self) -> int: ...
+
+    @abc.abstractmethod
+    def current_player(self) -> int:
+        """The seat to decide, or :data:`TERMINAL`."""
+
+    def is_terminal(self) -> bool:
+        return self.current_player() == TERMINAL
+
+    @abc.abstractmethod
+    def decision(self) -> str:
+        """Stable name of the decision the current player faces ("exchange", "arrange",
+        "remove", "place", "reset", "main", "draw", "break", "refill"...; "over")."""
+
+    def teams(self) -> tuple[int, ...]:
+        """Team index of each seat (each seat its own team unless a team variant)."""
+        return tuple(range(self.num_players))
+
+    # --- actions --------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def legal_actions(self) -> list[int]:
+        """The current player's legal action ids, ascending, never empty unless terminal.
+        The returned list is the caller's to keep (not shared with the state)."""
+
+    @abc.abstractmethod
+    def apply(self, action: int) -> None:
+        """Fast path: apply a legal action, no events, minimal checking. The caller
+        guarantees legality (bots, playouts); use :meth:`apply_action` for input."""
+
+    @abc.abstractmethod
+    def apply_action(self, action: int) -> list[Event]:
+        """Validated path: raise :class:`IllegalActionError` (or :class:`GameOverError`)
+        without changing the state if ``action`` is not legal, else apply it and return
+        the events, in order, including those of any automatic steps it triggered."""
+
+    def public_action(self, action: int) -> int:
+        """The id the *other* players observe when the current player takes ``action``
+        here: ``action`` itself, or :data:`SECRET_ACTION` for a secret commitment."""
+        return action
+
+    def action_to_string(self, action: int) -> str:
+        return self.game.action_to_string(action)
+
+    def string_to_action(self, text: str) -> int:
+        return self.game.string_to_action(text)
+
+    # --- results --------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def scores(self) -> tuple[int, ...]:
+        """Current points per seat (final scores once terminal)."""
+
+    @abc.abstractmethod
+    def returns(self) -> tuple[float, ...]:
+        """Per-seat returns (+1 win / -1 loss / 0 draw or shared win) once terminal;
+        all zeros before."""
+
+    @abc.abstractmethod
+    def outcome(self) -> Outcome | None:
+        """The result once terminal, else ``None``."""
+
+    # --- information ----------------------------------------------------------------
+
+    @abc.abstractmethod
+    def view(self, player: int | None) -> View:
+        """What ``player`` may see (``None``: the public)."""
+
+    @abc.abstractmethod
+    def sample_consistent_state(self, player: int, rng: random.Random) -> Self:
+        """A full state equal to this one in everything ``player`` can see, with every
+        hidden part re-dealt uniformly among the possibilities consistent with their view.
+        ``view(player)`` of the result equals ``view(player)`` of ``self``."""
+
+    # --- copies, text, storage ------------------------------------------------------
+
+    @abc.abstractmethod
+    def clone(self) -> Self:
+        """An independent deep copy."""
+
+    def child(self, action: int) -> Self:
+        """A copy with ``action`` applied (fast path)."""
+        s = self.clone()
+        s.apply(action)
+        return s
+
+    @abc.abstractmethod
+    def to_text(self) -> str:
+        """Full readable rendering (omniscient): board grid, hands, decks; for logs."""
+
+    @abc.abstractmethod
+    def serialize(self) -> str:
+        """Compact, versioned, exact text form (``<game>:<version>:...``)."""
+
+    @abc.abstractmethod
+    def validate(self) -> None:
+        """Check every invariant of the state (component counts, phases); raise
+        :class:`StateFormatError` naming the first violation."""
+
+    def __str__(self) -> str:
+        return self.to_text()
+
+
+def legal_action_texts(state: State) -> list[str]:
+    """Texts of the current legal actions (for errors and the CLI)."""
+    return [state.action_to_string(a) for a in state.legal_actions()]
+
+
+def check_num_players(desc: GameDescriptor, num_players: int | None) -> int:
+    """Validate a player count against a descriptor (shared by every game)."""
+    n = desc.min_players if num_players is None else num_players
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise GameOptionsError(f"{desc.name}: player count must be an integer, got {n!r}")
+    if not desc.min_players <= n <= desc.max_players:
+        raise GameOptionsError(
+            f"{desc.name} is played by {desc.min_players}"
+            + ("" if desc.min_players == desc.max_players else f" to {desc.max_players}")
+            + f" players, not {n}"
+        )
+    return n
+
+
+def resolve_options(desc: GameDescriptor, options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Validate ``options`` against the descriptor and fill in defaults.
+
+    Unknown names and ill-typed values raise :class:`GameOptionsError`; game-specific
+    constraints (e.g. teams need 4 players) are checked by the game itself.
+    """
+    specs = {o.name: o for o in desc.options}
+    given = dict(options or {})
+    unknown = sorted(set(given) - set(specs))
+    if unknown:
+        known = ", ".join(sorted(specs)) or "none"
+        raise GameOptionsError(f"{desc.name}: unknown option(s) {', '.join(unknown)} (known: {known})")
+    out: dict[str, Any] = {}
+    for name, spec in specs.items():
+        value = given.get(name, spec.default)
+        if spec.kind == "bool":
+            if not isinstance(value, bool):
+                raise GameOptionsError(f"{desc.name}: option {name} must be true or false, got {value!r}")
+        elif spec.kind == "int":
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise GameOptionsError(f"{desc.name}: option {name} must be an integer, got {value!r}")
+        elif spec.kind == "str":
+            if not isinstance(value, str):
+                raise GameOptionsError(f"{desc.name}: option {name} must be a string, got {value!r}")
+            if spec.choices and value not in spec.choices:
+                raise GameOptionsError(
+                    f"{desc.name}: option {name} must be one of {', '.join(spec.choices)}, got {value!r}"
+                )
+        elif spec.kind == "str_list":
+            if isinstance(value, str):
+                value = tuple(v.strip() for v in value.split(",") if v.strip())
+            if not isinstance(value, Sequence) or not all(isinstance(v, str) for v in value):
+                raise GameOptionsError(f"{desc.name}: option {name} must be a list of names, got {value!r}")
+            value = tuple(value)
+            if spec.choices:
+                bad = [v for v in value if v not in spec.choices]
+                if bad:
+                    raise GameOptionsError(
+                        f"{desc.name}: option {name}: unknown value(s) {', '.join(bad)} "
+                        f"(choices: {', '.join(spec.choices)})"
+                    )
+        out[name] = value
+    return out

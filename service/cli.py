@@ -1,0 +1,58 @@
+"""The ``heka`` command line: one sub-command per module in ``service.commands``.
+
+Each command module defines ``register(subparsers) -> None`` which adds its parser and sets
+``func=run`` (a callable taking the parsed ``argparse.Namespace`` and returning an exit
+code). Command modules keep heavy imports (grpc, prometheus) inside ``run`` so that
+``heka --help`` and engine-only commands start fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+# Order is the order shown by --help.
+COMMANDS: tuple[str, ...] = (
+    "serve",
+    "simulate",
+    "arena",
+    "play",
+    "loadtest",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="heka",
+        description="heka: Aton and Osirium game engines, MCTS bots and a stateless gRPC service.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for name in COMMANDS:
+        try:
+            module = importlib.import_module(f"service.commands.{name}")
+        except ModuleNotFoundError as exc:  # a command still being built
+            if exc.name != f"service.commands.{name}":
+                raise
+            continue
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        code = args.func(args)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    return int(code or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
