@@ -248,6 +248,10 @@ class State(abc.ABC):
         """Stable name of the decision the current player faces ("exchange", "arrange",
         "remove", "place", "reset", "main", "draw", "break", "refill"...; "over")."""
 
+    def round_number(self) -> int:
+        """The current round (1-based); once terminal, the round the game ended in."""
+        return 0
+
     def teams(self) -> tuple[int, ...]:
         """Team index of each seat (each seat its own team unless a team variant)."""
         return tuple(range(self.num_players))
