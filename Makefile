@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: all venv run serve simulate test test-fast lint typecheck bench clean
+.PHONY: all venv run serve simulate test test-fast lint typecheck bench clean proto
 
 all: test
 
@@ -20,6 +20,10 @@ venv: $(STAMP)
 run: simulate
 serve: venv
 	$(BIN)/heka serve
+
+## Regenerate service/gen/ from proto/ (generated code is committed; a test checks it is current).
+proto: venv
+	$(BIN)/python -m service.protogen
 
 simulate: venv
 	$(BIN)/heka simulate --game aton --games 100 --seed 1
