@@ -1,0 +1,57 @@
+# syntax=docker/dockerfile:1
+#
+# heka: the stateless gRPC game service (Aton, Osirium, MCTS bots).
+#
+#   docker build -t heka:0.1.0 .
+#   docker run --rm -p 50051:50051 -p 9095:9095 -e HEKA_STATE_KEYS=... heka:0.1.0
+#
+# Two stages on one pinned base: the builder turns the source into wheels (ours and every
+# dependency's) and installs them into a virtualenv at /opt/heka; the runtime stage copies
+# only that virtualenv, so no compiler, build context, wheel cache or dev tool reaches the
+# final image. tests/deploy/test_smoke.py replays the builder's RUN commands verbatim in a
+# fresh virtualenv and starts the ENTRYPOINT below, so keep these commands plain.
+
+# Exact patch release of the slim Debian 12 image (same minor as CI's interpreter). Pin the
+# digest too when publishing: FROM python:3.11.11-slim-bookworm@sha256:<digest>.
+FROM python:3.11.11-slim-bookworm AS base
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1
+
+# --- builder: wheels + virtualenv -------------------------------------------------------
+FROM base AS builder
+WORKDIR /src
+COPY pyproject.toml README.md ./
+COPY proto/ proto/
+COPY engine/ engine/
+COPY ai/ ai/
+COPY service/ service/
+RUN python -m pip wheel --wheel-dir /wheels .
+RUN python -m venv /opt/heka \
+    && /opt/heka/bin/python -m pip install --no-index --find-links /wheels heka
+
+# --- runtime: the virtualenv, a non-root user, nothing else -----------------------------
+FROM base AS runtime
+RUN groupadd --system --gid 10001 heka \
+    && useradd --system --uid 10001 --gid heka --no-create-home \
+       --home-dir /nonexistent --shell /usr/sbin/nologin heka
+COPY --from=builder /opt/heka /opt/heka
+
+# Defaults for every HEKA_* setting the server reads (see docs/operations.md). The state
+# keys have no default: pass HEKA_STATE_KEYS from a secret. The Prometheus multiprocess
+# directory lives under /tmp so the image runs with a read-only root filesystem (mount an
+# emptyDir there in Kubernetes).
+ENV PATH=/opt/heka/bin:$PATH \
+    HEKA_PORT=50051 \
+    HEKA_METRICS_PORT=9095 \
+    HEKA_METRICS_DIR=/tmp/heka-metrics \
+    HEKA_LOG_LEVEL=info \
+    HEKA_GRACE_SECONDS=20 \
+    HEKA_MAX_CONNECTION_AGE_SECONDS=300
+
+USER 10001:10001
+WORKDIR /tmp
+EXPOSE 50051 9095
+# Exec form: `heka serve` is PID 1 and receives SIGTERM itself (graceful drain).
+ENTRYPOINT ["heka", "serve"]

@@ -1,0 +1,287 @@
+"""k8s/: every core manifest validates against the Kubernetes schemas (kubernetes-validate,
+strict); the CRD-based ones (ServiceMonitor, Kustomization), which kubernetes-validate has
+no schema for, are checked structurally here; and the pieces fit together (selectors,
+ports, probes, security context, the Secret, grace periods, the dashboard's metrics)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+
+import pytest
+from deploy_helpers import DOCKERFILE, K8S, parse_dockerfile, resolved_env, venv_tool
+
+yaml = pytest.importorskip("yaml")
+
+# Kubernetes versions we validate against: the oldest we support and the newest known.
+K8S_VERSIONS = ("1.28.0", "1.33.0")
+CRD_KINDS = {"ServiceMonitor", "Kustomization"}
+
+# The metric families the service exports (contract with service/, see docs/operations.md).
+SERVICE_METRICS = {
+    "heka_grpc_server_started_total",
+    "heka_grpc_server_handled_total",
+    "heka_grpc_server_handling_seconds",
+    "heka_searches_total",
+    "heka_search_iterations_total",
+    "heka_search_duration_seconds",
+    "heka_searches_in_flight",
+    "heka_searches_rejected_total",
+    "heka_games_created_total",
+    "heka_games_finished_total",
+    "heka_actions_applied_total",
+    "heka_invalid_requests_total",
+}
+
+
+@pytest.fixture(scope="module")
+def docs():
+    from deploy_helpers import load_manifests
+
+    return load_manifests()
+
+
+def by_kind(docs, kind, name=None):
+    found = [d for _, d in docs if d.get("kind") == kind and (name is None or d["metadata"]["name"] == name)]
+    assert found, f"no {kind} {name or ''}"
+    return found
+
+
+@pytest.fixture(scope="module")
+def kv():
+    return pytest.importorskip("kubernetes_validate")
+
+
+@pytest.mark.parametrize("version", K8S_VERSIONS)
+def test_core_manifests_validate_strictly(docs, kv, version):
+    checked = 0
+    for _path, doc in docs:
+        if doc["kind"] in CRD_KINDS:
+            continue
+        kv.validate(doc, version, strict=True)  # raises ValidationError
+        checked += 1
+    assert checked >= 7, checked  # configmap, deployment, 2 services, hpa, pdb, secret example
+
+
+def test_validation_rejects_a_broken_manifest(docs, kv):
+    """The check can fail: an unknown field (strict) and a wrong type are rejected."""
+    (deployment,) = by_kind(docs, "Deployment")
+    broken = json.loads(json.dumps(deployment))
+    broken["spec"]["template"]["spec"]["containers"][0]["livenessProbe"]["grpcc"] = {"port": 1}
+    with pytest.raises(kv.ValidationError):
+        kv.validate(broken, K8S_VERSIONS[-1], strict=True)
+    broken = json.loads(json.dumps(deployment))
+    broken["spec"]["replicas"] = "two"
+    with pytest.raises(kv.ValidationError):
+        kv.validate(broken, K8S_VERSIONS[-1], strict=True)
+
+
+def test_cli_validates_every_file():
+    """The same check as CI's scripts/ci_checks.sh, through the command line."""
+    tool = venv_tool("kubernetes-validate")
+    if tool is None:
+        pytest.skip("kubernetes-validate not installed")
+    files = sorted(str(p) for p in K8S.glob("*.yaml"))
+    result = subprocess.run(
+        [tool, "--strict", "--quiet", *files], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_kustomization_lists_every_manifest_but_the_secret_example():
+    kust = yaml.safe_load((K8S / "kustomization.yaml").read_text())
+    assert kust["apiVersion"] == "kustomize.config.k8s.io/v1beta1"
+    assert kust["kind"] == "Kustomization"
+    resources = set(kust["resources"])
+    on_disk = {p.name for p in K8S.glob("*.yaml")} - {"kustomization.yaml", "secret.example.yaml"}
+    assert resources == on_disk
+    generated = {f for g in kust["configMapGenerator"] for f in g["files"]}
+    for name in generated:
+        assert (K8S / name).exists()
+    assert "secret.example.yaml" not in resources  # never ship a key
+
+
+def test_servicemonitor_structure_and_selection(docs):
+    """CRD (monitoring.coreos.com/v1): checked by hand since no schema is available."""
+    (sm,) = by_kind(docs, "ServiceMonitor")
+    assert sm["apiVersion"] == "monitoring.coreos.com/v1"
+    assert set(sm["spec"]) <= {"selector", "endpoints", "namespaceSelector", "jobLabel"}
+    selector = sm["spec"]["selector"]["matchLabels"]
+    matching = [s for s in by_kind(docs, "Service") if selector.items() <= s["metadata"]["labels"].items()]
+    assert [s["metadata"]["name"] for s in matching] == ["heka"], "exactly the ClusterIP service"
+    ports = {p["name"] for p in matching[0]["spec"]["ports"]}
+    for ep in sm["spec"]["endpoints"]:
+        assert set(ep) <= {"port", "path", "interval", "scrapeTimeout", "scheme", "honorLabels"}
+        assert ep["port"] in ports
+        assert ep["path"] == "/metrics"
+        assert re.fullmatch(r"\d+s", ep["interval"])
+
+
+def _pod(docs):
+    (deployment,) = by_kind(docs, "Deployment")
+    return deployment, deployment["spec"]["template"]["spec"]
+
+
+def test_deployment_security_and_resources(docs):
+    deployment, pod = _pod(docs)
+    (container,) = pod["containers"]
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    sc = container["securityContext"]
+    assert sc["readOnlyRootFilesystem"] is True
+    assert sc["allowPrivilegeEscalation"] is False
+    assert sc["capabilities"]["drop"] == ["ALL"]
+    # The uid matches the image's USER (numeric, non-root).
+    stages = parse_dockerfile(DOCKERFILE.read_text())
+    user = stages[-1].all("USER")[-1].value.split(":")[0]
+    assert pod["securityContext"]["runAsUser"] == int(user)
+    res = container["resources"]
+    for kind in ("cpu", "memory"):
+        assert kind in res["requests"] and kind in res["limits"]
+    # Selector matches the pod template.
+    template_labels = deployment["spec"]["template"]["metadata"]["labels"]
+    assert deployment["spec"]["selector"]["matchLabels"].items() <= template_labels.items()
+
+
+def test_writable_mounts_cover_tmp_and_the_metrics_dir(docs):
+    _, pod = _pod(docs)
+    (container,) = pod["containers"]
+    mounts = {m["mountPath"]: m["name"] for m in container["volumeMounts"]}
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    (config,) = by_kind(docs, "ConfigMap", "heka-config")
+    metrics_dir = config["data"]["HEKA_METRICS_DIR"]
+    assert metrics_dir in mounts and "/tmp" in mounts
+    for path in (metrics_dir, "/tmp"):
+        assert "emptyDir" in volumes[mounts[path]]
+
+
+def test_native_grpc_probes_on_the_health_service(docs):
+    _, pod = _pod(docs)
+    (container,) = pod["containers"]
+    grpc_port = next(p["containerPort"] for p in container["ports"] if p["name"] == "grpc")
+    for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
+        assert container[probe]["grpc"]["port"] == grpc_port, probe
+    assert container["readinessProbe"]["grpc"]["service"] == "heka.v1.GameService"
+
+
+def test_state_key_comes_from_a_secret(docs):
+    _, pod = _pod(docs)
+    (container,) = pod["containers"]
+    env = {e["name"]: e for e in container.get("env", [])}
+    ref = env["HEKA_STATE_KEYS"]["valueFrom"]["secretKeyRef"]
+    (config,) = by_kind(docs, "ConfigMap", "heka-config")
+    assert "HEKA_STATE_KEYS" not in config["data"]
+    (secret,) = by_kind(docs, "Secret", ref["name"])  # the example has the same shape
+    assert ref["key"] in secret["stringData"]
+    assert {c["configMapRef"]["name"] for c in container["envFrom"]} == {"heka-config"}
+
+
+def test_config_ports_match_container_and_image(docs):
+    _, pod = _pod(docs)
+    (container,) = pod["containers"]
+    (config,) = by_kind(docs, "ConfigMap", "heka-config")
+    ports = {p["name"]: p["containerPort"] for p in container["ports"]}
+    assert int(config["data"]["HEKA_PORT"]) == ports["grpc"]
+    assert int(config["data"]["HEKA_METRICS_PORT"]) == ports["metrics"]
+    stages = parse_dockerfile(DOCKERFILE.read_text())
+    env = resolved_env(stages, stages[-1])
+    assert env["HEKA_PORT"] == config["data"]["HEKA_PORT"]
+    for key in config["data"]:
+        assert key.startswith("HEKA_"), key
+
+
+def test_grace_period_covers_prestop_and_drain(docs):
+    _, pod = _pod(docs)
+    (container,) = pod["containers"]
+    (config,) = by_kind(docs, "ConfigMap", "heka-config")
+    grace = float(config["data"]["HEKA_GRACE_SECONDS"])
+    pre_stop = container["lifecycle"]["preStop"]["exec"]["command"]
+    assert pre_stop[0] == "sleep"
+    assert pod["terminationGracePeriodSeconds"] > grace + float(pre_stop[1])
+
+
+def test_services_headless_for_round_robin_and_clusterip_for_metrics(docs):
+    _, pod = _pod(docs)
+    (deployment,) = by_kind(docs, "Deployment")
+    labels = deployment["spec"]["template"]["metadata"]["labels"]
+    services = {s["metadata"]["name"]: s for s in by_kind(docs, "Service")}
+    headless = services["heka-headless"]["spec"]
+    assert headless["clusterIP"] == "None"
+    assert [p["appProtocol"] for p in headless["ports"]] == ["grpc"]
+    regular = services["heka"]["spec"]
+    assert regular.get("clusterIP") != "None"
+    assert "metrics" in {p["name"] for p in regular["ports"]}
+    container_ports = {p["name"] for p in pod["containers"][0]["ports"]}
+    for svc in services.values():
+        assert svc["spec"]["selector"].items() <= labels.items()
+        for port in svc["spec"]["ports"]:
+            assert port["targetPort"] in container_ports
+    (config,) = by_kind(docs, "ConfigMap", "heka-config")
+    assert int(config["data"]["HEKA_MAX_CONNECTION_AGE_SECONDS"]) > 0
+
+
+def test_hpa_and_pdb_target_the_deployment(docs):
+    (deployment,) = by_kind(docs, "Deployment")
+    (hpa,) = by_kind(docs, "HorizontalPodAutoscaler")
+    assert hpa["apiVersion"] == "autoscaling/v2"
+    assert hpa["spec"]["scaleTargetRef"]["name"] == deployment["metadata"]["name"]
+    assert [m["resource"]["name"] for m in hpa["spec"]["metrics"]] == ["cpu"]
+    assert hpa["spec"]["minReplicas"] >= 2
+    (pdb,) = by_kind(docs, "PodDisruptionBudget")
+    labels = deployment["spec"]["template"]["metadata"]["labels"]
+    assert pdb["spec"]["selector"]["matchLabels"].items() <= labels.items()
+    # A PDB that allows no disruption at the minimum replica count would block node drains.
+    spec = pdb["spec"]
+    assert spec.get("maxUnavailable", 0) >= 1 or spec["minAvailable"] < hpa["spec"]["minReplicas"]
+
+
+def _dashboard():
+    return json.loads((K8S / "grafana-dashboard.json").read_text())
+
+
+def _metric_names(expr: str) -> set[str]:
+    names = set(re.findall(r"\b(heka_[a-z_]+)", expr))
+    out = set()
+    for name in names:
+        for suffix in ("_bucket", "_sum", "_count"):
+            if name.endswith(suffix) and name[: -len(suffix)] in SERVICE_METRICS:
+                name = name[: -len(suffix)]
+        out.add(name)
+    return out
+
+
+def test_dashboard_queries_only_exported_metrics():
+    dash = _dashboard()
+    used: set[str] = set()
+    ids = set()
+    for panel in dash["panels"]:
+        assert panel["id"] not in ids
+        ids.add(panel["id"])
+        for target in panel.get("targets", []):
+            expr = target["expr"]
+            assert expr.count("(") == expr.count(")"), expr
+            used |= _metric_names(expr)
+    assert used <= SERVICE_METRICS, used - SERVICE_METRICS
+    # Every exported family is on the dashboard.
+    assert used == SERVICE_METRICS, SERVICE_METRICS - used
+
+
+def test_dashboard_has_rates_errors_and_latency_percentiles():
+    exprs = [t["expr"] for p in _dashboard()["panels"] for t in p.get("targets", [])]
+    titles = [p["title"] for p in _dashboard()["panels"]]
+    assert any("by (grpc_method)" in e and "handled_total" in e for e in exprs)
+    assert any('grpc_code!="OK"' in e and "grpc_method" in e for e in exprs)
+    for q in ("0.5", "0.9", "0.99"):
+        assert any(f"histogram_quantile({q}" in e and "handling_seconds_bucket" in e for e in exprs), q
+    assert {"Latency p50 by method", "Latency p90 by method", "Latency p99 by method"} <= set(titles)
+
+
+def test_dashboard_layout_does_not_overlap():
+    cells = set()
+    for panel in _dashboard()["panels"]:
+        g = panel["gridPos"]
+        assert g["x"] >= 0 and g["x"] + g["w"] <= 24
+        for x in range(g["x"], g["x"] + g["w"]):
+            for y in range(g["y"], g["y"] + g["h"]):
+                assert (x, y) not in cells, panel["title"]
+                cells.add((x, y))
