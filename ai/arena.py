@@ -1,0 +1,577 @@
+"""The arena: matches between bots, in parallel processes, with win rates and Elo ratings.
+
+Schedule
+--------
+The unit is a *pairing* of two bot specs ``a`` and ``b``. Each pairing owns a *block* of seat
+arrangements (one spec per seat), and its ``N`` games cycle through that block, so every
+bot sits in every seat equally often whenever ``N`` is a multiple of the block length
+(:attr:`Pairing.block`; the CLI warns otherwise):
+
+* **2 players** — ``(a, b)`` then ``(b, a)`` (block 2).
+* **K players, ``round-robin``** (the default lineup) — for every unordered pair ``{a, b}``,
+  every mixture of ``k`` copies of ``a`` and ``K − k`` copies of ``b`` (``k = 1 .. K−1``) in
+  every distinct seat arrangement: for K = 3, ``abb bab bba aab aba baa`` (block 6); for
+  K = 4, 4 + 6 + 4 = 14 arrangements. Arrangements, not just rotations, so that who sits
+  next to whom is balanced too.
+* **K players with ``teams``** (Osirium, 4 players: seats 0 and 2 against 1 and 3) — team
+  ``a`` against team ``b``: ``(a, b, a, b)`` then ``(b, a, b, a)`` (block 2).
+* **``one-vs-rest``** — the first spec ``X`` is the one; for each other spec ``Y``, a pairing
+  of one ``X`` among ``K − 1`` copies of ``Y``, ``X`` rotated through the K seats (block K).
+  For 2 players this is ``X`` against each other bot.
+
+Pairings are interleaved (first game of every pairing, then the second...), and game ``i``
+of that global order is seeded from the arena seed and ``i``: the bots' per-move seeds come
+from ``derive_seed(seed, "bots", i)``; the deal (``new_initial_state``'s seed) comes from
+``derive_seed(seed, "deal", j)`` where ``j`` is the game's block number within its pairing,
+so the arrangements of one block are played on the *same* deal (duplicate style: the same
+cards go to each bot in turn, which removes much of the luck from a comparison). Each game
+builds fresh bots and depends on nothing but its own task, so results are identical for any
+number of worker processes.
+
+Scoring
+-------
+For a pairing, a game is a *win for a* when every winner is an ``a`` seat, a *win for b*
+when every winner is a ``b`` seat, and a *draw* when there is no winner or the win is shared
+between an ``a`` and a ``b`` seat. (With teams, the winners are a whole team.) Rates come
+with 95% Wilson intervals (:mod:`ai.ratings`).
+
+For the Elo ratings every game is decomposed into pairwise results between seats held by
+*different* specs: seat ``i`` beats seat ``j`` when its return is higher, draws when equal
+(O8.5: the sole winner beats everyone, the losers draw among themselves). Each comparison
+weighs ``1 / (K − 1)`` of a game, so that every seat of a K-player game counts at most one
+game in total — a 2-player game is one game. Ratings are then fitted from all pairwise
+results at once (:func:`ai.ratings.fit_elo`), anchored at ``random = 0`` when ``random``
+plays, else at a mean of 0.
+
+Standard library only; processes are forked (``multiprocessing`` "fork" context) and do not
+run as daemons, so a bot may start its own worker processes (MCTS root parallelism).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import itertools
+import math
+import multiprocessing
+import queue
+import random
+import signal
+import time
+import traceback
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from ai.api import make_bot
+from ai.ratings import PairResult, Rate, Rating, fit_elo, rate
+from engine.core import Game, Outcome
+from engine.registry import get_game
+
+LINEUPS = ("round-robin", "one-vs-rest")
+
+
+class ArenaError(ValueError):
+    """Bad arena settings, or a game that failed (the message names its index and seeds)."""
+
+
+def derive_seed(seed: int, stream: str, index: int) -> int:
+    """A 63-bit seed for item ``index`` of ``stream``, derived from the arena ``seed``
+    (SHA-256, so nearby seeds and indices give unrelated values on every platform)."""
+    digest = hashlib.sha256(f"heka-arena:{seed}:{stream}:{index}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
+
+
+# ---------------------------------------------------------------------------------------
+# Settings and schedule
+# ---------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ArenaConfig:
+    game: str
+    bots: tuple[str, ...]
+    #: Games per pairing.
+    games: int
+    seed: int = 1
+    players: int | None = None
+    teams: bool = False
+    lineup: str = "round-robin"
+    workers: int = 1
+    options: tuple[tuple[str, Any], ...] = ()
+
+    def game_options(self) -> dict[str, Any]:
+        out = dict(self.options)
+        if self.teams:
+            out["teams"] = True
+        return out
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Pairing:
+    index: int
+    a: str
+    b: str
+    #: The seat arrangements the pairing's games cycle through.
+    block: tuple[tuple[str, ...], ...]
+
+    @property
+    def label(self) -> str:
+        return f"{self.a} vs {self.b}"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class GameTask:
+    index: int
+    pairing: int
+    #: Bot spec of each seat.
+    seats: tuple[str, ...]
+    deal_seed: int
+    bot_seed: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class GameRecord:
+    index: int
+    pairing: int
+    seats: tuple[str, ...]
+    deal_seed: int
+    bot_seed: int
+    winners: tuple[int, ...]
+    returns: tuple[float, ...]
+    scores: tuple[int, ...]
+    reason: str
+    plies: int
+    rounds: int
+    seconds: float
+    #: Seconds spent in ``choose`` per seat.
+    think_seconds: tuple[float, ...]
+    #: Decisions taken per seat.
+    decisions: tuple[int, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["seconds"] = round(self.seconds, 4)
+        d["think_seconds"] = [round(t, 4) for t in self.think_seconds]
+        return d
+
+
+def _distinct_arrangements(items: Sequence[str]) -> list[tuple[str, ...]]:
+    seen: dict[tuple[str, ...], None] = {}
+    for perm in itertools.permutations(items):
+        seen.setdefault(perm, None)
+    return sorted(seen, key=lambda p: [items.index(x) for x in p])
+
+
+def make_pairings(bots: Sequence[str], players: int, *, teams: bool = False,
+                  lineup: str = "round-robin") -> list[Pairing]:
+    """The pairings and their seat blocks (see the module docstring)."""
+    if lineup not in LINEUPS:
+        raise ArenaError(f"unknown lineup {lineup!r} (known: {', '.join(LINEUPS)})")
+    if len(bots) < 2:
+        raise ArenaError("an arena needs at least two different bot specs")
+    if len(set(bots)) != len(bots):
+        raise ArenaError(f"bot specs must be distinct, got {', '.join(bots)}")
+    if players < 2:
+        raise ArenaError("an arena needs games of at least two players")
+    if teams and players != 4:
+        raise ArenaError("teams are played by 4 players (seats 0 and 2 against 1 and 3)")
+    pairs: list[tuple[str, str]]
+    if lineup == "one-vs-rest":
+        pairs = [(bots[0], y) for y in bots[1:]]
+    else:
+        pairs = list(itertools.combinations(bots, 2))
+    out: list[Pairing] = []
+    for i, (a, b) in enumerate(pairs):
+        block: list[tuple[str, ...]]
+        if lineup == "one-vs-rest":
+            base = (a,) + (b,) * (players - 1)
+            block = [base[-r:] + base[:-r] if r else base for r in range(players)]
+        elif teams:
+            block = [(a, b, a, b), (b, a, b, a)]
+        else:
+            block = []
+            for k in range(players - 1, 0, -1):  # k copies of a, players - k of b
+                block.extend(_distinct_arrangements((a,) * k + (b,) * (players - k)))
+        out.append(Pairing(i, a, b, tuple(block)))
+    return out
+
+
+def make_schedule(config: ArenaConfig, players: int) -> tuple[list[Pairing], list[GameTask]]:
+    """Pairings and every game task, in the interleaved global order (index = position)."""
+    if config.games < 1:
+        raise ArenaError("the number of games per pairing must be at least 1")
+    pairings = make_pairings(config.bots, players, teams=config.teams, lineup=config.lineup)
+    tasks: list[GameTask] = []
+    for g in range(config.games):
+        for p in pairings:
+            i = len(tasks)
+            block_number, slot = divmod(g, len(p.block))
+            tasks.append(GameTask(
+                index=i,
+                pairing=p.index,
+                seats=p.block[slot],
+                deal_seed=derive_seed(config.seed, "deal", block_number),
+                bot_seed=derive_seed(config.seed, "bots", i),
+            ))
+    return pairings, tasks
+
+
+# ---------------------------------------------------------------------------------------
+# Playing
+# ---------------------------------------------------------------------------------------
+
+
+def play_game(game: Game, task: GameTask, players: int, options: Mapping[str, Any]) -> GameRecord:
+    """Play one arena game to the end with fresh bots (a bot's illegal action raises
+    :class:`ArenaError`)."""
+    t0 = time.perf_counter()
+    state = game.new_initial_state(players, task.deal_seed, dict(options))
+    bots = {spec: make_bot(spec) for spec in dict.fromkeys(task.seats)}
+    rng = random.Random(task.bot_seed)
+    think = [0.0] * players
+    decisions = [0] * players
+    plies = 0
+    while not state.is_terminal():
+        player = state.current_player()
+        spec = task.seats[player]
+        t = time.perf_counter()
+        decision = bots[spec].choose(state, seed=rng.getrandbits(63))
+        think[player] += time.perf_counter() - t
+        decisions[player] += 1
+        if decision.action not in state.legal_actions():
+            raise ArenaError(
+                f"game {task.index} (deal seed {task.deal_seed}): bot {spec!r} in seat {player} "
+                f"chose illegal action {decision.action} at ply {plies}"
+            )
+        state.apply(decision.action)
+        plies += 1
+    outcome: Outcome | None = state.outcome()
+    assert outcome is not None
+    return GameRecord(
+        index=task.index,
+        pairing=task.pairing,
+        seats=task.seats,
+        deal_seed=task.deal_seed,
+        bot_seed=task.bot_seed,
+        winners=tuple(outcome.winners),
+        returns=tuple(outcome.returns),
+        scores=tuple(outcome.scores),
+        reason=outcome.reason,
+        plies=plies,
+        rounds=state.round_number(),
+        seconds=time.perf_counter() - t0,
+        think_seconds=tuple(think),
+        decisions=tuple(decisions),
+    )
+
+
+def _worker(game_name: str, players: int, options: dict[str, Any],
+            tasks: Any, results: Any) -> None:  # pragma: no cover - runs in a child process
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles interrupts
+    game = get_game(game_name)
+    while True:
+        task = tasks.get()
+        if task is None:
+            return
+        try:
+            results.put(("ok", play_game(game, task, players, options)))
+        except BaseException:
+            results.put(("error", task.index, traceback.format_exc()))
+            return
+
+
+@dataclasses.dataclass
+class ArenaResult:
+    config: ArenaConfig
+    players: int
+    pairings: list[Pairing]
+    records: list[GameRecord]
+    total_games: int
+    seconds: float
+    interrupted: bool = False
+
+    # --- summaries -------------------------------------------------------------------
+
+    def pairing_stats(self) -> list[PairingStats]:
+        return [pairing_stats(p, [r for r in self.records if r.pairing == p.index])
+                for p in self.pairings]
+
+    def pair_results(self) -> list[PairResult]:
+        return pairwise_results(self.records, self.players)
+
+    def ratings(self) -> list[Rating]:
+        anchor = "random" if "random" in self.config.bots else None
+        played = [b for b in self.config.bots if any(b in r.seats for r in self.records)]
+        if len(played) < 2:
+            return []
+        return fit_elo(self.pair_results(), names=played, anchor=anchor)
+
+    def to_json(self) -> dict[str, Any]:
+        ratings = self.ratings()
+        anchor = "random" if "random" in self.config.bots else "mean"
+        return {
+            "game": self.config.game,
+            "players": self.players,
+            "teams": self.config.teams,
+            "lineup": self.config.lineup,
+            "options": dict(self.config.options),
+            "seed": self.config.seed,
+            "bots": list(self.config.bots),
+            "games_per_pairing": self.config.games,
+            "workers": self.config.workers,
+            "games_played": len(self.records),
+            "games_scheduled": self.total_games,
+            "interrupted": self.interrupted,
+            "seconds": round(self.seconds, 3),
+            "pairings": [s.to_dict() for s in self.pairing_stats()],
+            "ratings": {
+                "model": "Bradley-Terry on the Elo scale, maximum likelihood, draws = 1/2, "
+                "1 virtual draw per pair, 95% CI from the Fisher information; multi-player "
+                "games decomposed into pairwise results weighted 1/(K-1)",
+                "anchor": anchor,
+                "bots": [r.to_dict() for r in ratings],
+            },
+            "games": [r.to_dict() for r in self.records],
+        }
+
+    def format_table(self) -> str:
+        return format_result(self)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class PairingStats:
+    pairing: Pairing
+    games: int
+    a_wins: Rate
+    draws: Rate
+    b_wins: Rate
+    #: a's score rate (wins + draws / 2).
+    a_score: Rate
+    mean_plies: float
+    reasons: tuple[tuple[str, int], ...]
+    #: Mean thinking time per decision of each side, in milliseconds.
+    a_ms_per_decision: float
+    b_ms_per_decision: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "a": self.pairing.a,
+            "b": self.pairing.b,
+            "block": [list(s) for s in self.pairing.block],
+            "games": self.games,
+            "a_wins": self.a_wins.to_dict(),
+            "draws": self.draws.to_dict(),
+            "b_wins": self.b_wins.to_dict(),
+            "a_score": self.a_score.to_dict(),
+            "mean_plies": round(self.mean_plies, 2),
+            "reasons": dict(self.reasons),
+            "a_ms_per_decision": round(self.a_ms_per_decision, 3),
+            "b_ms_per_decision": round(self.b_ms_per_decision, 3),
+        }
+
+
+def game_side_result(record: GameRecord, a: str, b: str) -> str:
+    """``"a"``, ``"b"`` or ``"draw"``: which side of a pairing won a game (module docstring)."""
+    sides = {record.seats[w] for w in record.winners}
+    if sides == {a}:
+        return "a"
+    if sides == {b}:
+        return "b"
+    return "draw"
+
+
+def pairing_stats(pairing: Pairing, records: Sequence[GameRecord]) -> PairingStats:
+    n = len(records)
+    tally = Counter(game_side_result(r, pairing.a, pairing.b) for r in records)
+    reasons = Counter(r.reason for r in records)
+
+    def ms(spec: str) -> float:
+        t = sum(r.think_seconds[s] for r in records for s in range(len(r.seats)) if r.seats[s] == spec)
+        d = sum(r.decisions[s] for r in records for s in range(len(r.seats)) if r.seats[s] == spec)
+        return 1000.0 * t / d if d else 0.0
+
+    return PairingStats(
+        pairing=pairing,
+        games=n,
+        a_wins=rate(tally["a"], n),
+        draws=rate(tally["draw"], n),
+        b_wins=rate(tally["b"], n),
+        a_score=rate(tally["a"] + tally["draw"] / 2.0, n),
+        mean_plies=sum(r.plies for r in records) / n if n else 0.0,
+        reasons=tuple(reasons.most_common()),
+        a_ms_per_decision=ms(pairing.a),
+        b_ms_per_decision=ms(pairing.b),
+    )
+
+
+def pairwise_results(records: Sequence[GameRecord], players: int) -> list[PairResult]:
+    """Every game as weighted pairwise results between seats of different specs."""
+    weight = 1.0 / (players - 1)
+    out: list[PairResult] = []
+    for r in records:
+        for i, j in itertools.combinations(range(len(r.seats)), 2):
+            if r.seats[i] == r.seats[j]:
+                continue
+            ri, rj = r.returns[i], r.returns[j]
+            s = 1.0 if ri > rj else 0.5 if ri == rj else 0.0
+            out.append(PairResult(r.seats[i], r.seats[j], weight, s * weight))
+    return out
+
+
+def run_arena(
+    config: ArenaConfig,
+    *,
+    on_result: Callable[[GameRecord, int, int], None] | None = None,
+) -> ArenaResult:
+    """Play the whole schedule (``config.workers`` processes; 1 = in this process).
+
+    ``on_result(record, done, total)`` is called as each game finishes (in completion
+    order). A ``KeyboardInterrupt`` stops the arena and returns the games finished so far
+    with ``interrupted=True``. A failing game raises :class:`ArenaError`.
+    """
+    game = get_game(config.game)
+    options = config.game_options()
+    if config.workers < 1:
+        raise ArenaError("--workers must be at least 1")
+    # Validate players/options once, and learn the player count.
+    try:
+        probe = game.new_initial_state(config.players, 0, dict(options))
+    except ValueError as exc:
+        raise ArenaError(str(exc)) from exc
+    players = probe.num_players
+    for spec in config.bots:
+        make_bot(spec)  # raise BotSpecError early, in this process
+    pairings, tasks = make_schedule(config, players)
+    total = len(tasks)
+    done: list[GameRecord] = []
+    t0 = time.perf_counter()
+    interrupted = False
+
+    def record(rec: GameRecord) -> None:
+        done.append(rec)
+        if on_result is not None:
+            on_result(rec, len(done), total)
+
+    if config.workers == 1:
+        try:
+            for task in tasks:
+                record(play_game(game, task, players, options))
+        except KeyboardInterrupt:
+            interrupted = True
+    else:
+        interrupted = _run_parallel(config, players, options, tasks, record)
+    done.sort(key=lambda r: r.index)
+    return ArenaResult(config, players, pairings, done, total, time.perf_counter() - t0, interrupted)
+
+
+def _run_parallel(config: ArenaConfig, players: int, options: dict[str, Any],
+                  tasks: list[GameTask], record: Callable[[GameRecord], None]) -> bool:
+    ctx = multiprocessing.get_context("fork")
+    task_q: Any = ctx.Queue()
+    result_q: Any = ctx.Queue()
+    workers = min(config.workers, len(tasks))
+    for t in tasks:
+        task_q.put(t)
+    for _ in range(workers):
+        task_q.put(None)
+    procs = [
+        ctx.Process(target=_worker, args=(config.game, players, options, task_q, result_q), daemon=False)
+        for _ in range(workers)
+    ]
+    for p in procs:
+        p.start()
+    received = 0
+    try:
+        while received < len(tasks):
+            try:
+                msg = result_q.get(timeout=0.5)
+            except queue.Empty:
+                dead = [p for p in procs if p.exitcode not in (None, 0)]
+                if dead:
+                    raise ArenaError(f"an arena worker died (exit code {dead[0].exitcode})") from None
+                continue
+            if msg[0] == "error":
+                _, index, text = msg
+                task = tasks[index]
+                raise ArenaError(
+                    f"game {index} ({' / '.join(task.seats)}, deal seed {task.deal_seed}, "
+                    f"bot seed {task.bot_seed}) failed:\n{text}"
+                )
+            received += 1
+            record(msg[1])
+    except KeyboardInterrupt:
+        return True
+    finally:
+        for p in procs:
+            if p.is_alive():
+                p.terminate()
+        for p in procs:
+            p.join(timeout=5)
+        task_q.cancel_join_thread()
+        result_q.cancel_join_thread()
+    return False
+
+
+# ---------------------------------------------------------------------------------------
+# Report
+# ---------------------------------------------------------------------------------------
+
+
+def _pct(r: Rate) -> str:
+    return f"{100 * r.rate:5.1f}% [{100 * r.low:4.1f}, {100 * r.high:5.1f}]"
+
+
+def format_result(result: ArenaResult) -> str:
+    c = result.config
+    lines = []
+    title = f"{c.game}, {result.players} players" + (" (teams)" if c.teams else "")
+    lines.append(
+        f"{title}: {len(result.records)}/{result.total_games} games, lineup {c.lineup}, "
+        f"seed {c.seed}, {c.workers} worker(s), {result.seconds:.1f} s"
+        + ("  [INTERRUPTED: partial results]" if result.interrupted else "")
+    )
+    lines.append("")
+    stats = result.pairing_stats()
+    width = max([len(s.pairing.label) for s in stats] + [7])
+    head = (f"{'pairing':<{width}}  {'games':>5}  {'A wins (95% CI)':<22}  {'draws':<22}  "
+            f"{'B wins':<22}  ms/move A|B")
+    lines.append(head)
+    lines.append("-" * len(head))
+    for s in stats:
+        lines.append(
+            f"{s.pairing.label:<{width}}  {s.games:>5}  {_pct(s.a_wins):<22}  {_pct(s.draws):<22}  "
+            f"{_pct(s.b_wins):<22}  {s.a_ms_per_decision:.1f}|{s.b_ms_per_decision:.1f}"
+        )
+    lines.append("")
+    for s in stats:
+        if s.games:
+            reasons = ", ".join(f"{k} {v}" for k, v in s.reasons)
+            lines.append(f"  {s.pairing.label}: mean {s.mean_plies:.0f} actions/game; ended by {reasons}")
+    try:
+        ratings = result.ratings()
+    except ValueError as exc:
+        lines.append(f"\nno ratings: {exc}")
+        ratings = []
+    if ratings:
+        anchor = "random = 0" if "random" in c.bots else "mean = 0"
+        lines.append("")
+        lines.append(f"Elo (Bradley–Terry maximum likelihood over all games, draws = ½, {anchor}, 95% CI):")
+        for r in sorted(ratings, key=lambda r: -r.elo):
+            ci = "anchor" if r.ci95 == 0 and r.name == "random" else f"± {r.ci95:.0f}"
+            lines.append(
+                f"  {r.name:<{width}}  {r.elo:+7.0f}  {ci:<8}  (score {r.score:.1f} / {r.games:.1f})"
+            )
+    return "\n".join(lines)
+
+
+def expected_block_note(pairings: Sequence[Pairing], games: int) -> str | None:
+    """A warning when ``games`` is not a multiple of every block length (seats unbalanced)."""
+    lengths = sorted({len(p.block) for p in pairings})
+    bad = [n for n in lengths if games % n]
+    if not bad:
+        return None
+    lcm = math.lcm(*lengths)
+    return (f"note: {games} games per pairing is not a multiple of the seat block length "
+            f"({', '.join(map(str, lengths))}), so seats are not exactly balanced; "
+            f"use a multiple of {lcm}")

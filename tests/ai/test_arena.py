@@ -1,0 +1,343 @@
+"""The arena: schedule and seat rotation, scoring, reproducibility across worker counts."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import random
+from collections import Counter
+from typing import Any, Self
+
+import pytest
+
+from ai.api import Decision, Diagnostics, register_bot_kind
+from ai.arena import (
+    ArenaConfig,
+    ArenaError,
+    GameRecord,
+    derive_seed,
+    expected_block_note,
+    game_side_result,
+    make_pairings,
+    make_schedule,
+    pairwise_results,
+    run_arena,
+)
+from engine.core import (
+    ActionInfo,
+    ActionParseError,
+    Game,
+    GameDescriptor,
+    OptionSpec,
+    Outcome,
+    State,
+    View,
+    check_num_players,
+    resolve_options,
+)
+from engine.registry import register_game
+
+# ---------------------------------------------------------------------------------------
+# A tiny game so that bookkeeping tests are fast and independent of the real engines:
+# players in turn add 1, 2 or 3 to a shared total; whoever brings it to 10 or more wins;
+# landing exactly on 7 ends the game in a draw. Seat 0 has a real edge against random play.
+# ---------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RaceView(View):
+    player: int | None
+    total: int
+    turn: int
+
+    def to_text(self) -> str:
+        return f"total {self.total}, seat {self.turn} to play"
+
+
+class RaceState(State):
+    def __init__(self, game: Game, n: int, teams: bool) -> None:
+        self.game = game
+        self.n = n
+        self.team_play = teams
+        self.total = 0
+        self.turn = 0
+        self.over = False
+        self.winners: tuple[int, ...] = ()
+
+    @property
+    def num_players(self) -> int:
+        return self.n
+
+    def current_player(self) -> int:
+        return -1 if self.over else self.turn
+
+    def decision(self) -> str:
+        return "over" if self.over else "add"
+
+    def teams(self) -> tuple[int, ...]:
+        return tuple(i % 2 for i in range(self.n)) if self.team_play else tuple(range(self.n))
+
+    def legal_actions(self) -> list[int]:
+        return [] if self.over else [0, 1, 2]
+
+    def apply(self, action: int) -> None:
+        self.total += action + 1
+        if self.total >= 10:
+            self.over = True
+            team = self.teams()[self.turn]
+            self.winners = tuple(i for i in range(self.n) if self.teams()[i] == team)
+        elif self.total == 7:
+            self.over = True
+        else:
+            self.turn = (self.turn + 1) % self.n
+
+    def apply_action(self, action: int) -> list[Any]:
+        self.apply(action)
+        return []
+
+    def scores(self) -> tuple[int, ...]:
+        return tuple(1 if i in self.winners else 0 for i in range(self.n))
+
+    def returns(self) -> tuple[float, ...]:
+        if not self.winners:
+            return (0.0,) * self.n
+        return tuple(1.0 if i in self.winners else -1.0 for i in range(self.n))
+
+    def outcome(self) -> Outcome | None:
+        if not self.over:
+            return None
+        return Outcome(self.winners, "race" if self.winners else "seven", "", self.scores(), self.returns())
+
+    def view(self, player: int | None) -> View:
+        return RaceView(player, self.total, self.turn)
+
+    def sample_consistent_state(self, player: int, rng: random.Random) -> Self:
+        return self.clone()
+
+    def clone(self) -> Self:
+        s = type(self).__new__(type(self))
+        s.game, s.n, s.team_play, s.total, s.turn, s.over, s.winners = (
+            self.game, self.n, self.team_play, self.total, self.turn, self.over, self.winners)
+        return s
+
+    def to_text(self) -> str:
+        return f"total {self.total}"
+
+    def serialize(self) -> str:
+        return f"race:1:{self.n}:{self.total}:{self.turn}"
+
+    def validate(self) -> None:
+        pass
+
+
+class RaceGame(Game):
+    descriptor = GameDescriptor(
+        name="race-test", title="Race (test)", min_players=2, max_players=4,
+        options=(OptionSpec("teams", "bool", False, "teams"),), hidden_information=False,
+        num_distinct_actions=3, max_rounds=10, team_player_counts=(4,),
+    )
+
+    def new_initial_state(self, num_players: int | None = None, seed: int = 0,
+                          options: Any = None) -> State:
+        n = check_num_players(self.descriptor, num_players)
+        opts = resolve_options(self.descriptor, options)
+        return RaceState(self, n, opts["teams"])
+
+    def deserialize_state(self, data: str) -> State:
+        raise NotImplementedError
+
+    def action_info(self, action: int) -> ActionInfo:
+        if action not in (0, 1, 2):
+            raise ActionParseError(f"no action {action}")
+        return ActionInfo(action, f"add {action + 1}", "add")
+
+    def string_to_action(self, text: str) -> int:
+        return int(text.rsplit(maxsplit=1)[-1]) - 1
+
+
+register_game(RaceGame())
+
+
+# ---------------------------------------------------------------------------------------
+# Schedule
+# ---------------------------------------------------------------------------------------
+
+
+def seat_counts(blocks: Any, spec: str) -> Counter[int]:
+    return Counter(s for arrangement in blocks for s, x in enumerate(arrangement) if x == spec)
+
+
+def test_two_player_pairings_swap_seats() -> None:
+    ps = make_pairings(["x", "y", "z"], 2)
+    assert [(p.a, p.b) for p in ps] == [("x", "y"), ("x", "z"), ("y", "z")]
+    assert ps[0].block == (("x", "y"), ("y", "x"))
+
+
+@pytest.mark.parametrize("players", [3, 4])
+def test_multiplayer_round_robin_balances_every_seat(players: int) -> None:
+    (p,) = make_pairings(["x", "y"], players)
+    assert len(p.block) == {3: 6, 4: 14}[players]
+    assert len(set(p.block)) == len(p.block)  # every arrangement once
+    # Each spec sits in each seat equally often over the block.
+    for spec in ("x", "y"):
+        counts = seat_counts(p.block, spec)
+        assert len(set(counts.values())) == 1 and len(counts) == players
+    # Every mixture appears: 1..K-1 copies of x.
+    assert {a.count("x") for a in p.block} == set(range(1, players))
+
+
+def test_one_vs_rest_rotates_the_one_through_every_seat() -> None:
+    ps = make_pairings(["m", "g", "r"], 4, lineup="one-vs-rest")
+    assert [(p.a, p.b) for p in ps] == [("m", "g"), ("m", "r")]
+    block = ps[0].block
+    assert len(block) == 4
+    assert all(a.count("m") == 1 and a.count("g") == 3 for a in block)
+    assert [a.index("m") for a in block] == [0, 1, 2, 3]
+
+
+def test_teams_lineup_puts_partners_in_seats_0_2_and_1_3() -> None:
+    (p,) = make_pairings(["x", "y"], 4, teams=True)
+    assert p.block == (("x", "y", "x", "y"), ("y", "x", "y", "x"))
+
+
+def test_bad_settings_are_refused() -> None:
+    with pytest.raises(ArenaError, match="two different"):
+        make_pairings(["x"], 2)
+    with pytest.raises(ArenaError, match="distinct"):
+        make_pairings(["x", "x"], 2)
+    with pytest.raises(ArenaError, match="lineup"):
+        make_pairings(["x", "y"], 2, lineup="swiss")
+    with pytest.raises(ArenaError, match="4 players"):
+        make_pairings(["x", "y"], 3, teams=True)
+
+
+def test_schedule_interleaves_pairings_and_shares_deals_within_a_block() -> None:
+    config = ArenaConfig("race-test", ("x", "y", "z"), games=4, seed=5)
+    pairings, tasks = make_schedule(config, 2)
+    assert [t.index for t in tasks] == list(range(12))
+    assert [t.pairing for t in tasks[:6]] == [0, 1, 2, 0, 1, 2]
+    first = [t for t in tasks if t.pairing == 0]
+    assert [t.seats for t in first] == [("x", "y"), ("y", "x")] * 2
+    # The two arrangements of a block share the deal; blocks differ; bot seeds all differ.
+    assert first[0].deal_seed == first[1].deal_seed != first[2].deal_seed == first[3].deal_seed
+    assert len({t.bot_seed for t in tasks}) == 12
+    assert first[0].deal_seed == derive_seed(5, "deal", 0)
+    assert expected_block_note(pairings, 4) is None
+    assert "multiple of 2" in (expected_block_note(pairings, 3) or "")
+
+
+# ---------------------------------------------------------------------------------------
+# Scoring
+# ---------------------------------------------------------------------------------------
+
+
+def record(seats: tuple[str, ...], winners: tuple[int, ...], returns: tuple[float, ...]) -> GameRecord:
+    n = len(seats)
+    return GameRecord(0, 0, seats, 0, 0, winners, returns, (0,) * n, "x", 1, 1, 0.0, (0.0,) * n, (1,) * n)
+
+
+def test_side_results_count_a_win_for_the_winners() -> None:
+    assert game_side_result(record(("a", "b"), (1,), (-1, 1)), "a", "b") == "b"
+    assert game_side_result(record(("a", "b"), (), (0, 0)), "a", "b") == "draw"
+    four = ("b", "a", "b", "b")
+    assert game_side_result(record(four, (1,), (-1, 1, -1, -1)), "a", "b") == "a"
+    assert game_side_result(record(four, (2,), (-1, -1, 1, -1)), "a", "b") == "b"
+    assert game_side_result(record(four, (1, 2), (-1, 0, 0, -1)), "a", "b") == "draw"
+
+
+def test_pairwise_decomposition_of_a_four_player_game() -> None:
+    # a wins alone among three b: three comparisons, each 1/3 of a game, all won by a.
+    res = pairwise_results([record(("b", "a", "b", "b"), (1,), (-1, 1, -1, -1))], 4)
+    assert len(res) == 3
+    assert all(r.games == pytest.approx(1 / 3) for r in res)
+    assert sum(r.score_a if r.a == "a" else r.games - r.score_a for r in res) == pytest.approx(1.0)
+    # Same-spec seats are not compared; losers draw among themselves.
+    res = pairwise_results([record(("a", "b", "a", "b"), (0,), (1, -1, -1, -1))], 4)
+    scores = sorted((r.a, r.b, round(r.score_a * 3, 6)) for r in res)
+    # (0,1) and (0,3): a wins; (1,2) and (2,3): two losers draw.
+    assert scores == [("a", "b", 0.5), ("a", "b", 1.0), ("a", "b", 1.0), ("b", "a", 0.5)]
+
+
+# ---------------------------------------------------------------------------------------
+# Running
+# ---------------------------------------------------------------------------------------
+
+
+class SmartBot:
+    """Wins at once when it can, else avoids handing the next player a win (seeded ties)."""
+
+    name = "smart"
+
+    def choose(self, state: State, *, seed: int = 0, **_: Any) -> Decision:
+        assert isinstance(state, RaceState)
+        legal = state.legal_actions()
+        wins = [a for a in legal if state.total + a + 1 >= 10]
+        safe = [a for a in legal if state.total + a + 1 <= 6 or state.total + a + 1 == 7]
+        pool = wins or safe or legal
+        return Decision(random.Random(seed).choice(pool), Diagnostics())
+
+
+def make_smart(_params: str) -> SmartBot:
+    return SmartBot()
+
+
+register_bot_kind("smart", f"{__name__}:make_smart")
+
+
+def test_arena_counts_every_game_and_scores_the_stronger_bot_higher() -> None:
+    config = ArenaConfig("race-test", ("smart", "random"), games=60, seed=3)
+    progress: list[tuple[int, int]] = []
+    result = run_arena(config, on_result=lambda _r, done, total: progress.append((done, total)))
+    assert progress[-1] == (60, 60) and len(progress) == 60
+    assert [r.index for r in result.records] == list(range(60))
+    (stats,) = result.pairing_stats()
+    assert stats.games == 60
+    assert stats.a_wins.successes + stats.draws.successes + stats.b_wins.successes == 60
+    assert stats.a_wins.rate > stats.b_wins.rate
+    ratings = {r.name: r for r in result.ratings()}
+    assert ratings["random"].elo == 0.0 and ratings["random"].ci95 == 0.0
+    assert ratings["smart"].elo > 0
+    # Each bot sat in each seat 30 times.
+    assert Counter(r.seats[0] for r in result.records) == {"smart": 30, "random": 30}
+    table = result.format_table()
+    assert "smart vs random" in table and "Elo" in table
+    data = json.loads(json.dumps(result.to_json()))
+    assert data["games_played"] == 60 and len(data["games"]) == 60
+    assert data["games"][0]["deal_seed"] == result.records[0].deal_seed
+    assert data["ratings"]["anchor"] == "random"
+
+
+@pytest.mark.parametrize("players,teams,lineup", [(2, False, "round-robin"), (4, False, "round-robin"),
+                                                  (4, True, "round-robin"), (3, False, "one-vs-rest")])
+def test_results_do_not_depend_on_the_number_of_workers(players: int, teams: bool, lineup: str) -> None:
+    config = ArenaConfig("race-test", ("smart", "random"), games=14, seed=11, players=players,
+                         teams=teams, lineup=lineup)
+    one = run_arena(config)
+    two = run_arena(dataclasses.replace(config, workers=2))
+    strip = [(r.index, r.seats, r.deal_seed, r.bot_seed, r.winners, r.returns, r.plies) for r in one.records]
+    assert strip == [(r.index, r.seats, r.deal_seed, r.bot_seed, r.winners, r.returns, r.plies)
+                     for r in two.records]
+    assert len(strip) == 14
+    # And a different arena seed gives different games.
+    other = run_arena(dataclasses.replace(config, seed=12))
+    assert [r.bot_seed for r in other.records] != [r.bot_seed for r in one.records]
+
+
+def test_a_bot_error_names_the_game() -> None:
+    register_bot_kind("broken", f"{__name__}:make_broken")
+    config = ArenaConfig("race-test", ("broken", "random"), games=2, seed=1, workers=2)
+    with pytest.raises(ArenaError, match=r"game \d+ .*deal seed"):
+        run_arena(config)
+    with pytest.raises(ArenaError, match="illegal action"):
+        run_arena(dataclasses.replace(config, workers=1))
+
+
+class BrokenBot:
+    name = "broken"
+
+    def choose(self, state: State, **_: Any) -> Decision:
+        return Decision(99, Diagnostics())
+
+
+def make_broken(_params: str) -> BrokenBot:
+    return BrokenBot()
