@@ -38,7 +38,7 @@ RUN groupadd --system --gid 10001 heka \
        --home-dir /nonexistent --shell /usr/sbin/nologin heka
 COPY --from=builder /opt/heka /opt/heka
 
-# Defaults for every HEKA_* setting the server reads (see docs/operations.md). The state
+# Defaults for the main HEKA_* settings (all of them: docs/operations.md). The state
 # keys have no default: pass HEKA_STATE_KEYS from a secret. The Prometheus multiprocess
 # directory lives under /tmp so the image runs with a read-only root filesystem (mount an
 # emptyDir there in Kubernetes).
@@ -46,8 +46,9 @@ ENV PATH=/opt/heka/bin:$PATH \
     HEKA_PORT=50051 \
     HEKA_METRICS_PORT=9095 \
     HEKA_METRICS_DIR=/tmp/heka-metrics \
-    HEKA_LOG_LEVEL=info \
+    HEKA_LOG_LEVEL=INFO \
     HEKA_GRACE_SECONDS=20 \
+    HEKA_SHUTDOWN_DELAY_SECONDS=0 \
     HEKA_MAX_CONNECTION_AGE_SECONDS=300
 
 USER 10001:10001

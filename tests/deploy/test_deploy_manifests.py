@@ -190,14 +190,29 @@ def test_config_ports_match_container_and_image(docs):
         assert key.startswith("HEKA_"), key
 
 
-def test_grace_period_covers_prestop_and_drain(docs):
+def test_grace_period_covers_shutdown_delay_and_drain(docs):
     _, pod = _pod(docs)
-    (container,) = pod["containers"]
     (config,) = by_kind(docs, "ConfigMap", "heka-config")
-    grace = float(config["data"]["HEKA_GRACE_SECONDS"])
-    pre_stop = container["lifecycle"]["preStop"]["exec"]["command"]
-    assert pre_stop[0] == "sleep"
-    assert pod["terminationGracePeriodSeconds"] > grace + float(pre_stop[1])
+    drain = float(config["data"]["HEKA_GRACE_SECONDS"])
+    delay = float(config["data"]["HEKA_SHUTDOWN_DELAY_SECONDS"])
+    assert delay > 0, "keep serving while endpoint removal propagates"
+    assert pod["terminationGracePeriodSeconds"] > drain + delay
+
+
+def test_every_variable_is_a_server_setting(docs):
+    """ConfigMap keys and the image's HEKA_* defaults name real settings with valid values."""
+    config_mod = pytest.importorskip("service.config")
+    known = {s.env: s for s in config_mod.SETTINGS}
+    (config,) = by_kind(docs, "ConfigMap", "heka-config")
+    stages = parse_dockerfile(DOCKERFILE.read_text())
+    image_env = {k: v for k, v in resolved_env(stages, stages[-1]).items() if k.startswith("HEKA_")}
+    _, pod = _pod(docs)
+    secret_env = {e["name"] for e in pod["containers"][0]["env"]}
+    for source in (config["data"], image_env, dict.fromkeys(secret_env, "")):
+        unknown = set(source) - set(known)
+        assert not unknown, unknown
+    for env in (config["data"], image_env):
+        config_mod.load(environ=env)  # raises ConfigError on a bad value
 
 
 def test_services_headless_for_round_robin_and_clusterip_for_metrics(docs):
