@@ -1,0 +1,178 @@
+"""``heka arena``: matches between bots, seats rotated, in parallel, with rates and Elo.
+
+The schedule, scoring and rating model are described in :mod:`ai.arena`; this module parses
+the command line, draws the progress bar on stderr, prints the table and writes ``--json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from typing import Any, TextIO
+
+
+def register(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "arena",
+        help="play bots against each other and rate them",
+        description="Round-robin matches between bot specs with seats rotated, played in parallel "
+        "processes. Prints win/draw/loss rates per pairing with 95% Wilson intervals and Elo "
+        "ratings fitted by maximum likelihood from all games (random = 0 when it plays).",
+    )
+    p.add_argument("--game", default="aton", help="game name (default: aton)")
+    p.add_argument(
+        "--bots",
+        required=True,
+        help='comma-separated bot specs, e.g. "mcts:medium,greedy,random"',
+    )
+    p.add_argument("--games", type=int, default=100, help="games per pairing (default: 100)")
+    p.add_argument(
+        "--seed", type=int, default=1, help="arena seed; game i is seeded from it and i (default: 1)"
+    )
+    p.add_argument("--players", type=int, default=None, help="players per game (default: the game's minimum)")
+    p.add_argument("--teams", action="store_true", help="team variant (Osirium, 4 players: seats 0+2 vs 1+3)")
+    p.add_argument(
+        "--lineup",
+        choices=("round-robin", "one-vs-rest"),
+        default="round-robin",
+        help="round-robin: every pair of specs, every seat arrangement; one-vs-rest: one copy of "
+        "the FIRST spec among players-1 copies of each other spec (default: round-robin)",
+    )
+    p.add_argument("--workers", type=int, default=1, help="parallel game processes (default: 1)")
+    p.add_argument("--json", metavar="PATH", default=None, help="write specs, every game, table and ratings")
+    p.add_argument(
+        "--option", action="append", default=[], metavar="NAME=VALUE", help="game option (repeatable)"
+    )
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)
+
+
+def _parse_options(pairs: list[str]) -> tuple[tuple[str, Any], ...]:
+    out: list[tuple[str, Any]] = []
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep:
+            raise ValueError(f"--option needs NAME=VALUE, got {pair!r}")
+        low = value.strip().lower()
+        parsed: Any = value.strip()
+        if low in ("true", "false"):
+            parsed = low == "true"
+        elif low.lstrip("-").isdigit():
+            parsed = int(low)
+        out.append((name.strip(), parsed))
+    return tuple(out)
+
+
+def _clock(seconds: float) -> str:
+    s = round(seconds)
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
+
+
+class ProgressBar:
+    """Games done / total, rate and ETA on one stderr line. On a terminal it redraws in place
+    (at most 10 times a second); otherwise (a log file) it prints a line every 5% or minute."""
+
+    def __init__(self, total: int, stream: TextIO = sys.stderr, enabled: bool = True) -> None:
+        self.total = max(total, 1)
+        self.stream = stream
+        self.enabled = enabled
+        self.tty = stream.isatty()
+        self.start = time.monotonic()
+        self.last = -1.0
+        self.last_step = -1
+
+    def update(self, done: int, note: str = "") -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        finished = done >= self.total
+        step = done * 20 // self.total
+        if self.tty:
+            if not finished and now - self.last < 0.1:
+                return
+        elif not finished and step == self.last_step and now - self.last < 60:
+            return
+        self.last, self.last_step = now, step
+        elapsed = now - self.start
+        rate = done / elapsed if elapsed > 0 else 0.0
+        eta = (self.total - done) / rate if rate > 0 else 0.0
+        width = 30
+        filled = int(width * done / self.total)
+        line = (
+            f"[{'#' * filled}{'-' * (width - filled)}] {done}/{self.total} games  "
+            f"{rate:.2f}/s  elapsed {_clock(elapsed)}  eta {_clock(eta)}"
+            + (f"  {note}" if note else "")
+        )
+        if self.tty:
+            self.stream.write("\r" + line + ("\n" if finished else ""))
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+
+def dump_json(data: dict[str, Any]) -> str:
+    """Indented JSON, except that each game record stays on one line (files stay readable
+    with thousands of games)."""
+    games = data.get("games", [])
+    head = {k: v for k, v in data.items() if k != "games"}
+    text = json.dumps(head, indent=1)
+    rows = ",\n  ".join(json.dumps(g, separators=(",", ":")) for g in games)
+    return text[:-2] + ',\n "games": [\n  ' + rows + "\n ]\n}\n"
+
+
+def run(args: argparse.Namespace) -> int:
+    from ai.api import BotSpecError
+    from ai.arena import ArenaConfig, ArenaError, expected_block_note, make_pairings, run_arena
+    from engine import EngineError, get_game
+
+    specs = tuple(s.strip() for s in args.bots.split(",") if s.strip())
+    try:
+        options = _parse_options(args.option)
+        config = ArenaConfig(
+            game=args.game,
+            bots=specs,
+            games=args.games,
+            seed=args.seed,
+            players=args.players,
+            teams=args.teams,
+            lineup=args.lineup,
+            workers=args.workers,
+            options=options,
+        )
+        game = get_game(config.game)
+        players = game.new_initial_state(config.players, 0, config.game_options()).num_players
+        pairings = make_pairings(specs, players, teams=args.teams, lineup=args.lineup)
+    except (EngineError, ArenaError, BotSpecError, ValueError) as exc:
+        print(f"heka arena: {exc}", file=sys.stderr)
+        return 2
+    note = expected_block_note(pairings, args.games)
+    if note:
+        print(f"heka arena: {note}", file=sys.stderr)
+    total = len(pairings) * args.games
+    print(
+        f"heka arena: {game.descriptor.title}, {players} players, {len(pairings)} pairing(s) x "
+        f"{args.games} games = {total} games, {args.workers} worker(s) (cpu count {os.cpu_count()})",
+        file=sys.stderr,
+    )
+    bar = ProgressBar(total, enabled=not args.no_progress)
+    bar.update(0)
+    try:
+        result = run_arena(config, on_result=lambda _r, done, _t: bar.update(done))
+    except (ArenaError, BotSpecError, EngineError) as exc:
+        print(f"\nheka arena: {exc}", file=sys.stderr)
+        return 1
+    if result.interrupted:
+        print("\nheka arena: interrupted; partial results follow", file=sys.stderr)
+    print(result.format_table())
+    if args.json:
+        path = args.json
+        directory = os.path.dirname(path)
+        if directory:
+            os.makedirs(directory, exist_ok=True)
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(dump_json(result.to_json()))
+        print(f"\nresults written to {path}")
+    return 130 if result.interrupted else 0
