@@ -1,0 +1,20 @@
+"""Difficulty presets of the MCTS bot: ``mcts:easy``, ``mcts:medium`` (the default),
+``mcts:hard``.
+
+Each preset is an iteration budget with a millisecond cap, so that a preset is both
+reproducible (the iteration budget decides on a fast machine: same seed, same move) and
+bounded in time on a slow or loaded one (the cap then ends the search early). Measured
+speed and strength are in ``docs/bots.md``.
+"""
+
+from __future__ import annotations
+
+from ai.api import Budget
+
+PRESETS: dict[str, Budget] = {
+    "easy": Budget(iterations=200, milliseconds=500.0),
+    "medium": Budget(iterations=1000, milliseconds=2000.0),
+    "hard": Budget(iterations=4000, milliseconds=8000.0),
+}
+
+DEFAULT = "medium"
