@@ -1,0 +1,162 @@
+"""Aton's fixed components: the board of A1.6 and the action id layout (A11).
+
+Squares are numbered ``0..47``: square ``12 * (temple - 1) + slot`` with temple 1-4 and slot
+0-11 row by row (A1.6). Temples are consecutive, so the squares of the temples allowed by a
+cartouche-3 value ``v`` (A6.1: temples 1..v) are exactly ``range(12 * v)``.
+
+Action ids (stable, state-independent, ``range(NUM_ACTIONS)``):
+
+==========  ===========  =======================================================
+ids         text         meaning
+==========  ===========  =======================================================
+0           ``keep``     A3.2: keep the hand (do not spend the exchange token)
+1           ``exchange`` A3.2: spend the token, discard the hand, draw 4 new cards
+2..257      ``arrange 3142``  A3.3: card values on cartouches 1..4; id =
+                         ``2 + 64*(c1-1) + 16*(c2-1) + 4*(c3-1) + (c4-1)``
+258..305    ``remove T1.7``   A6.2: remove the counter on square (temple, slot)
+306..353    ``place T2.5``    A6.3: place a counter on square (temple, slot)
+354..401    ``reset T3.4``    A8.4: take own counter from square back to stock
+==========  ===========  =======================================================
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+from engine.core import ActionInfo, ActionParseError, FieldValue
+
+# ---------------------------------------------------------------------------------------
+# Board (A1.6)
+# ---------------------------------------------------------------------------------------
+
+NUM_TEMPLES = 4
+SLOTS = 12
+NUM_SQUARES = NUM_TEMPLES * SLOTS  # 48
+COUNTERS = 29  # A1.3
+CARDS_PER_VALUE = 9  # A1.2
+DECK_SIZE = 36  # A1.2
+KINGDOM_SIZE = 8  # A1.7
+HAND_SIZE = 4  # A3.1
+WIN_POINTS = 40  # A4.2 / A8.3
+MAX_ROUNDS = 100  # A9.3 [house]
+
+#: Square kinds, row by row, per temple (A1.6). "Y" yellow, "K" grey, "B" blue,
+#: "G" green, "1"/"2" bonus squares worth +1/+2 (neither yellow nor green).
+_LAYOUT = (
+    "YYYY" "KK1B" "GGGG",
+    "YYYY" "KK1B" "GGGG",
+    "YYY1" "KKKB" "GGG1",
+    "YYY2" "KKKB" "GGG2",
+)
+KINDS: tuple[str, ...] = tuple(k for temple in _LAYOUT for k in temple)
+YELLOW: tuple[int, ...] = tuple(i for i, k in enumerate(KINDS) if k == "Y")
+GREEN: tuple[int, ...] = tuple(i for i, k in enumerate(KINDS) if k == "G")
+GREY: tuple[int, ...] = tuple(i for i, k in enumerate(KINDS) if k == "K")
+BLUE: tuple[int, ...] = tuple(i for i, k in enumerate(KINDS) if k == "B")
+#: (square, printed value) of the bonus squares.
+BONUS: tuple[tuple[int, int], ...] = tuple((i, int(k)) for i, k in enumerate(KINDS) if k in "12")
+
+assert len(YELLOW) == 14 and len(GREEN) == 14 and len(GREY) == 10 and len(BLUE) == 4
+assert len(BONUS) == 6 and sum(v for _, v in BONUS) == 8
+
+KIND_NAMES = {"Y": "yellow", "K": "grey", "B": "blue", "G": "green", "1": "bonus +1", "2": "bonus +2"}
+
+
+def square_name(square: int) -> str:
+    """``T<temple>.<slot>`` as used in action texts."""
+    return f"T{square // SLOTS + 1}.{square % SLOTS}"
+
+
+# ---------------------------------------------------------------------------------------
+# Action ids (A11)
+# ---------------------------------------------------------------------------------------
+
+KEEP = 0
+EXCHANGE = 1
+ARRANGE_BASE = 2
+REMOVE_BASE = ARRANGE_BASE + 256  # 258
+PLACE_BASE = REMOVE_BASE + NUM_SQUARES  # 306
+RESET_BASE = PLACE_BASE + NUM_SQUARES  # 354
+NUM_ACTIONS = RESET_BASE + NUM_SQUARES  # 402
+
+#: ARRANGEMENTS[a - ARRANGE_BASE] = (c1, c2, c3, c4) card values on cartouches 1..4.
+ARRANGEMENTS: tuple[tuple[int, int, int, int], ...] = tuple(
+    (a, b, c, d) for a in range(1, 5) for b in range(1, 5) for c in range(1, 5) for d in range(1, 5)
+)
+
+
+def arrange_action(values: tuple[int, ...] | list[int]) -> int:
+    c1, c2, c3, c4 = values
+    return ARRANGE_BASE + 64 * (c1 - 1) + 16 * (c2 - 1) + 4 * (c3 - 1) + (c4 - 1)
+
+
+def hand_key(hand: list[int]) -> int:
+    """Index of a sorted 4-card hand in :data:`ARRANGE_BY_HAND`."""
+    return 64 * (hand[0] - 1) + 16 * (hand[1] - 1) + 4 * (hand[2] - 1) + (hand[3] - 1)
+
+
+def _arrangements_of(key: int) -> tuple[int, ...]:
+    hand = ARRANGEMENTS[key]
+    return tuple(sorted({arrange_action(p) for p in itertools.permutations(hand)}))
+
+
+#: ARRANGE_BY_HAND[hand_key(sorted hand)] = ascending distinct arrangement ids (A3.3: only
+#: distinct assignments are actions, so duplicate values give fewer than 24).
+ARRANGE_BY_HAND: tuple[tuple[int, ...], ...] = tuple(_arrangements_of(k) for k in range(256))
+
+_KIND_OF_BASE = ((RESET_BASE, "reset"), (PLACE_BASE, "place"), (REMOVE_BASE, "remove"))
+
+
+def action_info(action: int) -> ActionInfo:
+    """Structured description of any Aton action id."""
+    if isinstance(action, bool) or not isinstance(action, int) or not 0 <= action < NUM_ACTIONS:
+        raise ActionParseError(f"aton: unknown action id {action!r} (ids are 0..{NUM_ACTIONS - 1})")
+    if action == KEEP:
+        return ActionInfo(action, "keep", "keep", {})
+    if action == EXCHANGE:
+        return ActionInfo(action, "exchange", "exchange", {})
+    if action < REMOVE_BASE:
+        values = ARRANGEMENTS[action - ARRANGE_BASE]
+        text = "arrange " + "".join(map(str, values))
+        return ActionInfo(action, text, "arrange", {"values": values})
+    for base, kind in _KIND_OF_BASE:
+        if action >= base:
+            square = action - base
+            fields: dict[str, FieldValue] = {
+                "square": square,
+                "temple": square // SLOTS + 1,
+                "slot": square % SLOTS,
+                "square_kind": KIND_NAMES[KINDS[square]],
+            }
+            return ActionInfo(action, f"{kind} {square_name(square)}", kind, fields)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+ACTION_TEXTS: tuple[str, ...] = tuple(action_info(a).text for a in range(NUM_ACTIONS))
+
+_SQUARE_RE = re.compile(r"^(remove|place|reset)\s*t\s*([1-4])\s*[.:/\s]\s*(\d{1,2})$")
+_ARRANGE_RE = re.compile(r"^arrange\s*([1-4])\s*([1-4])\s*([1-4])\s*([1-4])$")
+_SQUARE_BASES = {"remove": REMOVE_BASE, "place": PLACE_BASE, "reset": RESET_BASE}
+
+
+def string_to_action(text: str) -> int:
+    """Parse an action text (case and whitespace tolerant)."""
+    if not isinstance(text, str):
+        raise ActionParseError(f"aton: an action text must be a string, got {text!r}")
+    t = " ".join(text.strip().lower().split())
+    if t in ("keep", "exchange"):
+        return KEEP if t == "keep" else EXCHANGE
+    m = _ARRANGE_RE.match(t)
+    if m:
+        return arrange_action([int(g) for g in m.groups()])
+    m = _SQUARE_RE.match(t)
+    if m:
+        slot = int(m.group(3))
+        if slot >= SLOTS:
+            raise ActionParseError(f"aton: slot {slot} out of range in {text!r} (slots are 0..11)")
+        return _SQUARE_BASES[m.group(1)] + SLOTS * (int(m.group(2)) - 1) + slot
+    raise ActionParseError(
+        f"aton: cannot parse action {text!r}; expected 'keep', 'exchange', 'arrange 3142' "
+        "(values on cartouches 1-4), or 'remove|place|reset T<temple 1-4>.<slot 0-11>'"
+    )

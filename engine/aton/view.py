@@ -1,0 +1,131 @@
+"""What one Aton player (or the public) may see: A10.1 public + A10.2 private."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from engine.aton.board import KINDS, NUM_TEMPLES, SLOTS
+from engine.core import View
+
+#: Two seats, fixed-size tuples.
+Pair = tuple[int, int]
+Cards = tuple[int, int, int, int]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class AtonView(View):
+    """A player's view of an Aton state (``player is None``: the public view).
+
+    Never contains the opponent's hand, their pending exchange decision, their cartouche
+    cards before they are revealed (A3.4), any deck order (A10.3) or the engine's random
+    state; a state re-dealt by ``sample_consistent_state(player, rng)`` gives an equal view.
+    """
+
+    player: int | None
+    round: int
+    #: Name of the pending decision ("exchange", "arrange", "remove", "place", "reset",
+    #: "over") and the seat to decide (-1 once over).
+    decision: str
+    current_player: int
+    #: Owner of each of the 48 squares (``12 * (temple - 1) + slot``), -1 when empty.
+    board: tuple[int, ...]
+    kingdom: Pair
+    stocks: Pair
+    scores: Pair
+    deck_sizes: Pair
+    hand_sizes: Pair
+    #: Discard pile of each player as counts of values 1, 2, 3, 4.
+    discards: tuple[Cards, Cards]
+    #: Exchange tokens still held (A1.4); a pending decision does not spend it yet.
+    tokens: tuple[bool, bool]
+    #: Who exchanged this round (public once both decisions are carried out, A3.2).
+    exchanged: tuple[bool, bool]
+    #: Whether each player has committed an arrangement this round.
+    committed: tuple[bool, bool]
+    #: Cartouche cards 1..4 per player; 0 = not visible to this viewer (or empty).
+    cartouches: tuple[Cards, Cards]
+    #: How many cartouches of each player are revealed (0, 1, 2 or 4; A3.4).
+    revealed: Pair
+    #: The viewer's own hand, sorted (empty for the public view).
+    hand: tuple[int, ...]
+    #: The viewer's own pending exchange decision ("keep" / "exchange"), if any.
+    exchange_decision: str | None
+    #: Seat acting first this round once cartouche 2 is revealed (A5).
+    first_player: int | None
+    #: War cards of this round, one (seat 0, seat 1) pair per step; 0 = could not reveal.
+    war: tuple[Pair, ...]
+    #: Removals or placements still to make in the current step (0 otherwise).
+    remaining: int
+    #: Owner of the counters being removed (remove step), else None.
+    removal_target: int | None
+    #: Counters that will overflow to the Kingdom after the last placement (A6.3).
+    overflow: int
+    #: Temple (1-4) of the pending reset choice (A8.4), else None.
+    reset_temple: int | None
+    #: Set once the game is over.
+    winners: tuple[int, ...] | None
+    reason: str | None
+
+    def to_text(self) -> str:
+        return render(self)
+
+
+def _cell(owner: int, kind: str) -> str:
+    mark = "." if owner < 0 else str(owner)
+    return ("+" + kind if kind in "12" else " " + kind) + mark
+
+
+def render_board(board: tuple[int, ...] | list[int]) -> list[str]:
+    """The four temples side by side, one text line per row (A1.6)."""
+    width = 4 * 4 - 1
+    lines = ["     " + "  ".join(f"T{t + 1}".center(width) for t in range(NUM_TEMPLES))]
+    for row in range(3):
+        cells = []
+        for t in range(NUM_TEMPLES):
+            base = t * SLOTS + row * 4
+            cells.append(" ".join(_cell(board[i], KINDS[i]) for i in range(base, base + 4)))
+        lines.append(f"row{row + 1} " + "  ".join(cells))
+    lines.append("     (cell = kind Y yellow, K grey, B blue, G green, +1/+2 bonus; then owner 0/1 or .)")
+    return lines
+
+
+def _cards(values: tuple[int, ...]) -> str:
+    return "".join("?" if v == 0 else str(v) for v in values) or "-"
+
+
+def render(v: AtonView, extra: list[str] | None = None) -> str:
+    who = "public" if v.player is None else f"seat {v.player}"
+    if v.decision == "over":
+        if v.winners:
+            res = f"seat {v.winners[0]} wins ({v.reason})"
+        else:
+            res = f"draw ({v.reason})"
+        head = f"Aton · round {v.round} · game over: {res} · view: {who}"
+    else:
+        head = f"Aton · round {v.round} · {v.decision}: seat {v.current_player} to decide · view: {who}"
+        if v.decision in ("remove", "place"):
+            head += f" ({v.remaining} left)"
+        if v.decision == "reset":
+            head += f" (temple {v.reset_temple})"
+    lines = [head, *render_board(v.board)]
+    lines.append(f"Kingdom of the Dead: {v.kingdom[0] + v.kingdom[1]}/8 (seat 0: {v.kingdom[0]}, "
+                 f"seat 1: {v.kingdom[1]})")
+    first = "-" if v.first_player is None else str(v.first_player)
+    war = " ".join(f"{a}:{b}" for a, b in v.war) or "-"
+    lines.append(f"first player: {first} · war cards: {war}")
+    for p in (0, 1):
+        disc = " ".join(f"{n}x{i + 1}" for i, n in enumerate(v.discards[p]) if n) or "-"
+        cart = _cards(v.cartouches[p]) if v.committed[p] else "-"
+        lines.append(
+            f"seat {p}: score {v.scores[p]} · stock {v.stocks[p]} · deck {v.deck_sizes[p]} · "
+            f"hand {v.hand_sizes[p]} · token {'yes' if v.tokens[p] else 'no'}"
+            f"{' (exchanged)' if v.exchanged[p] else ''} · cartouches {cart} · discard {disc}"
+        )
+    if v.player is not None:
+        line = f"your hand: {_cards(v.hand)}"
+        if v.exchange_decision is not None:
+            line += f" · your exchange decision: {v.exchange_decision}"
+        lines.append(line)
+    if extra:
+        lines.extend(extra)
+    return "\n".join(lines)
