@@ -9,6 +9,7 @@ from engine.core import Game, UnknownGameError
 # name -> module defining a module-level ``GAME`` instance. Imported on first use.
 _BUILTIN: dict[str, str] = {
     "aton": "engine.aton",
+    "osirium": "engine.osirium",
 }
 
 _GAMES: dict[str, Game] = {}

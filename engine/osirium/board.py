@@ -1,0 +1,241 @@
+"""Board geometry, amulet types and orientations, links and connected sets (O1.2, O1.3, O4).
+
+Everything here is precomputed at import from :mod:`engine.osirium.cards`:
+
+* amulet *types* (identical cards: one colour and one pattern) and their counts;
+* rotations (O1.3) and, per type, the *canonical* rotations: the lowest rotation giving each
+  distinct arrow set (placements giving the same arrows count once, O10);
+* the 24 edges of the 4×4 grid and, per cell, the edges it may link through (O4.1);
+* :func:`connected_sets`: every set of 3–5 cells connected through links only (O4.2), from
+  the board's link bitmask, memoised per link mask (the expensive part of ritual matching).
+
+Cells are ``row * 4 + col``; a cell set is a 16-bit mask; the links are a 24-bit mask.
+"""
+
+from __future__ import annotations
+
+from engine.osirium.cards import AMULETS, COLOUR_LETTERS, COLOURS, PATTERNS, RITUALS, E, N, S, W
+
+SIZE = 4
+CELLS = SIZE * SIZE
+FULL = (1 << CELLS) - 1
+ROTATIONS = (0, 1, 2, 3)  # quarter turns clockwise: 0, 90, 180, 270 degrees
+
+
+def cell_name(cell: int) -> str:
+    return f"{cell // SIZE},{cell % SIZE}"
+
+
+def rotate_arrows(arrows: int, rot: int) -> int:
+    """Arrows after ``rot`` quarter turns clockwise (N→E→S→W, O1.3)."""
+    rot &= 3
+    return ((arrows << rot) | (arrows >> (4 - rot))) & 15
+
+
+def arrows_text(arrows: int) -> str:
+    return "".join(name for bit, name in ((N, "N"), (E, "E"), (S, "S"), (W, "W")) if arrows & bit) or "-"
+
+
+# ---------------------------------------------------------------------------------------
+# Amulet types (identical cards) and orientations
+# ---------------------------------------------------------------------------------------
+
+_type_keys: list[tuple[int, int]] = []
+for _a in AMULETS:
+    if (_a.colour, _a.pattern) not in _type_keys:
+        _type_keys.append((_a.colour, _a.pattern))
+_type_keys.sort()
+
+#: type -> (colour, pattern)
+TYPE_KEYS: tuple[tuple[int, int], ...] = tuple(_type_keys)
+NUM_TYPES = len(TYPE_KEYS)
+TYPE_COLOUR: tuple[int, ...] = tuple(c for c, _ in TYPE_KEYS)
+TYPE_PATTERN: tuple[int, ...] = tuple(p for _, p in TYPE_KEYS)
+TYPE_NAME: tuple[str, ...] = tuple(f"{COLOURS[c]}-{PATTERNS[p].name}" for c, p in TYPE_KEYS)
+TYPE_LETTER: tuple[str, ...] = tuple(COLOUR_LETTERS[c] for c, _ in TYPE_KEYS)
+TYPE_BY_NAME: dict[str, int] = {name: t for t, name in enumerate(TYPE_NAME)}
+#: How many cards of each type exist (O1.3): the invariant of validate().
+TYPE_COUNT: tuple[int, ...] = tuple(
+    sum(1 for a in AMULETS if (a.colour, a.pattern) == key) for key in TYPE_KEYS
+)
+#: Card type of each physical amulet id.
+AMULET_TYPE: tuple[int, ...] = tuple(TYPE_KEYS.index((a.colour, a.pattern)) for a in AMULETS)
+#: Arrows of each type at each rotation.
+TYPE_ARROWS: tuple[tuple[int, ...], ...] = tuple(
+    tuple(rotate_arrows(PATTERNS[p].arrows, r) for r in ROTATIONS) for _, p in TYPE_KEYS
+)
+
+
+def _canonical(arrows_by_rot: tuple[int, ...]) -> tuple[int, ...]:
+    seen: list[int] = []
+    out: list[int] = []
+    for r, a in enumerate(arrows_by_rot):
+        if a not in seen:
+            seen.append(a)
+            out.append(r)
+    return tuple(out)
+
+
+#: Canonical rotations of each type: the lowest rotation for each distinct arrow set.
+CANON_ROTS: tuple[tuple[int, ...], ...] = tuple(_canonical(a) for a in TYPE_ARROWS)
+#: ``CANON_OF[t][r]``: the canonical rotation giving the same arrows as rotation r.
+CANON_OF: tuple[tuple[int, ...], ...] = tuple(
+    tuple(TYPE_ARROWS[t].index(TYPE_ARROWS[t][r]) for r in ROTATIONS) for t in range(NUM_TYPES)
+)
+#: Oriented types: (type, canonical rotation), the unit of placement actions.
+OTYPES: tuple[tuple[int, int], ...] = tuple((t, r) for t in range(NUM_TYPES) for r in CANON_ROTS[t])
+OTYPE_INDEX: dict[tuple[int, int], int] = {ot: i for i, ot in enumerate(OTYPES)}
+#: Per type, the oriented-type indices (ascending).
+TYPE_OTYPES: tuple[tuple[int, ...], ...] = tuple(
+    tuple(OTYPE_INDEX[(t, r)] for r in CANON_ROTS[t]) for t in range(NUM_TYPES)
+)
+
+# ---------------------------------------------------------------------------------------
+# Grid edges and links (O4.1)
+# ---------------------------------------------------------------------------------------
+
+_edges: list[tuple[int, int]] = []
+for _r in range(SIZE):
+    for _c in range(SIZE - 1):
+        _edges.append((_r * SIZE + _c, _r * SIZE + _c + 1))  # horizontal
+for _r in range(SIZE - 1):
+    for _c in range(SIZE):
+        _edges.append((_r * SIZE + _c, (_r + 1) * SIZE + _c))  # vertical
+#: Edge index -> (cell a, cell b), a < b.
+EDGE_CELLS: tuple[tuple[int, int], ...] = tuple(_edges)
+
+
+def _cell_links() -> tuple[tuple[tuple[int, int, int, int], ...], ...]:
+    out = []
+    for cell in range(CELLS):
+        r, c = divmod(cell, SIZE)
+        row: list[tuple[int, int, int, int]] = []
+        for bit, opp, dr, dc in ((N, S, -1, 0), (E, W, 0, 1), (S, N, 1, 0), (W, E, 0, -1)):
+            rr, cc = r + dr, c + dc
+            if 0 <= rr < SIZE and 0 <= cc < SIZE:
+                other = rr * SIZE + cc
+                e = EDGE_CELLS.index((min(cell, other), max(cell, other)))
+                row.append((bit, opp, other, 1 << e))
+        out.append(tuple(row))
+    return tuple(out)
+
+
+#: Per cell: (arrow bit towards the neighbour, the neighbour's facing bit, neighbour, edge bit).
+CELL_LINKS: tuple[tuple[tuple[int, int, int, int], ...], ...] = _cell_links()
+#: Per cell: the mask of its edges.
+CELL_EDGE_MASK: tuple[int, ...] = tuple(sum(e for _, _, _, e in row) for row in CELL_LINKS)
+
+
+def cell_links(arrows: list[int], cell: int) -> int:
+    """The links (edge bits) of ``cell`` given every cell's arrows (0 = empty), O4.1:
+    both amulets must point at each other."""
+    a = arrows[cell]
+    out = 0
+    if a:
+        for bit, opp, other, e in CELL_LINKS[cell]:
+            if a & bit and arrows[other] & opp:
+                out |= e
+    return out
+
+
+def all_links(arrows: list[int]) -> int:
+    out = 0
+    for cell in range(CELLS):
+        out |= cell_links(arrows, cell)
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# Connected sets (O4.2)
+# ---------------------------------------------------------------------------------------
+
+MIN_SET = min(r.size for r in RITUALS)
+MAX_SET = max(r.size for r in RITUALS)
+_HIGHER: tuple[int, ...] = tuple(FULL & ~((2 << v) - 1) for v in range(CELLS))
+_SETS_MEMO: dict[int, tuple[int, ...]] = {}
+_MEMO_LIMIT = 200_000
+
+
+def _enumerate_sets(links: int) -> tuple[int, ...]:
+    # Neighbour masks of the link graph.
+    nbr = [0] * CELLS
+    m = links
+    while m:
+        low = m & -m
+        a, b = EDGE_CELLS[low.bit_length() - 1]
+        nbr[a] |= 1 << b
+        nbr[b] |= 1 << a
+        m ^= low
+    # ESU (Wernicke 2006): every connected induced subgraph of size <= MAX_SET exactly
+    # once, grown from its lowest vertex v through "exclusive" neighbours only.
+    out: list[int] = []
+    lo, hi = MIN_SET, MAX_SET
+    for v in range(CELLS):
+        nv = nbr[v]
+        if not nv:
+            continue
+        higher = _HIGHER[v]
+        stack = [(1 << v, 1, nv & higher, nv | (1 << v))]
+        while stack:
+            sub, size, ext, closed = stack.pop()
+            if size >= lo:
+                out.append(sub)
+            if size == hi:
+                continue
+            while ext:
+                wb = ext & -ext
+                ext ^= wb
+                nw = nbr[wb.bit_length() - 1]
+                stack.append((sub | wb, size + 1, ext | (nw & ~closed & higher), closed | nw))
+    out.sort()
+    return tuple(out)
+
+
+def connected_sets(links: int) -> tuple[int, ...]:
+    """Every cell set of size MIN_SET..MAX_SET connected through its own links (O4.2),
+    ascending. Memoised per link mask (the colours are matched separately)."""
+    sets = _SETS_MEMO.get(links)
+    if sets is None:
+        if len(_SETS_MEMO) >= _MEMO_LIMIT:
+            _SETS_MEMO.clear()
+        sets = _SETS_MEMO[links] = _enumerate_sets(links)
+    return sets
+
+
+def colour_signature(counts: tuple[int, ...] | list[int]) -> int:
+    """A colour multiset (counts per colour) as one int: 3 bits per colour."""
+    sig = 0
+    for i, n in enumerate(counts):
+        sig |= n << (3 * i)
+    return sig
+
+
+#: Requirement signature of each ritual (O5.1: exactly the required colours).
+RITUAL_SIG: tuple[int, ...] = tuple(colour_signature(r.requirement) for r in RITUALS)
+
+
+def set_signature(mask: int, colmask: list[int]) -> int:
+    sig = 0
+    for i, cm in enumerate(colmask):
+        sig |= (mask & cm).bit_count() << (3 * i)
+    return sig
+
+
+def cells_of(mask: int) -> list[int]:
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
+_CELLS_MEMO: dict[int, tuple[int, ...]] = {}
+
+
+def cell_tuple(mask: int) -> tuple[int, ...]:
+    """The cells of a mask, ascending (memoised: used for empty/occupied cells)."""
+    t = _CELLS_MEMO.get(mask)
+    if t is None:
+        t = _CELLS_MEMO[mask] = tuple(cells_of(mask))
+    return t

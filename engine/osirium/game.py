@@ -1,0 +1,91 @@
+"""The Osirium game descriptor and factory (O1, O2, O9)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from engine.core import (
+    ActionInfo,
+    Game,
+    GameDescriptor,
+    GameOptionsError,
+    OptionSpec,
+    check_num_players,
+    resolve_options,
+)
+from engine.osirium import actions as A
+from engine.osirium.cards import DEITIES, MAX_ROUNDS
+from engine.osirium.state import OsiriumState
+
+_DEITY_IDS = tuple(d.name.lower() for d in DEITIES)
+
+
+class OsiriumGame(Game):
+    """Osirium for 2–4 players, optionally in two teams with 4 (O9.3)."""
+
+    descriptor = GameDescriptor(
+        name="osirium",
+        title="Osirium",
+        min_players=2,
+        max_players=4,
+        options=(
+            OptionSpec(
+                "teams",
+                "bool",
+                False,
+                "4 players only: seats 0 and 2 play against seats 1 and 3 (O9.3)",
+            ),
+            OptionSpec(
+                "deities",
+                "str_list",
+                (),
+                "one distinct deity per seat, in seat order (O2.1); default: seat i takes the i-th of "
+                "Isis, Anubis, Bastet, Seth",
+                choices=_DEITY_IDS,
+            ),
+        ),
+        hidden_information=True,
+        num_distinct_actions=A.NUM_ACTIONS,
+        max_rounds=MAX_ROUNDS,
+        description="Place amulets on a shared 4×4 board, link them by their arrows and cast "
+        "rituals by Order or Chaos; the 5th ritual ends the game.",
+        team_player_counts=(4,),
+    )
+
+    def new_initial_state(
+        self,
+        num_players: int | None = None,
+        seed: int = 0,
+        options: Mapping[str, Any] | None = None,
+    ) -> OsiriumState:
+        n = check_num_players(self.descriptor, num_players)
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise GameOptionsError(f"osirium: seed must be an integer, got {seed!r}")
+        opts = dict(options or {})
+        deities_in = opts.get("deities")
+        if isinstance(deities_in, str):
+            opts["deities"] = deities_in.lower()
+        elif isinstance(deities_in, (list, tuple)):
+            opts["deities"] = tuple(d.strip().lower() if isinstance(d, str) else d for d in deities_in)
+        o = resolve_options(self.descriptor, opts)
+        teams = o["teams"]
+        if teams and n != 4:
+            raise GameOptionsError(f"osirium: teams need 4 players, not {n}")
+        names: tuple[str, ...] = o["deities"] or _DEITY_IDS[:n]
+        if len(names) != n:
+            raise GameOptionsError(
+                f"osirium: option deities needs one deity per seat ({n}), got {len(names)}"
+            )
+        if len(set(names)) != n:
+            raise GameOptionsError(f"osirium: each deity at most once (O9.2), got {', '.join(names)}")
+        return OsiriumState.new(self, n, seed, [_DEITY_IDS.index(d) for d in names], teams)
+
+    def deserialize_state(self, data: str) -> OsiriumState:
+        return OsiriumState.deserialize(self, data)
+
+    def action_info(self, action: int) -> ActionInfo:
+        return A.action_info(action)
+
+    def string_to_action(self, text: str) -> int:
+        return A.string_to_action(text)
