@@ -32,7 +32,7 @@ def proto_files() -> list[Path]:
 
 def generate(out: Path) -> list[Path]:
     """Generate every proto file into ``out``; return the files written."""
-    import grpc_tools
+    import grpc_tools  # type: ignore[import-untyped]
     from grpc_tools import protoc
 
     include = Path(grpc_tools.__file__).resolve().parent / "_proto"
@@ -73,14 +73,10 @@ def differences(generated: Path, committed: Path) -> list[str]:
     """Relative paths that differ between two generated trees (missing files included)."""
     diffs: list[str] = []
     names = {
-        p.relative_to(generated)
-        for p in generated.rglob("*")
-        if p.is_file() and "__pycache__" not in p.parts
+        p.relative_to(generated) for p in generated.rglob("*") if p.is_file() and "__pycache__" not in p.parts
     }
     names |= {
-        p.relative_to(committed)
-        for p in committed.rglob("*")
-        if p.is_file() and "__pycache__" not in p.parts
+        p.relative_to(committed) for p in committed.rglob("*") if p.is_file() and "__pycache__" not in p.parts
     }
     for name in sorted(names):
         a, b = generated / name, committed / name

@@ -1,0 +1,46 @@
+"""``heka serve``: run the stateless gRPC game service."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    from service.config import add_arguments
+
+    parser = subparsers.add_parser(
+        "serve",
+        help="run the gRPC game service (port 50051, metrics 9095)",
+        description=(
+            "Run the stateless heka.v1.GameService gRPC server. Every flag has a HEKA_* environment "
+            "variable; flags win. SIGTERM drains in-flight calls and exits 0."
+        ),
+    )
+    add_arguments(parser)
+    parser.add_argument(
+        "--new-key",
+        action="store_true",
+        help="print a fresh HEKA_STATE_KEYS entry (key id k1, 32 random bytes) and exit",
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import sys
+
+    from service.config import ConfigError, load
+
+    if getattr(args, "new_key", False):
+        from service.envelope import new_secret_spec
+
+        print(new_secret_spec())
+        return 0
+    try:
+        config = load(args)
+    except ConfigError as exc:
+        print(f"heka serve: {exc}", file=sys.stderr)
+        return 2
+    from service.server import serve
+
+    return serve(config)

@@ -1,0 +1,355 @@
+"""Server configuration: every setting is a ``heka serve`` flag and a ``HEKA_*`` variable.
+
+Precedence: command-line flag, then environment variable, then default. :data:`SETTINGS`
+is the single table of settings; the flags, the environment parsing and the table in
+``docs/api.md`` (checked by a test) all come from it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import glob
+import os
+import tempfile
+from collections.abc import Callable, Mapping
+from typing import Any
+
+
+class ConfigError(ValueError):
+    """A setting has a bad value."""
+
+
+def _parse_bool(text: str) -> bool:
+    value = text.strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off", ""):
+        return False
+    raise ConfigError(f"expected true or false, got {text!r}")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Setting:
+    name: str  # attribute of Config
+    env: str
+    parse: Callable[[str], Any]
+    default: Any
+    help: str
+    metavar: str = ""
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+
+def _cpus() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("host", "HEKA_HOST", str, "[::]", "Address the gRPC server binds."),
+    Setting("port", "HEKA_PORT", int, 50051, "gRPC port (0: any free port, logged at start)."),
+    Setting(
+        "metrics_port",
+        "HEKA_METRICS_PORT",
+        int,
+        9095,
+        "Prometheus metrics HTTP port (0: any free port; -1: no metrics endpoint).",
+    ),
+    Setting(
+        "state_keys",
+        "HEKA_STATE_KEYS",
+        str,
+        "",
+        "State token keys: comma-separated `key_id:secret` pairs, secret in base64 (>= 16 bytes "
+        "decoded, 32 recommended). The first key signs (and encrypts); all verify. "
+        "Empty: an ephemeral key is made at start (tokens die with the process).",
+        "ID:SECRET,...",
+    ),
+    Setting(
+        "state_keys_file",
+        "HEKA_STATE_KEYS_FILE",
+        str,
+        "",
+        "File holding the HEKA_STATE_KEYS value (e.g. a mounted Secret); used when HEKA_STATE_KEYS is empty.",
+        "PATH",
+    ),
+    Setting(
+        "encrypt_state",
+        "HEKA_ENCRYPT_STATE",
+        _parse_bool,
+        False,
+        "Encrypt state tokens (AES-256-GCM) so clients cannot read hidden cards.",
+    ),
+    Setting(
+        "search_workers",
+        "HEKA_SEARCH_WORKERS",
+        int,
+        0,
+        "Bot search worker processes (0: one per available CPU).",
+    ),
+    Setting(
+        "max_concurrent_searches",
+        "HEKA_MAX_CONCURRENT_SEARCHES",
+        int,
+        0,
+        "Bot calls (BotMove, AdvanceBots) admitted at once; more are refused with RESOURCE_EXHAUSTED "
+        "(0: the number of search workers).",
+    ),
+    Setting(
+        "max_workers_per_search",
+        "HEKA_MAX_WORKERS_PER_SEARCH",
+        int,
+        1,
+        "Most root-parallel processes one BotMove may ask for (BotSettings.workers).",
+    ),
+    Setting("max_iterations", "HEKA_MAX_ITERATIONS", int, 200_000, "Cap on a search's iterations."),
+    Setting(
+        "max_milliseconds",
+        "HEKA_MAX_MILLISECONDS",
+        float,
+        30_000.0,
+        "Cap on a search's milliseconds; also the longest a search runs when the call has no deadline.",
+    ),
+    Setting(
+        "max_advance_moves",
+        "HEKA_MAX_ADVANCE_MOVES",
+        int,
+        400,
+        "Cap on the moves one AdvanceBots call applies.",
+    ),
+    Setting(
+        "deadline_margin_ms",
+        "HEKA_DEADLINE_MARGIN_MS",
+        float,
+        40.0,
+        "Safety margin: a search stops this many ms (plus 5% of the time left) before the call's "
+        "deadline so the answer is not late.",
+    ),
+    Setting(
+        "grace_seconds",
+        "HEKA_GRACE_SECONDS",
+        float,
+        25.0,
+        "On SIGTERM/SIGINT: seconds in-flight calls get to finish before being cancelled.",
+    ),
+    Setting(
+        "shutdown_delay_seconds",
+        "HEKA_SHUTDOWN_DELAY_SECONDS",
+        float,
+        0.0,
+        "On SIGTERM: seconds to keep serving after health turns NOT_SERVING (lets load balancers "
+        "notice) before draining.",
+    ),
+    Setting(
+        "max_connection_age_seconds",
+        "HEKA_MAX_CONNECTION_AGE_SECONDS",
+        float,
+        300.0,
+        "Connections are closed (GOAWAY) after this age so clients rebalance over new replicas (0: never).",
+    ),
+    Setting(
+        "max_connection_age_grace_seconds",
+        "HEKA_MAX_CONNECTION_AGE_GRACE_SECONDS",
+        float,
+        60.0,
+        "Time calls on an aged-out connection get to finish.",
+    ),
+    Setting(
+        "keepalive_seconds",
+        "HEKA_KEEPALIVE_SECONDS",
+        float,
+        60.0,
+        "Server keepalive ping interval on idle connections.",
+    ),
+    Setting(
+        "max_message_bytes",
+        "HEKA_MAX_MESSAGE_BYTES",
+        int,
+        4 * 1024 * 1024,
+        "Largest request or response message.",
+    ),
+    Setting(
+        "grpc_threads",
+        "HEKA_GRPC_THREADS",
+        int,
+        32,
+        "Threads serving RPCs (searches run in worker processes, not on these threads).",
+    ),
+    Setting("log_level", "HEKA_LOG_LEVEL", str, "INFO", "Log level (DEBUG, INFO, WARNING, ERROR)."),
+    Setting(
+        "access_log",
+        "HEKA_ACCESS_LOG",
+        _parse_bool,
+        True,
+        "One JSON line per RPC on stderr (health checks at DEBUG level).",
+    ),
+    Setting(
+        "metrics_dir",
+        "HEKA_METRICS_DIR",
+        str,
+        "",
+        "Prometheus multiprocess directory (must be writable; wiped at start). Empty: a new temporary "
+        "directory.",
+        "PATH",
+    ),
+    Setting(
+        "trusted_decode",
+        "HEKA_TRUSTED_DECODE",
+        _parse_bool,
+        False,
+        "Enable DecodeState, which reveals the full state (hidden cards) of a token: only for "
+        "trusted callers.",
+    ),
+    Setting("reflection", "HEKA_REFLECTION", _parse_bool, True, "Serve gRPC server reflection."),
+    Setting(
+        "worker_nice",
+        "HEKA_WORKER_NICE",
+        int,
+        5,
+        "Niceness added to search workers so RPC threads and health checks keep the CPU.",
+    ),
+)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Config:
+    host: str = "[::]"
+    port: int = 50051
+    metrics_port: int = 9095
+    state_keys: str = ""
+    state_keys_file: str = ""
+    encrypt_state: bool = False
+    search_workers: int = 0
+    max_concurrent_searches: int = 0
+    max_workers_per_search: int = 1
+    max_iterations: int = 200_000
+    max_milliseconds: float = 30_000.0
+    max_advance_moves: int = 400
+    deadline_margin_ms: float = 40.0
+    grace_seconds: float = 25.0
+    shutdown_delay_seconds: float = 0.0
+    max_connection_age_seconds: float = 300.0
+    max_connection_age_grace_seconds: float = 60.0
+    keepalive_seconds: float = 60.0
+    max_message_bytes: int = 4 * 1024 * 1024
+    grpc_threads: int = 32
+    log_level: str = "INFO"
+    access_log: bool = True
+    metrics_dir: str = ""
+    trusted_decode: bool = False
+    reflection: bool = True
+    worker_nice: int = 5
+
+    @property
+    def workers(self) -> int:
+        """Search worker processes actually started."""
+        return self.search_workers if self.search_workers > 0 else _cpus()
+
+    @property
+    def search_capacity(self) -> int:
+        """Bot calls admitted at once."""
+        return self.max_concurrent_searches if self.max_concurrent_searches > 0 else self.workers
+
+    def validate(self) -> Config:
+        if not 0 <= self.port <= 65535:
+            raise ConfigError(f"--port must be in 0..65535, got {self.port}")
+        if not -1 <= self.metrics_port <= 65535:
+            raise ConfigError(f"--metrics-port must be in -1..65535, got {self.metrics_port}")
+        for name in (
+            "max_iterations",
+            "max_advance_moves",
+            "max_message_bytes",
+            "grpc_threads",
+            "max_workers_per_search",
+        ):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}")
+        for name in ("search_workers", "max_concurrent_searches"):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)}")
+        for name in ("max_milliseconds",):
+            if getattr(self, name) <= 0:
+                raise ConfigError(f"{name} must be positive, got {getattr(self, name)}")
+        for name in (
+            "grace_seconds",
+            "shutdown_delay_seconds",
+            "deadline_margin_ms",
+            "max_connection_age_seconds",
+            "max_connection_age_grace_seconds",
+            "keepalive_seconds",
+        ):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)}")
+        if self.log_level.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
+            raise ConfigError(f"unknown log level {self.log_level!r}")
+        return self
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """One flag per setting; defaults are None so that the environment can fill in."""
+    for s in SETTINGS:
+        kwargs: dict[str, Any] = {"dest": s.name, "default": None}
+        if s.parse is _parse_bool:
+            kwargs["action"] = argparse.BooleanOptionalAction
+        else:
+            kwargs["type"] = s.parse
+            if s.metavar:
+                kwargs["metavar"] = s.metavar
+        kwargs["help"] = f"{s.help} [env {s.env}, default {s.default!r}]"
+        parser.add_argument(s.flag, **kwargs)
+
+
+def load(args: argparse.Namespace | None = None, environ: Mapping[str, str] | None = None) -> Config:
+    """Build a :class:`Config` from parsed flags (``None`` = not given) and the environment."""
+    env = os.environ if environ is None else environ
+    values: dict[str, Any] = {}
+    for s in SETTINGS:
+        given = getattr(args, s.name, None) if args is not None else None
+        if given is not None:
+            values[s.name] = given
+            continue
+        raw = env.get(s.env)
+        if raw is None or (raw.strip() == "" and s.parse is not str):
+            continue
+        try:
+            values[s.name] = s.parse(raw.strip())
+        except (ValueError, ConfigError) as exc:
+            raise ConfigError(f"{s.env}={raw!r}: {exc}") from None
+    return Config(**values).validate()
+
+
+def markdown_table() -> str:
+    """The settings as a Markdown table (for docs/api.md)."""
+    lines = ["| Variable | Flag | Default | Meaning |", "|---|---|---|---|"]
+    for s in SETTINGS:
+        default = s.default
+        shown = ("`true`" if default else "`false`") if isinstance(default, bool) else f"`{default}`"
+        if default == "":
+            shown = "(empty)"
+        meaning = s.help.replace("|", "\\|")
+        lines.append(f"| `{s.env}` | `{s.flag}` | {shown} | {meaning} |")
+    return "\n".join(lines)
+
+
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+
+
+def prepare_metrics_dir(path: str) -> tuple[str, bool]:
+    """Create (or wipe) the Prometheus multiprocess directory and export it to this process
+    and its future children, before ``prometheus_client`` is imported. Returns (directory,
+    whether it is a temporary directory made here)."""
+    created = False
+    if not path:
+        path = tempfile.mkdtemp(prefix="heka-metrics-")
+        created = True
+    else:
+        os.makedirs(path, exist_ok=True)
+        for stale in glob.glob(os.path.join(path, "*.db")):
+            os.remove(stale)
+    os.environ[MULTIPROC_ENV] = path
+    return path, created

@@ -1,0 +1,230 @@
+"""Conversions between engine/bot values and ``heka.v1`` messages (the only module that
+knows both)."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import math
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from google.protobuf import struct_pb2
+
+from engine.core import SECRET_ACTION, ActionInfo, Event, Game, GameDescriptor, Outcome, State
+from service.gen.heka.v1 import game_service_pb2 as pb
+
+_OPTION_KINDS = {
+    "bool": pb.OPTION_KIND_BOOL,
+    "int": pb.OPTION_KIND_INT,
+    "str": pb.OPTION_KIND_STRING,
+    "str_list": pb.OPTION_KIND_STRING_LIST,
+}
+
+
+# ---------------------------------------------------------------------------------------
+# JSON-like values
+# ---------------------------------------------------------------------------------------
+
+
+def jsonable(value: Any) -> Any:
+    """A JSON-ready copy of an engine value (tuples to lists, keys to strings...)."""
+    if value is None or isinstance(value, bool | str):
+        return value
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, enum.Enum):
+        return jsonable(value.value) if isinstance(value.value, int | str) else value.name
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, list | tuple | set | frozenset):
+        items = sorted(value, key=repr) if isinstance(value, set | frozenset) else value
+        return [jsonable(v) for v in items]
+    return str(value)
+
+
+def to_struct(mapping: Mapping[str, Any]) -> struct_pb2.Struct:
+    s = struct_pb2.Struct()
+    if mapping:
+        s.update(jsonable(mapping))
+    return s
+
+
+def to_value(value: Any) -> struct_pb2.Value:
+    v = struct_pb2.Value()
+    j = jsonable(value)
+    if j is None:
+        v.null_value = struct_pb2.NULL_VALUE
+    elif isinstance(j, bool):
+        v.bool_value = j
+    elif isinstance(j, int | float):
+        v.number_value = j
+    elif isinstance(j, str):
+        v.string_value = j
+    elif isinstance(j, list):
+        v.list_value.extend(j)
+    else:
+        v.struct_value.update(j)
+    return v
+
+
+def options_from_struct(options: struct_pb2.Struct, desc: GameDescriptor) -> dict[str, Any]:
+    """Creation options from a Struct: JSON numbers become ints for int options and lists
+    become tuples; validation itself is the game's (``resolve_options``)."""
+    from google.protobuf.json_format import MessageToDict
+
+    raw = MessageToDict(options) if options.fields else {}
+    kinds = {o.name: o.kind for o in desc.options}
+    out: dict[str, Any] = {}
+    for name, value in raw.items():
+        kind = kinds.get(name)
+        if kind == "int" and isinstance(value, float) and value.is_integer():
+            value = int(value)
+        elif isinstance(value, list):
+            value = tuple(value)
+        out[name] = value
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# Games, actions, events
+# ---------------------------------------------------------------------------------------
+
+
+def game_info(game: Game) -> pb.GameInfo:
+    d = game.descriptor
+    info = pb.GameInfo(
+        name=d.name,
+        title=d.title,
+        min_players=d.min_players,
+        max_players=d.max_players,
+        hidden_information=d.hidden_information,
+        num_distinct_actions=d.num_distinct_actions,
+        max_rounds=d.max_rounds,
+        description=d.description,
+        team_player_counts=list(d.team_player_counts),
+    )
+    for o in d.options:
+        info.options.add(
+            name=o.name,
+            kind=_OPTION_KINDS.get(o.kind, pb.OPTION_KIND_UNSPECIFIED),
+            default_value=to_value(o.default),
+            description=o.description,
+            choices=list(o.choices),
+        )
+    return info
+
+
+class ActionCache:
+    """Action messages by (game, id): action ids are stable within a game, so each message
+    is built once (building Structs is the costly part of listing actions)."""
+
+    def __init__(self) -> None:
+        self._cache: dict[tuple[str, int], pb.Action] = {}
+        self._lock = threading.Lock()
+
+    def get(self, game: Game, action: int) -> pb.Action:
+        key = (game.descriptor.name, action)
+        msg = self._cache.get(key)
+        if msg is None:
+            msg = action_message(game.action_info(action))
+            with self._lock:
+                self._cache[key] = msg
+        return msg
+
+
+def action_message(info: ActionInfo) -> pb.Action:
+    return pb.Action(id=info.id, text=info.text, kind=info.kind, fields=to_struct(info.fields))
+
+
+SECRET = pb.Action(id=SECRET_ACTION, text="(secret)", kind="secret")
+
+
+def event_message(event: Event) -> pb.Event:
+    msg = pb.Event(kind=event.kind, text=event.text, public=event.visible_to is None)
+    if event.player is not None:
+        msg.player = event.player
+    if event.data:
+        msg.data.update(jsonable(event.data))
+    if event.visible_to is not None:
+        msg.visible_to.extend(event.visible_to)
+    return msg
+
+
+def add_events(target: Any, events: Iterable[Event], viewer: int | None) -> None:
+    """Append the events ``viewer`` may see (``None``: public ones) to a repeated field."""
+    target.extend(event_message(e) for e in events if e.is_visible_to(viewer))
+
+
+def outcome_message(o: Outcome) -> pb.Outcome:
+    return pb.Outcome(
+        winners=list(o.winners),
+        reason=o.reason,
+        text=o.text,
+        scores=list(o.scores),
+        returns=list(o.returns),
+        is_draw=o.is_draw,
+    )
+
+
+def outcome_label(o: Outcome) -> str:
+    """The ``outcome`` label of heka_games_finished_total."""
+    return "draw" if o.is_draw else o.reason
+
+
+def status_message(state: State) -> pb.GameStatus:
+    current = state.current_player()
+    msg = pb.GameStatus(
+        game=state.game.descriptor.name,
+        num_players=state.num_players,
+        decision=state.decision(),
+        is_over=current < 0,
+        scores=list(state.scores()),
+        teams=list(state.teams()),
+    )
+    if current >= 0:
+        msg.current_player = current
+    else:
+        outcome = state.outcome()
+        if outcome is not None:
+            msg.outcome.CopyFrom(outcome_message(outcome))
+    return msg
+
+
+def view_message(state: State, player: int | None) -> pb.View:
+    view = state.view(player)
+    msg = pb.View(status=status_message(state), text=view.to_text())
+    if player is not None:
+        msg.player = player
+    msg.details.update(jsonable(view.to_dict()))
+    return msg
+
+
+def diagnostics_message(
+    game: Game, cache: ActionCache, diag: Any, bot: str, seed: int
+) -> pb.SearchDiagnostics:
+    msg = pb.SearchDiagnostics(
+        bot=bot,
+        seed=seed,
+        iterations=int(diag.iterations),
+        elapsed_seconds=float(diag.elapsed_seconds),
+        iterations_per_second=float(diag.iterations_per_second),
+        chosen_value=float(diag.chosen_value),
+        interrupted=bool(diag.interrupted),
+        workers=int(diag.workers),
+    )
+    for stat in diag.actions:
+        msg.actions.add(
+            action=cache.get(game, stat.action), visits=int(stat.visits), mean_value=float(stat.mean_value)
+        )
+    msg.principal_variation.extend(_actions(game, cache, diag.principal_variation))
+    return msg
+
+
+def _actions(game: Game, cache: ActionCache, ids: Sequence[int]) -> list[pb.Action]:
+    return [cache.get(game, a) for a in ids]

@@ -1,0 +1,142 @@
+"""The one place where errors become gRPC statuses.
+
+Servicer code raises :class:`ServiceError` (or lets an engine/bot/token error propagate);
+:func:`to_service_error` maps every exception to a status code, a message a client can act
+on, a metric ``reason`` and the standard rich details (``google.rpc.ErrorInfo`` always,
+``BadRequest`` when a request field is at fault, ``PreconditionFailure``, ``RetryInfo`` +
+``QuotaFailure`` for a full search capacity). Bad input is never ``UNKNOWN``/``INTERNAL``;
+``INTERNAL`` means a bug, and is logged with a traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from concurrent.futures.process import BrokenProcessPool
+
+import grpc
+from google.protobuf import duration_pb2
+from google.rpc import error_details_pb2, status_pb2
+from grpc_status import rpc_status
+
+from ai.api import BotSpecError
+from engine.core import (
+    ActionParseError,
+    EngineError,
+    GameOptionsError,
+    GameOverError,
+    IllegalActionError,
+    StateFormatError,
+    UnknownGameError,
+)
+from service.envelope import TokenError
+
+log = logging.getLogger("heka.errors")
+
+DOMAIN = "heka.v1"
+
+
+class ServiceError(Exception):
+    """An error with its status, message, metric reason and optional request field."""
+
+    def __init__(
+        self,
+        code: grpc.StatusCode,
+        message: str,
+        *,
+        reason: str,
+        field: str | None = None,
+        precondition: str | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.reason = reason
+        self.field = field
+        self.precondition = precondition
+        self.retry_after = retry_after
+
+    def to_status(self) -> grpc.Status:
+        status = status_pb2.Status(code=self.code.value[0], message=self.message)
+        info = error_details_pb2.ErrorInfo(reason=self.reason.upper(), domain=DOMAIN)
+        status.details.add().Pack(info)
+        if self.field is not None:
+            bad = error_details_pb2.BadRequest()
+            bad.field_violations.add(field=self.field, description=self.message)
+            status.details.add().Pack(bad)
+        if self.precondition is not None:
+            pf = error_details_pb2.PreconditionFailure()
+            pf.violations.add(type=self.precondition, subject="state", description=self.message)
+            status.details.add().Pack(pf)
+        if self.retry_after is not None:
+            retry = error_details_pb2.RetryInfo(
+                retry_delay=duration_pb2.Duration(
+                    nanos=int(self.retry_after * 1e9) % 1_000_000_000, seconds=int(self.retry_after)
+                )
+            )
+            status.details.add().Pack(retry)
+            quota = error_details_pb2.QuotaFailure()
+            quota.violations.add(subject="searches", description=self.message)
+            status.details.add().Pack(quota)
+        return rpc_status.to_status(status)
+
+
+def invalid(field: str | None, message: str, reason: str) -> ServiceError:
+    return ServiceError(grpc.StatusCode.INVALID_ARGUMENT, message, reason=reason, field=field)
+
+
+def failed_precondition(message: str, reason: str) -> ServiceError:
+    return ServiceError(
+        grpc.StatusCode.FAILED_PRECONDITION, message, reason=reason, precondition=reason.upper()
+    )
+
+
+def resource_exhausted(message: str, reason: str, retry_after: float = 1.0) -> ServiceError:
+    return ServiceError(grpc.StatusCode.RESOURCE_EXHAUSTED, message, reason=reason, retry_after=retry_after)
+
+
+def _options_field(message: str) -> str:
+    text = message.lower()
+    if "option" not in text and ("player count" in text or "played by" in text):
+        return "num_players"
+    return "options"
+
+
+def to_service_error(exc: BaseException) -> ServiceError:
+    """Map any exception raised while serving a call to a :class:`ServiceError`."""
+    if isinstance(exc, ServiceError):
+        return exc
+    msg = str(exc) or type(exc).__name__
+    if isinstance(exc, TokenError):
+        return invalid("state", msg, "bad_token")
+    if isinstance(exc, GameOverError):
+        return failed_precondition(msg, "game_over")
+    if isinstance(exc, IllegalActionError):
+        return invalid("action", msg, "illegal_action")
+    if isinstance(exc, ActionParseError):
+        return invalid("action", msg, "unknown_action")
+    if isinstance(exc, UnknownGameError):
+        return invalid("game", msg, "unknown_game")
+    if isinstance(exc, GameOptionsError):
+        field = _options_field(msg)
+        return invalid(field, msg, "bad_player_count" if field == "num_players" else "bad_options")
+    if isinstance(exc, StateFormatError):
+        return invalid("state", f"the state in the token is not valid: {msg}", "bad_state")
+    if isinstance(exc, BotSpecError):
+        return invalid("bot", msg, "bad_bot")
+    if isinstance(exc, EngineError):
+        return invalid(None, msg, "bad_request")
+    if isinstance(exc, BrokenProcessPool):
+        log.error("search worker pool broke; it is being restarted")
+        return ServiceError(
+            grpc.StatusCode.UNAVAILABLE,
+            "a search worker died; retry the call",
+            reason="worker_died",
+            retry_after=0.5,
+        )
+    incident = uuid.uuid4().hex[:12]
+    log.error("internal error (incident %s)", incident, exc_info=exc)
+    return ServiceError(
+        grpc.StatusCode.INTERNAL, f"internal server error (incident {incident})", reason="internal"
+    )

@@ -1,0 +1,102 @@
+"""Prometheus metrics of the service, correct across processes (multiprocess mode).
+
+Import this module only after :func:`service.config.prepare_metrics_dir` (or after
+``PROMETHEUS_MULTIPROC_DIR`` is set): ``prometheus_client`` picks its value store at import
+time. The gRPC process and every search worker write their samples to files in that
+directory; the metrics endpoint aggregates them (:func:`start_http_endpoint`).
+
+Names and labels are a contract with the Grafana dashboard and the operations guide;
+changes go to ``/tmp/heka_metrics_changes.md`` first.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prometheus_client import Counter, Gauge, Histogram
+
+RPC_BUCKETS = (
+    0.0005,
+    0.001,
+    0.0025,
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    1.0,
+    2.5,
+    5.0,
+    10.0,
+    30.0,
+    60.0,
+    120.0,
+)
+SEARCH_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0)
+
+RPC_STARTED = Counter(
+    "heka_grpc_server_started_total", "RPCs started on the server.", ["grpc_service", "grpc_method"]
+)
+RPC_HANDLED = Counter(
+    "heka_grpc_server_handled_total",
+    "RPCs completed on the server, by status code.",
+    ["grpc_service", "grpc_method", "grpc_code"],
+)
+RPC_SECONDS = Histogram(
+    "heka_grpc_server_handling_seconds",
+    "Time to handle an RPC on the server.",
+    ["grpc_service", "grpc_method"],
+    buckets=RPC_BUCKETS,
+)
+SEARCHES = Counter("heka_searches_total", "Bot searches completed.", ["game", "bot"])
+SEARCH_ITERATIONS = Counter(
+    "heka_search_iterations_total", "Iterations run by bot searches.", ["game", "bot"]
+)
+SEARCH_SECONDS = Histogram(
+    "heka_search_duration_seconds",
+    "Wall-clock time of one bot search.",
+    ["game", "bot"],
+    buckets=SEARCH_BUCKETS,
+)
+SEARCHES_IN_FLIGHT = Gauge(
+    "heka_searches_in_flight", "Bot calls admitted and not finished.", multiprocess_mode="livesum"
+)
+SEARCHES_REJECTED = Counter(
+    "heka_searches_rejected_total", "Bot calls refused (capacity full, draining).", ["reason"]
+)
+GAMES_CREATED = Counter("heka_games_created_total", "Games created.", ["game"])
+GAMES_FINISHED = Counter(
+    "heka_games_finished_total",
+    "Games that reached their end in a call, by how they ended (Outcome.reason, or draw).",
+    ["game", "outcome"],
+)
+ACTIONS_APPLIED = Counter("heka_actions_applied_total", "Actions applied (by clients and bots).", ["game"])
+INVALID_REQUESTS = Counter(
+    "heka_invalid_requests_total", "Requests refused for bad input or a failed precondition.", ["reason"]
+)
+
+
+def record_search(game: str, bot: str, iterations: int, seconds: float) -> None:
+    SEARCHES.labels(game, bot).inc()
+    if iterations:
+        SEARCH_ITERATIONS.labels(game, bot).inc(iterations)
+    SEARCH_SECONDS.labels(game, bot).observe(seconds)
+
+
+def start_http_endpoint(port: int, addr: str = "0.0.0.0") -> tuple[Any, int]:
+    """Serve the aggregated metrics of every process; returns (server, bound port)."""
+    from prometheus_client import CollectorRegistry, start_http_server
+    from prometheus_client.multiprocess import MultiProcessCollector
+
+    registry = CollectorRegistry()
+    MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+    server, _thread = start_http_server(port, addr=addr, registry=registry)
+    return server, int(server.server_port)
+
+
+def mark_process_dead(pid: int) -> None:
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(pid)  # type: ignore[no-untyped-call]

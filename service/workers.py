@@ -1,0 +1,192 @@
+"""Bot searches in worker processes, with admission control.
+
+Python threads do not run Python code in parallel, so a search on a gRPC thread would
+stall every cheap call. Searches run in a :class:`concurrent.futures.ProcessPoolExecutor`
+whose processes come from a *forkserver*: a clean interpreter started before any gRPC
+object exists (gRPC's fork-safety rule), with the engines and bots preloaded, so workers
+start fast and never inherit gRPC's threads. Workers are warmed at start and run at a
+higher niceness than the gRPC process, so RPC threads and health checks keep the CPU
+while every worker searches.
+
+A search gets the state's plain serialisation (never the signing keys), the bot spec,
+the budget and an absolute ``time.monotonic()`` deadline (CLOCK_MONOTONIC is shared by
+all processes on Linux); it records its own metrics (multiprocess mode).
+
+:class:`SearchPool.admit` caps the bot calls in flight: the excess is refused at once with
+``RESOURCE_EXHAUSTED``, never queued without bound.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+import multiprocessing
+import os
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any
+
+log = logging.getLogger("heka.workers")
+
+PRELOAD = [
+    "engine.core",
+    "engine.registry",
+    "engine.aton",
+    "engine.osirium",
+    "ai.api",
+    "ai.mcts",
+    "ai.greedy",
+    "ai.presets",
+]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SearchJob:
+    game: str
+    serialized: str
+    spec: str
+    #: Label of the bot for metrics ("mcts:medium", "mcts:custom", "greedy"...).
+    label: str
+    seed: int
+    iterations: int | None
+    milliseconds: float | None
+    deadline: float | None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SearchResult:
+    action: int
+    diagnostics: Any  # ai.api.Diagnostics
+    seconds: float
+
+
+# ---------------------------------------------------------------------------------------
+# Worker side
+# ---------------------------------------------------------------------------------------
+
+_BOTS: dict[str, Any] = {}
+
+
+def _init_worker(metrics_dir: str, nice: int) -> None:
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
+    if nice:
+        with contextlib.suppress(OSError):
+            os.nice(nice)
+    import service.metrics  # noqa: F401  (creates this process's metric files lazily)
+
+
+def _warm() -> int:
+    from engine.registry import list_games
+
+    list_games()
+    time.sleep(0.05)  # keep this worker busy so that the next warm task starts another one
+    return os.getpid()
+
+
+def run_search(job: SearchJob) -> SearchResult:
+    """Run one bot search (in a worker process)."""
+    from ai.api import Budget, make_bot
+    from engine.registry import get_game
+    from service import metrics
+
+    start = time.monotonic()
+    bot = _BOTS.get(job.spec)
+    if bot is None:
+        bot = _BOTS[job.spec] = make_bot(job.spec)
+    state = get_game(job.game).deserialize_state(job.serialized)
+    budget = None
+    if job.iterations is not None or job.milliseconds is not None:
+        budget = Budget(iterations=job.iterations, milliseconds=job.milliseconds)
+    decision = bot.choose(state, seed=job.seed, budget=budget, deadline=job.deadline)
+    seconds = time.monotonic() - start
+    metrics.record_search(job.game, job.label, decision.diagnostics.iterations, seconds)
+    return SearchResult(decision.action, decision.diagnostics, seconds)
+
+
+# ---------------------------------------------------------------------------------------
+# Server side
+# ---------------------------------------------------------------------------------------
+
+
+class CapacityFull(Exception):
+    """Every search slot is taken."""
+
+
+class SearchPool:
+    """The worker processes and the admission counter."""
+
+    def __init__(self, workers: int, capacity: int, metrics_dir: str, nice: int = 5) -> None:
+        self.workers = workers
+        self.capacity = capacity
+        self._metrics_dir = metrics_dir
+        self._nice = nice
+        self._lock = threading.Lock()
+        self._in_flight = 0
+        self._ctx = multiprocessing.get_context("forkserver")
+        self._ctx.set_forkserver_preload(PRELOAD)
+        self._executor = self._new_executor()
+
+    def _new_executor(self) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(
+            max_workers=self.workers,
+            mp_context=self._ctx,
+            initializer=_init_worker,
+            initargs=(self._metrics_dir, self._nice),
+        )
+
+    def warm(self, timeout: float = 60.0) -> list[int]:
+        """Start every worker now (before gRPC objects exist) and load the engines."""
+        futures = [self._executor.submit(_warm) for _ in range(self.workers)]
+        return sorted({f.result(timeout=timeout) for f in futures})
+
+    @property
+    def in_flight(self) -> int:
+        return self._in_flight
+
+    @contextlib.contextmanager
+    def admit(self) -> Iterator[None]:
+        """Hold one search slot for the ``with`` block; :class:`CapacityFull` at once when
+        none is free."""
+        with self._lock:
+            if self._in_flight >= self.capacity:
+                raise CapacityFull(
+                    f"all {self.capacity} search slots are busy; retry shortly or ask another replica"
+                )
+            self._in_flight += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+
+    def submit(self, job: SearchJob) -> Future[SearchResult]:
+        try:
+            return self._executor.submit(run_search, job)
+        except BrokenProcessPool:
+            self._restart()
+            raise
+        except RuntimeError as exc:  # "cannot schedule new futures after shutdown"
+            raise BrokenProcessPool(str(exc)) from exc
+
+    def run(self, job: SearchJob, timeout: float | None) -> SearchResult:
+        future = self.submit(job)
+        try:
+            return future.result(timeout=timeout)
+        except BrokenProcessPool:
+            self._restart()
+            raise
+
+    def _restart(self) -> None:
+        with self._lock:
+            old = self._executor
+            if getattr(old, "_broken", False):
+                log.error("search worker pool broken; starting a new one")
+                self._executor = self._new_executor()
+                old.shutdown(wait=False, cancel_futures=True)
+
+    def shutdown(self) -> None:
+        self._executor.shutdown(wait=True, cancel_futures=True)
