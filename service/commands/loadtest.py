@@ -1,0 +1,151 @@
+"""``heka loadtest``: load a running heka server with one of the shared scenarios and
+print a ghz-style report (or ``--json``).
+
+Examples::
+
+    heka loadtest --scenario cheap --rate 200 --duration 30s --connections 4
+    heka loadtest --scenario bot --difficulty medium --concurrency 2 --duration 1m
+    heka loadtest --scenario play --game aton --bot mcts --difficulty easy --concurrency 4
+
+Exit status: 0 when every RPC succeeded, 1 when any failed (the report is printed either
+way), 2 when the run could not start (bad flags, server unreachable, setup failed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from typing import Any
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?)\s*(ms|s|m|h)?\s*$")
+_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
+
+
+def parse_duration(text: str) -> float:
+    """``"10"``, ``"10s"``, ``"1.5m"``, ``"500ms"``, ``"1h"`` -> seconds (positive)."""
+    match = _DURATION.match(text)
+    if not match:
+        raise argparse.ArgumentTypeError(f"not a duration: {text!r} (e.g. 30s, 2m, 500ms)")
+    seconds = float(match.group(1)) * _UNITS[match.group(2)]
+    if seconds <= 0:
+        raise argparse.ArgumentTypeError("duration must be positive")
+    return seconds
+
+
+def register(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "loadtest",
+        help="load a running server with a scenario and report latency per RPC",
+        description="Load a running heka server with one scenario at a fixed rate (open loop) or a "
+        "fixed concurrency (closed loop) for a duration, over one or more connections; print a "
+        "live progress line on stderr and a final report (counts, rates, latency histogram and "
+        "percentiles per RPC, status codes, errors). Scenarios: play = frontends playing "
+        "complete games against bots; bot = BotMove only at one difficulty; cheap = cheap calls "
+        "only (no search).",
+    )
+    p.add_argument("--target", default="127.0.0.1:50051", help="server address (default: 127.0.0.1:50051)")
+    p.add_argument("--scenario", choices=("play", "bot", "cheap"), default="cheap", help="default: cheap")
+    load = p.add_mutually_exclusive_group()
+    load.add_argument("--rate", type=float, help="open loop: start this many tasks per second")
+    load.add_argument(
+        "--concurrency", type=int, help="closed loop: this many workers, one task at a time (default: 4)"
+    )
+    p.add_argument(
+        "--duration", type=parse_duration, default=10.0, help="how long to load: 30s, 2m... (default: 10s)"
+    )
+    p.add_argument("--connections", type=int, default=1, help="gRPC channels (TCP connections) (default: 1)")
+    p.add_argument("--timeout", type=parse_duration, default=30.0, help="deadline of each RPC (default: 30s)")
+    p.add_argument(
+        "--max-in-flight", type=int, default=1000, help="open loop: most outstanding tasks (default: 1000)"
+    )
+    p.add_argument(
+        "--game", action="append", default=None, help="game(s) to play, repeatable (default: aton)"
+    )
+    p.add_argument("--players", type=int, default=0, help="players per game (default: the game's minimum)")
+    p.add_argument("--bot", choices=("random", "greedy", "mcts"), default="mcts", help="bot (default: mcts)")
+    p.add_argument(
+        "--difficulty", choices=("easy", "medium", "hard"), default="easy", help="MCTS preset (default: easy)"
+    )
+    p.add_argument(
+        "--bot-rpc",
+        choices=("AdvanceBots", "BotMove"),
+        default="AdvanceBots",
+        help="play: how frontends move the bot seats (default: AdvanceBots)",
+    )
+    p.add_argument(
+        "--pool", type=int, default=16, help="bot/cheap: mid-game states prepared first (default: 16)"
+    )
+    p.add_argument("--seed", type=int, default=1, help="seed of the scenario's choices (default: 1)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON on stdout")
+    p.add_argument("--no-progress", action="store_true", help="no live progress line on stderr")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from service.loadtest.runner import LoadSettings, SetupError, run_load
+    from service.loadtest.scenarios import ScenarioConfig, make_scenario
+    from service.loadtest.stats import build_report, format_report
+
+    try:
+        config = ScenarioConfig(
+            games=tuple(args.game or ("aton",)),
+            players=args.players,
+            bot=args.bot,
+            difficulty=args.difficulty,
+            bot_rpc=args.bot_rpc,
+            pool_size=args.pool,
+            seed=args.seed,
+        )
+        scenario = make_scenario(args.scenario, config)
+        concurrency = args.concurrency if args.rate is None and args.concurrency is not None else None
+        if args.rate is None and concurrency is None:
+            concurrency = 4
+        settings = LoadSettings(
+            target=args.target,
+            rate=args.rate,
+            concurrency=concurrency,
+            duration=args.duration,
+            connections=args.connections,
+            timeout=args.timeout,
+            max_in_flight=args.max_in_flight,
+            seed=args.seed,
+        )
+    except ValueError as exc:
+        print(f"heka loadtest: {exc}", file=sys.stderr)
+        return 2
+
+    progress = None if args.no_progress else sys.stderr
+    try:
+        recorder, elapsed, setup = asyncio.run(run_load(scenario, settings, progress))
+    except SetupError as exc:
+        print(f"heka loadtest: {exc}", file=sys.stderr)
+        return 2
+    described = {
+        "target": settings.target,
+        "scenario": scenario.name,
+        "description": scenario.describe(),
+        "rate": settings.rate,
+        "concurrency": settings.concurrency,
+        "duration_seconds": settings.duration,
+        "connections": settings.connections,
+        "timeout_seconds": settings.timeout,
+        "games": list(config.games),
+        "players": config.players,
+        "bot": config.bot,
+        "difficulty": config.difficulty,
+        "bot_rpc": config.bot_rpc,
+        "seed": config.seed,
+        "setup_rpcs": setup.rpc_count,
+    }
+    report = build_report(recorder, elapsed, described)
+    if args.json:
+        json.dump(report, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(format_report(report))
+    sys.stdout.flush()
+    return 1 if report["errors"] else 0

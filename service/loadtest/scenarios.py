@@ -1,0 +1,322 @@
+"""Load-test scenarios, written once for every driver.
+
+A scenario is "sans-IO": its :meth:`Scenario.task` is a generator that yields
+:class:`Call` values (an RPC method name and its request message) and receives each
+response back via ``send``. A driver performs the calls: ``heka loadtest`` with grpc.aio
+(:mod:`service.loadtest.runner`), ``bench/locustfile.py`` with Locust's gevent-friendly
+blocking stubs, the tests with fakes. This module needs only the standard library and the
+generated protobuf messages (no grpc, no locust).
+
+A *task* is the unit a load level counts: one complete game for ``play``, one ``BotMove``
+for ``bot``, one cheap RPC for ``cheap``. ``setup`` prepares shared data (a pool of
+mid-game states) before the measured run; its calls are not in the report.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections.abc import Generator, Sequence
+from typing import Any
+
+from service.gen.heka.v1 import game_service_pb2 as pb
+
+#: The RPC methods of heka.v1.GameService that scenarios use.
+METHODS = ("ListGames", "CreateGame", "GetView", "ListLegalActions", "ApplyAction", "BotMove", "AdvanceBots")
+BOT_KINDS = {"random": pb.BOT_KIND_RANDOM, "greedy": pb.BOT_KIND_GREEDY, "mcts": pb.BOT_KIND_MCTS}
+DIFFICULTIES = {"easy": pb.DIFFICULTY_EASY, "medium": pb.DIFFICULTY_MEDIUM, "hard": pb.DIFFICULTY_HARD}
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Call:
+    """One RPC for the driver to make: ``GameService/<method>(request)``."""
+
+    method: str
+    request: Any
+
+
+class ScenarioError(Exception):
+    """A response a scenario cannot go on from (a bug in the server or the scenario); the
+    driver counts it as an error of the task."""
+
+
+ScenarioGen = Generator[Call, Any, None]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ScenarioConfig:
+    """Knobs shared by the scenarios (``heka loadtest`` flags, Locust environment)."""
+
+    games: tuple[str, ...] = ("aton",)
+    #: Players per game; 0: each game's minimum.
+    players: int = 0
+    #: Bot algorithm for bot seats (play) and BotMove calls (bot): random, greedy, mcts.
+    bot: str = "mcts"
+    #: MCTS preset: easy, medium, hard.
+    difficulty: str = "easy"
+    #: How ``play`` moves the bot seats: "AdvanceBots" (one call per bot stretch) or
+    #: "BotMove" (one call per bot move, with apply).
+    bot_rpc: str = "AdvanceBots"
+    #: Mid-game states prepared by ``setup`` for ``bot`` and ``cheap``.
+    pool_size: int = 16
+    #: Random moves (at most) played into each pooled state.
+    pool_moves: int = 30
+    #: A game still running after this many calls is reported as a scenario error.
+    max_calls_per_game: int = 5000
+    seed: int = 1
+
+    def __post_init__(self) -> None:
+        if not self.games:
+            raise ValueError("at least one game")
+        if self.bot not in BOT_KINDS:
+            raise ValueError(f"unknown bot {self.bot!r} (known: {', '.join(BOT_KINDS)})")
+        if self.difficulty not in DIFFICULTIES:
+            raise ValueError(f"unknown difficulty {self.difficulty!r} (known: {', '.join(DIFFICULTIES)})")
+        if self.bot_rpc not in ("AdvanceBots", "BotMove"):
+            raise ValueError(f"bot_rpc must be AdvanceBots or BotMove, not {self.bot_rpc!r}")
+        if self.players < 0 or self.pool_size < 1 or self.pool_moves < 0:
+            raise ValueError("players >= 0, pool_size >= 1 and pool_moves >= 0")
+
+    def bot_settings(self, rng: random.Random) -> pb.BotSettings:
+        settings = pb.BotSettings(kind=BOT_KINDS[self.bot], seed=rng.getrandbits(63))
+        if self.bot == "mcts":
+            settings.difficulty = DIFFICULTIES[self.difficulty]
+        return settings
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class PooledState:
+    """A mid-game state of the setup pool with what cheap calls need to use it."""
+
+    game: str
+    state: str
+    num_players: int
+    current_player: int
+    action_ids: tuple[int, ...]
+
+
+class Scenario:
+    """Base class: a name, a one-line description, optional setup, and the task."""
+
+    name = ""
+    description = ""
+    needs_pool = False
+
+    def __init__(self, config: ScenarioConfig) -> None:
+        self.config = config
+        self.pool: list[PooledState] = []
+
+    def describe(self) -> str:
+        return self.description
+
+    def setup(self, rng: random.Random) -> ScenarioGen:
+        """Fill :attr:`pool` with mid-game states (when the scenario needs them)."""
+        if not self.needs_pool:
+            return
+        for i in range(self.config.pool_size):
+            game = self.config.games[i % len(self.config.games)]
+            entry = yield from _mid_game_state(self.config, game, rng)
+            if entry is not None:
+                self.pool.append(entry)
+        if not self.pool:
+            raise ScenarioError("setup: every pooled game ended during its random opening")
+
+    def task(self, rng: random.Random) -> ScenarioGen:
+        raise NotImplementedError
+        yield  # pragma: no cover
+
+
+def _create(config: ScenarioConfig, game: str, rng: random.Random, viewer: int | None = None) -> Call:
+    request = pb.CreateGameRequest(game=game, num_players=config.players, seed=rng.getrandbits(63))
+    if viewer is not None:
+        request.viewer = viewer
+    return Call("CreateGame", request)
+
+
+def _mid_game_state(
+    config: ScenarioConfig, game: str, rng: random.Random
+) -> Generator[Call, Any, PooledState | None]:
+    created = yield _create(config, game, rng)
+    state, status = created.state, created.status
+    for _ in range(rng.randint(0, config.pool_moves)):
+        if status.is_over:
+            break
+        listed = yield Call("ListLegalActions", pb.ListLegalActionsRequest(state=state, game=game))
+        if not listed.actions:
+            raise ScenarioError(f"{game}: no legal action in a running game")
+        applied = yield Call(
+            "ApplyAction",
+            pb.ApplyActionRequest(state=state, action_id=rng.choice(listed.actions).id, game=game),
+        )
+        state, status = applied.state, applied.status
+    if status.is_over:
+        return None
+    listed = yield Call("ListLegalActions", pb.ListLegalActionsRequest(state=state, game=game))
+    return PooledState(
+        game, state, status.num_players, status.current_player, tuple(a.id for a in listed.actions)
+    )
+
+
+class PlayScenario(Scenario):
+    """(a) A frontend playing complete games: seat 0 is a person who looks at the legal
+    actions and picks one at random; the other seats are bots."""
+
+    name = "play"
+
+    def describe(self) -> str:
+        c = self.config
+        bot = f"mcts:{c.difficulty}" if c.bot == "mcts" else c.bot
+        players = c.players or "min"
+        return f"play: complete {'/'.join(c.games)} games, {players} players, bot seats {bot} via {c.bot_rpc}"
+
+    def task(self, rng: random.Random) -> ScenarioGen:
+        c = self.config
+        game = c.games[rng.randrange(len(c.games))]
+        human = 0
+        created = yield _create(c, game, rng, viewer=human)
+        state, status = created.state, created.status
+        bots = [pb.BotSeat(seat=s, bot=c.bot_settings(rng)) for s in range(status.num_players) if s != human]
+        calls = 1
+        while not status.is_over:
+            if calls >= c.max_calls_per_game:
+                raise ScenarioError(f"{game}: not over after {calls} calls")
+            if status.current_player == human:
+                listed = yield Call(
+                    "ListLegalActions", pb.ListLegalActionsRequest(state=state, player=human, game=game)
+                )
+                if not listed.actions:
+                    raise ScenarioError(f"{game}: no legal action for the player to act")
+                reply = yield Call(
+                    "ApplyAction",
+                    pb.ApplyActionRequest(
+                        state=state,
+                        action_id=rng.choice(listed.actions).id,
+                        player=human,
+                        viewer=human,
+                        include_view=True,
+                        game=game,
+                    ),
+                )
+                calls += 2
+            elif c.bot_rpc == "AdvanceBots":
+                reply = yield Call(
+                    "AdvanceBots", pb.AdvanceBotsRequest(state=state, bots=bots, viewer=human, game=game)
+                )
+                if not reply.turns and not reply.status.is_over:
+                    raise ScenarioError(f"{game}: AdvanceBots made no move ({reply.stop_reason})")
+                calls += 1
+            else:
+                seat = status.current_player
+                reply = yield Call(
+                    "BotMove",
+                    pb.BotMoveRequest(
+                        state=state, bot=bots[seat - 1].bot, player=seat, apply=True, viewer=human, game=game
+                    ),
+                )
+                calls += 1
+            state, status = reply.state, reply.status
+            if not state:
+                raise ScenarioError(f"{game}: a move returned no state token")
+
+
+class BotScenario(Scenario):
+    """(b) Bot moves only: BotMove (without apply) on mid-game states at one difficulty."""
+
+    name = "bot"
+    needs_pool = True
+
+    def describe(self) -> str:
+        c = self.config
+        bot = f"mcts:{c.difficulty}" if c.bot == "mcts" else c.bot
+        return f"bot: BotMove {bot} on {c.pool_size} mid-game {'/'.join(c.games)} states"
+
+    def task(self, rng: random.Random) -> ScenarioGen:
+        entry = self.pool[rng.randrange(len(self.pool))]
+        reply = yield Call(
+            "BotMove",
+            pb.BotMoveRequest(state=entry.state, bot=self.config.bot_settings(rng), game=entry.game),
+        )
+        if reply.action.id not in entry.action_ids:
+            raise ScenarioError(f"{entry.game}: bot chose {reply.action.id}, not a legal action")
+
+
+class CheapScenario(Scenario):
+    """(c) Cheap calls only (no search): a weighted mix of ListGames, CreateGame, GetView,
+    ListLegalActions and ApplyAction on mid-game states; one RPC per task."""
+
+    name = "cheap"
+    needs_pool = True
+    #: (method, weight)
+    MIX: Sequence[tuple[str, int]] = (
+        ("ListGames", 1),
+        ("CreateGame", 1),
+        ("GetView", 3),
+        ("ListLegalActions", 3),
+        ("ApplyAction", 3),
+    )
+
+    def describe(self) -> str:
+        mix = ", ".join(f"{m} {w}" for m, w in self.MIX)
+        return f"cheap: one call per task, weights {mix}; {'/'.join(self.config.games)}"
+
+    def task(self, rng: random.Random) -> ScenarioGen:
+        method = rng.choices([m for m, _ in self.MIX], weights=[w for _, w in self.MIX])[0]
+        entry = self.pool[rng.randrange(len(self.pool))]
+        if method == "ListGames":
+            reply = yield Call("ListGames", pb.ListGamesRequest())
+            if not reply.games:
+                raise ScenarioError("ListGames returned no game")
+        elif method == "CreateGame":
+            reply = yield _create(self.config, entry.game, rng)
+            if not reply.state:
+                raise ScenarioError("CreateGame returned no state")
+        elif method == "GetView":
+            request = pb.GetViewRequest(state=entry.state, game=entry.game)
+            seat = rng.randrange(entry.num_players + 1)
+            if seat < entry.num_players:
+                request.player = seat  # else the public view
+            yield Call("GetView", request)
+        elif method == "ListLegalActions":
+            reply = yield Call(
+                "ListLegalActions", pb.ListLegalActionsRequest(state=entry.state, game=entry.game)
+            )
+            if tuple(a.id for a in reply.actions) != entry.action_ids:
+                raise ScenarioError(f"{entry.game}: legal actions changed for the same state")
+        else:
+            yield Call(
+                "ApplyAction",
+                pb.ApplyActionRequest(
+                    state=entry.state, action_id=rng.choice(entry.action_ids), game=entry.game
+                ),
+            )
+
+
+SCENARIOS: dict[str, type[Scenario]] = {s.name: s for s in (PlayScenario, BotScenario, CheapScenario)}
+
+
+def make_scenario(name: str, config: ScenarioConfig) -> Scenario:
+    try:
+        return SCENARIOS[name](config)
+    except KeyError:
+        raise ValueError(f"unknown scenario {name!r} (known: {', '.join(SCENARIOS)})") from None
+
+
+def task_rng(seed: int, index: int) -> random.Random:
+    """The random stream of task ``index`` of a run seeded ``seed`` (reproducible runs)."""
+    return random.Random(seed * 1_000_003 + index)
+
+
+def drive(gen: ScenarioGen, call: Any) -> int:
+    """Run a scenario generator to the end with a blocking ``call(Call) -> response``
+    (exceptions from ``call`` propagate); returns the number of calls made."""
+    count = 0
+    try:
+        step = next(gen)
+        while True:
+            response = call(step)
+            count += 1
+            step = gen.send(response)
+    except StopIteration:
+        return count
+    finally:
+        gen.close()

@@ -1,0 +1,249 @@
+"""Latency histograms and the load-test report (text like ghz's, or JSON).
+
+:class:`LatencyHistogram` keeps log-spaced buckets (about 1% wide), so it is small,
+mergeable, and its percentiles are within 1% of the exact ones whatever the run length.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+#: Relative width of a bucket: percentiles are reported within this factor.
+GROWTH = 1.01
+_LOG_GROWTH = math.log(GROWTH)
+PERCENTILES = (50.0, 90.0, 95.0, 99.0)
+
+
+class LatencyHistogram:
+    """Durations in seconds in log-spaced buckets, plus exact count, sum, min and max."""
+
+    __slots__ = ("_buckets", "count", "max", "min", "total")
+
+    def __init__(self) -> None:
+        self._buckets: Counter[int] = Counter()
+        self.count = 0
+        self.total = 0.0
+        self.min = math.inf
+        self.max = 0.0
+
+    @staticmethod
+    def _index(seconds: float) -> int:
+        return math.floor(math.log(max(seconds, 1e-9)) / _LOG_GROWTH)
+
+    def record(self, seconds: float) -> None:
+        self._buckets[self._index(seconds)] += 1
+        self.count += 1
+        self.total += seconds
+        self.min = min(self.min, seconds)
+        self.max = max(self.max, seconds)
+
+    def merge(self, other: LatencyHistogram) -> None:
+        self._buckets.update(other._buckets)
+        self.count += other.count
+        self.total += other.total
+        self.min = min(self.min, other.min)
+        self.max = max(self.max, other.max)
+
+    @property
+    def mean(self) -> float:
+        return self.total / self.count if self.count else 0.0
+
+    def percentile(self, p: float) -> float:
+        """The ``p``-th percentile (0 < p <= 100), nearest-rank, within one bucket."""
+        if not self.count:
+            return 0.0
+        rank = max(1, math.ceil(p / 100.0 * self.count))
+        seen = 0
+        for index in sorted(self._buckets):
+            seen += self._buckets[index]
+            if seen >= rank:
+                # Geometric middle of the bucket, clamped to what was really seen.
+                value = math.exp((index + 0.5) * _LOG_GROWTH)
+                return min(max(value, self.min), self.max)
+        return self.max
+
+    def linear_buckets(self, n: int = 10) -> list[tuple[float, int]]:
+        """ghz-style histogram: ``n`` equal-width bins from fastest to slowest, as
+        (upper bound, count) pairs."""
+        if not self.count:
+            return []
+        lo, hi = self.min, self.max
+        if hi <= lo:
+            return [(hi, self.count)]
+        width = (hi - lo) / n
+        counts = [0] * n
+        for index, c in self._buckets.items():
+            value = min(max(math.exp((index + 0.5) * _LOG_GROWTH), lo), hi)
+            counts[min(n - 1, int((value - lo) / width))] += c
+        return [(lo + width * (i + 1), counts[i]) for i in range(n)]
+
+    def summary(self) -> dict[str, float]:
+        out = {
+            "count": float(self.count),
+            "mean": self.mean,
+            "min": self.min if self.count else 0.0,
+            "max": self.max,
+        }
+        for p in PERCENTILES:
+            out[f"p{p:g}"] = self.percentile(p)
+        return out
+
+
+@dataclasses.dataclass
+class MethodStats:
+    """What happened to the calls of one RPC method."""
+
+    latency: LatencyHistogram = dataclasses.field(default_factory=LatencyHistogram)
+    codes: Counter[str] = dataclasses.field(default_factory=Counter)
+    errors: Counter[str] = dataclasses.field(default_factory=Counter)
+
+    def record(self, seconds: float, code: str, error: str | None = None) -> None:
+        self.latency.record(seconds)
+        self.codes[code] += 1
+        if code != "OK":
+            self.errors[f"{code}: {error or ''}".rstrip(": ")] += 1
+
+    @property
+    def error_count(self) -> int:
+        return sum(c for code, c in self.codes.items() if code != "OK")
+
+
+class Recorder:
+    """Per-method statistics of one run, plus task (scenario unit) counts."""
+
+    def __init__(self) -> None:
+        self.methods: dict[str, MethodStats] = {}
+        self.tasks_started = 0
+        self.tasks_completed = 0
+        self.tasks_failed = 0
+        self.tasks_abandoned = 0  # cut by the end of the run (not errors)
+        self.late_starts = 0  # open loop: tasks started > 10 ms behind schedule
+        self.task_errors: Counter[str] = Counter()  # scenario-level problems (not RPC errors)
+
+    def record(self, method: str, seconds: float, code: str, error: str | None = None) -> None:
+        stats = self.methods.get(method)
+        if stats is None:
+            stats = self.methods[method] = MethodStats()
+        stats.record(seconds, code, error)
+
+    @property
+    def rpc_count(self) -> int:
+        return sum(m.latency.count for m in self.methods.values())
+
+    @property
+    def error_count(self) -> int:
+        return sum(m.error_count for m in self.methods.values()) + sum(self.task_errors.values())
+
+    def overall(self) -> LatencyHistogram:
+        total = LatencyHistogram()
+        for m in self.methods.values():
+            total.merge(m.latency)
+        return total
+
+
+def build_report(recorder: Recorder, elapsed: float, settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The run as plain data (what ``--json`` prints; :func:`format_report` renders it)."""
+    overall = recorder.overall()
+    codes: Counter[str] = Counter()
+    errors: Counter[str] = Counter()
+    methods: dict[str, Any] = {}
+    for name in sorted(recorder.methods):
+        m = recorder.methods[name]
+        codes.update(m.codes)
+        errors.update(m.errors)
+        methods[name] = {
+            **m.latency.summary(),
+            "rate": m.latency.count / elapsed if elapsed > 0 else 0.0,
+            "errors": m.error_count,
+            "status_codes": dict(sorted(m.codes.items())),
+            "histogram": [[upper, count] for upper, count in m.latency.linear_buckets()],
+        }
+    errors.update({f"scenario: {k}": v for k, v in recorder.task_errors.items()})
+    return {
+        "settings": dict(settings),
+        "elapsed_seconds": elapsed,
+        "rpcs": recorder.rpc_count,
+        "rate": recorder.rpc_count / elapsed if elapsed > 0 else 0.0,
+        "errors": recorder.error_count,
+        "tasks": {
+            "started": recorder.tasks_started,
+            "completed": recorder.tasks_completed,
+            "failed": recorder.tasks_failed,
+            "abandoned_at_end": recorder.tasks_abandoned,
+            "late_starts": recorder.late_starts,
+            "rate": recorder.tasks_completed / elapsed if elapsed > 0 else 0.0,
+        },
+        "latency": {**overall.summary(), "histogram": [[u, c] for u, c in overall.linear_buckets()]},
+        "methods": methods,
+        "status_codes": dict(sorted(codes.items())),
+        "error_distribution": dict(errors.most_common()),
+    }
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:.2f} ms"
+
+
+def _histogram_lines(rows: Iterable[Iterable[float]], indent: str = "  ") -> list[str]:
+    rows = [(float(u), int(c)) for u, c in rows]
+    if not rows:
+        return []
+    peak = max(c for _, c in rows) or 1
+    return [f"{indent}{u * 1000:10.3f} [{c:>7}] |{'∎' * round(40 * c / peak)}" for u, c in rows]
+
+
+def format_report(report: Mapping[str, Any]) -> str:
+    """A human-readable report in the style of ghz's summary."""
+    s = report["settings"]
+    lat = report["latency"]
+    tasks = report["tasks"]
+    lines = ["", "Summary:"]
+    lines.append(f"  Target:        {s.get('target', '?')}")
+    desc = s.get("description") or s.get("scenario", "?")
+    lines.append(f"  Scenario:      {desc}")
+    load = (
+        f"rate {s['rate']:g} tasks/s (open loop)" if s.get("rate") else f"concurrency {s.get('concurrency')}"
+    )
+    lines.append(f"  Load:          {load}, {s.get('connections', 1)} connection(s)")
+    lines.append(
+        f"  Count:         {report['rpcs']} RPCs, {tasks['completed']} tasks completed"
+        f" ({tasks['failed']} failed, {tasks['abandoned_at_end']} cut at the end)"
+    )
+    lines.append(f"  Total:         {report['elapsed_seconds']:.2f} s")
+    lines.append(f"  Slowest:       {_ms(lat['max'])}")
+    lines.append(f"  Fastest:       {_ms(lat['min'])}")
+    lines.append(f"  Average:       {_ms(lat['mean'])}")
+    lines.append(f"  Requests/sec:  {report['rate']:.2f}")
+    lines.append(f"  Tasks/sec:     {tasks['rate']:.2f}")
+    if tasks.get("late_starts"):
+        lines.append(f"  Late starts:   {tasks['late_starts']} (generator could not keep the rate)")
+    lines += ["", "Response time histogram (ms, all RPCs):"]
+    lines += _histogram_lines(lat["histogram"])
+    lines += ["", "Latency distribution (all RPCs):"]
+    for p in PERCENTILES:
+        lines.append(f"  {p:g} % in {_ms(lat[f'p{p:g}'])}")
+    lines += ["", "Per RPC:"]
+    header = (
+        f"  {'method':<18}{'count':>8}{'rate/s':>9}{'mean':>10}{'p50':>10}{'p90':>10}"
+        f"{'p95':>10}{'p99':>10}{'max':>10}{'errors':>8}"
+    )
+    lines.append(header)
+    for name, m in report["methods"].items():
+        cells = "".join(f"{m[k] * 1000:>10.2f}" for k in ("mean", "p50", "p90", "p95", "p99", "max"))
+        lines.append(f"  {name:<18}{int(m['count']):>8}{m['rate']:>9.1f}{cells}{m['errors']:>8}")
+    lines.append("  (latencies in ms)")
+    for name, m in report["methods"].items():
+        lines += ["", f"Response time histogram (ms), {name}:"]
+        lines += _histogram_lines(m["histogram"])
+    lines += ["", "Status code distribution:"]
+    for code, count in report["status_codes"].items():
+        lines.append(f"  [{code}]   {count} responses")
+    if report["error_distribution"]:
+        lines += ["", "Error distribution:"]
+        for message, count in report["error_distribution"].items():
+            lines.append(f"  [{count}]   {message}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,133 @@
+"""A tiny fake heka.v1.GameService for testing the load tool without the real engines.
+
+The fake "game" is a counter: state ``"<game>:<moves>"``; seat ``moves % players`` acts;
+legal actions are ids 0..2; the game is over after ``LENGTH`` moves.
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent import futures
+from typing import Any
+
+import grpc
+
+from service.gen.heka.v1 import game_service_pb2 as pb
+from service.gen.heka.v1 import game_service_pb2_grpc as pb_grpc
+
+LENGTH = 40
+PLAYERS = 2
+
+
+class FakeGameService(pb_grpc.GameServiceServicer):
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.calls: list[str] = []
+        self.peers: set[str] = set()
+        self.fail: dict[str, grpc.StatusCode] = {}  # method -> status to fail with
+        self.illegal_bot_action = False
+
+    # -- helpers ---------------------------------------------------------------------------
+    def _enter(self, method: str, context: Any) -> None:
+        with self.lock:
+            self.calls.append(method)
+            if context is not None:
+                self.peers.add(context.peer())
+        code = self.fail.get(method)
+        if code is not None:
+            context.abort(code, f"{method} fails on purpose")
+
+    @staticmethod
+    def _parse(state: str) -> tuple[str, int]:
+        game, _, moves = state.partition(":")
+        return game, int(moves)
+
+    @staticmethod
+    def _status(game: str, moves: int) -> pb.GameStatus:
+        status = pb.GameStatus(game=game, num_players=PLAYERS, is_over=moves >= LENGTH)
+        if moves < LENGTH:
+            status.current_player = moves % PLAYERS
+        return status
+
+    # -- RPCs -----------------------------------------------------------------------------
+    def ListGames(self, request, context):
+        self._enter("ListGames", context)
+        return pb.ListGamesResponse(games=[pb.GameInfo(name="aton", min_players=2, max_players=2)])
+
+    def CreateGame(self, request, context):
+        self._enter("CreateGame", context)
+        return pb.CreateGameResponse(
+            state=f"{request.game}:0", seed=request.seed, status=self._status(request.game, 0)
+        )
+
+    def GetView(self, request, context):
+        self._enter("GetView", context)
+        game, moves = self._parse(request.state)
+        return pb.GetViewResponse(view=pb.View(status=self._status(game, moves), text="board"))
+
+    def ListLegalActions(self, request, context):
+        self._enter("ListLegalActions", context)
+        _game, moves = self._parse(request.state)
+        if request.HasField("player") and request.player != moves % PLAYERS:
+            context.abort(grpc.StatusCode.FAILED_PRECONDITION, "not your turn")
+        return pb.ListLegalActionsResponse(
+            player=moves % PLAYERS, actions=[pb.Action(id=i, text=f"a{i}") for i in range(3)]
+        )
+
+    def ApplyAction(self, request, context):
+        self._enter("ApplyAction", context)
+        game, moves = self._parse(request.state)
+        if moves >= LENGTH or request.action_id not in range(3):
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, "illegal action")
+        return pb.ApplyActionResponse(state=f"{game}:{moves + 1}", status=self._status(game, moves + 1))
+
+    def BotMove(self, request, context):
+        self._enter("BotMove", context)
+        game, moves = self._parse(request.state)
+        action = pb.Action(id=7 if self.illegal_bot_action else 1, text="a1")
+        if request.apply:
+            return pb.BotMoveResponse(
+                action=action, state=f"{game}:{moves + 1}", status=self._status(game, moves + 1)
+            )
+        return pb.BotMoveResponse(action=action, status=self._status(game, moves))
+
+    def AdvanceBots(self, request, context):
+        self._enter("AdvanceBots", context)
+        game, moves = self._parse(request.state)
+        seats = {b.seat for b in request.bots}
+        turns = []
+        while moves < LENGTH and moves % PLAYERS in seats:
+            turns.append(pb.BotTurn(player=moves % PLAYERS, action=pb.Action(id=1)))
+            moves += 1
+        return pb.AdvanceBotsResponse(state=f"{game}:{moves}", turns=turns, status=self._status(game, moves))
+
+
+class FakeServer:
+    """The fake service on a free loopback port, in threads of this process."""
+
+    def __init__(self) -> None:
+        self.service = FakeGameService()
+        self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
+        pb_grpc.add_GameServiceServicer_to_server(self.service, self.server)
+        self.port = self.server.add_insecure_port("127.0.0.1:0")
+        self.target = f"127.0.0.1:{self.port}"
+
+    def __enter__(self) -> FakeServer:
+        self.server.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.stop(None)
+
+
+def call_directly(service: FakeGameService, call: Any) -> Any:
+    """A blocking driver for :func:`service.loadtest.scenarios.drive` without gRPC."""
+
+    class _Context:
+        def peer(self) -> str:
+            return "direct"
+
+        def abort(self, code: grpc.StatusCode, details: str) -> None:
+            raise RuntimeError(f"{code.name}: {details}")
+
+    return getattr(service, call.method)(call.request, _Context())

@@ -1,0 +1,233 @@
+"""The load tool's scenarios and runner against a fake in-process GameService: what is
+sent, how open and closed loops count tasks, many connections, errors and the CLI."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+
+import grpc
+import pytest
+from fake_server import LENGTH, FakeGameService, FakeServer, call_directly
+
+from service import cli
+from service.loadtest.runner import LoadSettings, SetupError, run_load
+from service.loadtest.scenarios import (
+    BotScenario,
+    CheapScenario,
+    PlayScenario,
+    ScenarioConfig,
+    drive,
+    make_scenario,
+)
+from service.loadtest.stats import build_report
+
+
+def run(scenario, **kw):
+    settings = LoadSettings(**kw)
+    return asyncio.run(run_load(scenario, settings, progress_stream=None))
+
+
+# -- scenarios, driven without gRPC -----------------------------------------------------------
+
+
+def test_play_scenario_plays_a_whole_game_in_order():
+    service = FakeGameService()
+    calls = drive(PlayScenario(ScenarioConfig()).task(random.Random(1)), lambda c: call_directly(service, c))
+    assert service.calls[0] == "CreateGame"
+    assert calls == len(service.calls)
+    # Seat 0 (the person) lists then applies; the bot seat moves via AdvanceBots.
+    assert service.calls[1:] == ["ListLegalActions", "ApplyAction", "AdvanceBots"] * (LENGTH // 2)
+
+
+def test_play_scenario_with_botmove_calls_one_per_bot_turn():
+    service = FakeGameService()
+    drive(
+        PlayScenario(ScenarioConfig(bot_rpc="BotMove")).task(random.Random(1)),
+        lambda c: call_directly(service, c),
+    )
+    assert service.calls.count("BotMove") == LENGTH // 2
+    assert "AdvanceBots" not in service.calls
+
+
+def test_bot_scenario_needs_setup_then_sends_botmove_at_the_difficulty():
+    service = FakeGameService()
+    scenario = BotScenario(ScenarioConfig(difficulty="hard", pool_size=3, pool_moves=2))
+    drive(scenario.setup(random.Random(1)), lambda c: call_directly(service, c))
+    assert 1 <= len(scenario.pool) <= 3
+    sent = []
+    drive(scenario.task(random.Random(2)), lambda c: sent.append(c) or call_directly(service, c))
+    assert [c.method for c in sent] == ["BotMove"]
+    assert sent[0].request.bot.difficulty == 3  # DIFFICULTY_HARD
+    assert not sent[0].request.apply
+
+
+def test_cheap_scenario_uses_only_cheap_methods_one_per_task():
+    service = FakeGameService()
+    scenario = CheapScenario(ScenarioConfig(pool_size=2))
+    drive(scenario.setup(random.Random(1)), lambda c: call_directly(service, c))
+    service.calls.clear()
+    for i in range(200):
+        assert drive(scenario.task(random.Random(i)), lambda c: call_directly(service, c)) == 1
+    assert set(service.calls) == {"ListGames", "CreateGame", "GetView", "ListLegalActions", "ApplyAction"}
+
+
+def test_tasks_are_reproducible_from_the_seed():
+    def requests(seed):
+        sent = []
+        service = FakeGameService()
+        drive(
+            PlayScenario(ScenarioConfig()).task(random.Random(seed)),
+            lambda c: sent.append(c) or call_directly(service, c),
+        )
+        return [c.request.SerializeToString() for c in sent]
+
+    assert requests(5) == requests(5)
+    assert requests(5) != requests(6)
+
+
+def test_bad_configuration_is_refused():
+    with pytest.raises(ValueError, match="unknown bot"):
+        ScenarioConfig(bot="alphazero")
+    with pytest.raises(ValueError, match="unknown scenario"):
+        make_scenario("soak", ScenarioConfig())
+    with pytest.raises(ValueError, match="exactly one"):
+        LoadSettings(rate=1.0, concurrency=2)
+    with pytest.raises(ValueError, match="exactly one"):
+        LoadSettings()
+
+
+# -- the runner over real gRPC channels --------------------------------------------------------
+
+
+def test_open_loop_starts_exactly_rate_times_duration_tasks():
+    with FakeServer() as server:
+        recorder, elapsed, setup = run(
+            CheapScenario(ScenarioConfig(pool_size=2)), target=server.target, rate=80.0, duration=0.5
+        )
+    assert recorder.tasks_started == 40  # the schedule, not the timing, decides the count
+    assert recorder.tasks_completed == 40
+    assert recorder.error_count == 0
+    assert recorder.rpc_count == 40
+    assert setup.rpc_count >= 2  # pool creation is measured apart
+    assert elapsed >= 0.45
+
+
+def test_closed_loop_plays_complete_games_over_many_connections():
+    with FakeServer() as server:
+        recorder, _, _ = run(
+            PlayScenario(ScenarioConfig()), target=server.target, concurrency=3, duration=0.5, connections=3
+        )
+        peers = server.service.peers
+    assert recorder.error_count == 0
+    assert recorder.tasks_completed >= 3
+    created = recorder.methods["CreateGame"].latency.count
+    assert created == recorder.tasks_started
+    assert recorder.methods["ApplyAction"].latency.count >= recorder.tasks_completed * LENGTH // 2
+    assert len(peers) == 3, peers  # three channels -> three TCP connections
+
+
+def test_rpc_errors_are_counted_by_code_and_message():
+    with FakeServer() as server:
+        server.service.fail["ApplyAction"] = grpc.StatusCode.UNAVAILABLE
+        recorder, elapsed, _ = run(
+            PlayScenario(ScenarioConfig()), target=server.target, concurrency=2, duration=0.3
+        )
+    report = build_report(recorder, elapsed, {})
+    assert report["errors"] == recorder.tasks_failed > 0
+    assert report["status_codes"]["UNAVAILABLE"] == report["errors"]
+    assert report["error_distribution"] == {"UNAVAILABLE: ApplyAction fails on purpose": report["errors"]}
+    assert recorder.tasks_completed == 0
+
+
+def test_scenario_errors_are_counted():
+    with FakeServer() as server:
+        server.service.illegal_bot_action = True
+        recorder, _, _ = run(
+            BotScenario(ScenarioConfig(pool_size=2)), target=server.target, rate=20.0, duration=0.2
+        )
+    assert recorder.task_errors and recorder.error_count == recorder.tasks_started == 4
+
+
+def test_setup_failure_and_unreachable_server_raise_setup_error():
+    with FakeServer() as server:
+        server.service.fail["CreateGame"] = grpc.StatusCode.INTERNAL
+        with pytest.raises(SetupError, match="INTERNAL"):
+            run(CheapScenario(ScenarioConfig()), target=server.target, rate=1.0, duration=0.1)
+        port = server.port
+    with pytest.raises(SetupError, match="could not connect"):
+        asyncio.run(
+            run_load(
+                CheapScenario(ScenarioConfig()),
+                LoadSettings(target=f"127.0.0.1:{port}", rate=1.0, duration=0.1, connect_timeout=0.5),
+                progress_stream=None,
+            )
+        )
+
+
+def test_cli_json_report_and_exit_codes(capsys):
+    with FakeServer() as server:
+        code = cli.main(
+            [
+                "loadtest",
+                "--target",
+                server.target,
+                "--scenario",
+                "cheap",
+                "--rate",
+                "50",
+                "--duration",
+                "300ms",
+                "--connections",
+                "2",
+                "--json",
+                "--no-progress",
+            ]
+        )
+        out = capsys.readouterr().out
+        assert code == 0
+        report = json.loads(out)
+        assert report["rpcs"] == 15 and report["errors"] == 0
+        assert report["settings"]["connections"] == 2 and report["settings"]["rate"] == 50.0
+        assert report["status_codes"] == {"OK": 15}
+
+        server.service.fail["GetView"] = grpc.StatusCode.RESOURCE_EXHAUSTED
+        code = cli.main(
+            [
+                "loadtest",
+                "--target",
+                server.target,
+                "--scenario",
+                "cheap",
+                "--concurrency",
+                "2",
+                "--duration",
+                "0.3",
+                "--no-progress",
+            ]
+        )
+        text = capsys.readouterr().out
+        assert code == 1
+        assert "Status code distribution:" in text and "[RESOURCE_EXHAUSTED]" in text
+
+
+def test_cli_progress_line_goes_to_stderr(capsys):
+    with FakeServer() as server:
+        code = cli.main(
+            [
+                "loadtest",
+                "--target",
+                server.target,
+                "--scenario",
+                "cheap",
+                "--rate",
+                "20",
+                "--duration",
+                "0.2",
+            ]
+        )
+    captured = capsys.readouterr()
+    assert code == 0
+    assert "rpcs" in captured.err and "errors 0" in captured.err
+    assert "Summary:" in captured.out and "rpcs," not in captured.out
