@@ -209,7 +209,7 @@ def _diagnostics_text(head: str, turn: pb.BotTurn, secret: bool) -> str:
 
 
 def make_remote_session(args: argparse.Namespace, channel: grpc.Channel) -> RemoteSession:
-    stub = pb_grpc.GameServiceStub(channel)
+    stub = pb_grpc.GameServiceStub(channel)  # type: ignore[no-untyped-call]
     request = pb.CreateGameRequest(game=args.game, num_players=args.players or 0)
     if getattr(args, "seed", None) is not None:
         request.seed = args.seed
@@ -228,9 +228,8 @@ def make_remote_session(args: argparse.Namespace, channel: grpc.Channel) -> Remo
         raise ValueError(f"--bots: give one spec, or one per other seat ({len(others)}), not {len(specs)}")
     bots = {p: (spec, bot_settings(spec)) for p, spec in zip(others, specs, strict=True)}
     games = {g.name: g.title for g in stub.ListGames(pb.ListGamesRequest(), timeout=30).games}
-    return RemoteSession(
-        stub, created.state, seat, bots, created.seed, games.get(created.status.game, args.game)
-    )
+    title = games.get(created.status.game, args.game)
+    return RemoteSession(stub, created.state, seat, bots, seed=created.seed, game_title=title)
 
 
 def run_remote(args: argparse.Namespace, inp: Any = None, out: Any = None) -> int:
