@@ -114,3 +114,104 @@ def policy_for(game: str, name: str) -> RolloutPolicy | None:
 
 def _load_game_heuristics() -> None:
     """Per-game heuristics are defined below and registered at import; kept as a hook."""
+
+
+# ---------------------------------------------------------------------------------------
+# Aton
+# ---------------------------------------------------------------------------------------
+
+#: Scale of the Aton advantage (in points) mapped through tanh.
+ATON_SCALE = 12.0
+
+
+_Ints = tuple[int, ...]
+
+
+def _aton_tables() -> tuple[_Ints, _Ints, _Ints, _Ints, _Ints]:
+    from engine.aton import board
+
+    kind = [0] * board.NUM_SQUARES  # 1 yellow, 2 green, 3 grey, 4 blue, 5 bonus
+    for sq in board.YELLOW:
+        kind[sq] = 1
+    for sq in board.GREEN:
+        kind[sq] = 2
+    for sq in board.GREY:
+        kind[sq] = 3
+    for sq in board.BLUE:
+        kind[sq] = 4
+    bonus = [0] * board.NUM_SQUARES
+    for sq, v in board.BONUS:
+        kind[sq] = 5
+        bonus[sq] = v
+    temple = tuple(sq // board.SLOTS for sq in range(board.NUM_SQUARES))
+    return tuple(kind), tuple(bonus), temple, board.YELLOW, board.GREEN
+
+
+def aton_evaluate(state: State) -> tuple[float, ...]:
+    """Aton heuristic (returns for seats 0 and 1, zero-sum, in (-1, 1)).
+
+    Reads ``state.board`` (48 owners, -1 empty), ``state.score`` and ``state.kingdom``
+    (engine/aton/state.py). The advantage of seat 0, in points, is
+
+    * the score difference;
+    * plus the next scoring round as it stands (A8.2: temple majorities 1–4, grey majority,
+      bonus squares), weighted by how full the Kingdom of the Dead is (0.4 + 0.6 × fill);
+    * plus a threat term per player for the instant wins (A6.4): with ``d`` the fewest
+      counters still missing for a temple, the yellow or the green squares (only where the
+      opponent has none), ``0.5 × max(0, 8 − d)²``.
+
+    Seat 0's value is ``tanh(advantage / 12)``, seat 1's its negation.
+    """
+    kind, bonus, temple, _, _ = _ATON
+    b: list[int] = state.board  # type: ignore[attr-defined]
+    tc = [0, 0, 0, 0, 0, 0, 0, 0]  # temple t counts: tc[2t + owner]
+    kc = [0] * 12  # kind k counts: kc[2k + owner]
+    bon = [0, 0]
+    blue = [0, 0]
+    for sq in range(48):
+        o = b[sq]
+        if o < 0:
+            continue
+        tc[2 * temple[sq] + o] += 1
+        k = kind[sq]
+        kc[2 * k + o] += 1
+        if k == 5:
+            bon[o] += bonus[sq]
+        elif k == 4:
+            blue[o] += 1
+    # A8.2 scoring lines as they stand.
+    proj = bon[0] - bon[1]
+    a, c = tc[0], tc[1]
+    proj += a - c
+    a, c = tc[2], tc[3]
+    proj += 5 if a > c else -5 if c > a else 0
+    a, c = tc[4], tc[5]
+    proj += a if a > c else -c if c > a else 0
+    a, c = tc[6], tc[7]
+    proj += 3 * blue[0] if a > c else -3 * blue[1] if c > a else 0
+    a, c = kc[6], kc[7]
+    proj += 8 if a > c else -8 if c > a else 0
+    kingdom: list[int] = state.kingdom  # type: ignore[attr-defined]
+    fill = (kingdom[0] + kingdom[1]) / 8.0
+    score: list[int] = state.score  # type: ignore[attr-defined]
+    adv = score[0] - score[1] + (0.4 + 0.6 * fill) * proj
+    # A6.4 instant-win threats.
+    for p in (0, 1):
+        o = 1 - p
+        d = 99
+        for t in range(4):
+            if tc[2 * t + o] == 0:
+                d = min(d, 12 - tc[2 * t + p])
+        if kc[2 + o] == 0:
+            d = min(d, 14 - kc[2 + p])
+        if kc[4 + o] == 0:
+            d = min(d, 14 - kc[4 + p])
+        if d < 8:
+            threat = 0.5 * (8 - d) ** 2
+            adv += threat if p == 0 else -threat
+    v = math.tanh(adv / ATON_SCALE)
+    return (v, -v)
+
+
+_ATON = _aton_tables()
+register_evaluator("aton", aton_evaluate, default_cutoff=30)
