@@ -1,0 +1,227 @@
+"""Complete games of Aton and Osirium played over gRPC, mixing client actions and bots."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from service.gen.heka.v1 import game_service_pb2 as pb
+
+GREEDY = pb.BotSettings(kind=pb.BOT_KIND_GREEDY)
+RANDOM = pb.BotSettings(kind=pb.BOT_KIND_RANDOM)
+
+
+def tiny_mcts(iterations: int = 8) -> pb.BotSettings:
+    return pb.BotSettings(kind=pb.BOT_KIND_MCTS, budget=pb.SearchBudget(iterations=iterations), seed=7)
+
+
+def check_events_visible(events: Any, viewer: int | None) -> None:
+    for e in events:
+        assert e.public or (viewer is not None and viewer in e.visible_to), e
+
+
+def play_mixed(stub: Any, game: str, players: int, seed: int, options: dict[str, Any] | None = None) -> Any:
+    """Seat 0 is a client choosing random legal actions (by id or text); the other seats
+    alternate BotMove (greedy / random / tiny MCTS) and apply. Returns the final status."""
+    rng = random.Random(seed)
+    req = pb.CreateGameRequest(game=game, num_players=players, seed=seed, viewer=0)
+    if options:
+        req.options.update(options)
+    created = stub.CreateGame(req)
+    assert created.seed == seed
+    assert created.view.player == 0 and created.view.text
+    token, status = created.state, created.status
+    moves = bot_moves = 0
+    kinds = [GREEDY, RANDOM, tiny_mcts()]
+    while not status.is_over:
+        player = status.current_player
+        if player == 0:
+            legal = stub.ListLegalActions(pb.ListLegalActionsRequest(state=token, player=0))
+            assert legal.player == 0 and legal.actions
+            ids = [a.id for a in legal.actions]
+            assert ids == sorted(ids)
+            choice = rng.choice(legal.actions)
+            if rng.random() < 0.5:
+                req_a = pb.ApplyActionRequest(state=token, action_id=choice.id, player=0, viewer=0)
+            else:
+                req_a = pb.ApplyActionRequest(state=token, action_text=choice.text.upper(), viewer=0)
+            resp = stub.ApplyAction(req_a)
+            assert resp.action.id == choice.id
+            check_events_visible(resp.events, 0)
+            token, status = resp.state, resp.status
+        else:
+            bot = kinds[bot_moves % len(kinds)]
+            resp = stub.BotMove(
+                pb.BotMoveRequest(state=token, bot=bot, player=player, apply=True, viewer=player)
+            )
+            check_events_visible(resp.events, player)
+            assert resp.diagnostics.bot in ("greedy", "random", "mcts:custom")
+            if resp.diagnostics.bot == "mcts:custom":
+                assert resp.diagnostics.iterations <= 8  # 0 when the move is forced
+            token, status = resp.state, resp.status
+            bot_moves += 1
+        moves += 1
+        assert moves < 5000, "game did not end"
+    assert not status.HasField("current_player")
+    assert status.decision == "over"
+    assert len(status.outcome.scores) == players
+    assert len(status.outcome.returns) == players
+    # The finished game still has views for everyone.
+    for p in [None, *range(players)]:
+        view_req = pb.GetViewRequest(state=token) if p is None else pb.GetViewRequest(state=token, player=p)
+        view = stub.GetView(view_req).view
+        assert view.status.is_over and view.text
+        assert view.HasField("player") == (p is not None)
+    return status, bot_moves
+
+
+def test_aton_complete_game_over_grpc(stub: Any) -> None:
+    """A full Aton game (A9: ends with a result) over gRPC, client and bots alternating."""
+    status, bot_moves = play_mixed(stub, "aton", 2, seed=11)
+    assert status.game == "aton" and status.outcome.reason
+    assert bot_moves > 0
+
+
+def test_osirium_two_player_complete_game_over_grpc(stub: Any) -> None:
+    status, bot_moves = play_mixed(stub, "osirium", 2, seed=5)
+    assert status.game == "osirium" and status.num_players == 2
+    assert bot_moves > 0
+
+
+def test_osirium_four_player_complete_game_over_grpc(stub: Any) -> None:
+    status, _ = play_mixed(stub, "osirium", 4, seed=3)
+    assert status.num_players == 4
+
+
+def test_osirium_four_players_in_teams_with_advance_bots(stub: Any) -> None:
+    """O9.3 teams; seats 1-3 are bots advanced in one call each time seat 0 has played."""
+    req = pb.CreateGameRequest(game="osirium", num_players=4, seed=21)
+    req.options.update({"teams": True})
+    created = stub.CreateGame(req)
+    assert list(created.status.teams) == [0, 1, 0, 1]
+    token, status = created.state, created.status
+    bots = [pb.BotSeat(seat=s, bot=GREEDY if s != 2 else tiny_mcts(4)) for s in (1, 2, 3)]
+    rng = random.Random(4)
+    calls = 0
+    while not status.is_over:
+        if status.current_player == 0:
+            legal = stub.ListLegalActions(pb.ListLegalActionsRequest(state=token))
+            resp = stub.ApplyAction(
+                pb.ApplyActionRequest(state=token, action_id=rng.choice(legal.actions).id)
+            )
+            check_events_visible(resp.events, None)
+            token, status = resp.state, resp.status
+            continue
+        adv = stub.AdvanceBots(pb.AdvanceBotsRequest(state=token, bots=bots, viewer=0, include_view=True))
+        calls += 1
+        assert adv.turns, "bots to act must move"
+        assert all(t.player in (1, 2, 3) for t in adv.turns)
+        for t in adv.turns:
+            check_events_visible(t.events, 0)
+        if adv.status.is_over:
+            assert adv.stop_reason == pb.STOP_REASON_GAME_OVER
+        else:
+            assert adv.stop_reason == pb.STOP_REASON_SEAT_NOT_NAMED
+            assert adv.status.current_player == 0
+        assert adv.view.player == 0
+        token, status = adv.state, adv.status
+        assert calls < 2000
+    winners = set(status.outcome.winners)
+    # Team play: both members of a team share the result (O9.3).
+    assert winners in (set(), {0, 2}, {1, 3}, {0, 1, 2, 3})
+
+
+def test_advance_bots_all_seats_plays_to_the_end(stub: Any) -> None:
+    created = stub.CreateGame(pb.CreateGameRequest(game="aton", seed=99))
+    adv = stub.AdvanceBots(
+        pb.AdvanceBotsRequest(
+            state=created.state, bots=[pb.BotSeat(seat=0, bot=RANDOM), pb.BotSeat(seat=1, bot=GREEDY)]
+        )
+    )
+    assert adv.status.is_over
+    assert adv.stop_reason == pb.STOP_REASON_GAME_OVER
+    assert len(adv.turns) > 10
+
+
+def test_advance_bots_move_limit(stub: Any) -> None:
+    created = stub.CreateGame(pb.CreateGameRequest(game="aton", seed=98))
+    adv = stub.AdvanceBots(
+        pb.AdvanceBotsRequest(
+            state=created.state,
+            bots=[pb.BotSeat(seat=0, bot=RANDOM), pb.BotSeat(seat=1, bot=RANDOM)],
+            max_moves=3,
+        )
+    )
+    assert len(adv.turns) == 3
+    assert adv.stop_reason == pb.STOP_REASON_MOVE_LIMIT
+
+
+def test_secret_bot_decisions_are_hidden_from_other_viewers(stub: Any) -> None:
+    """A3.3 / A10.2: Aton's arrangement is secret; AdvanceBots shows another seat's secret
+    decision as id -1 without diagnostics, and the bot's own seat sees it."""
+    created = stub.CreateGame(pb.CreateGameRequest(game="aton", seed=5))
+    bots = [pb.BotSeat(seat=0, bot=GREEDY), pb.BotSeat(seat=1, bot=GREEDY)]
+    seen_secret = False
+    adv = stub.AdvanceBots(pb.AdvanceBotsRequest(state=created.state, bots=bots, max_moves=12, viewer=0))
+    for t in adv.turns:
+        if t.action.id == -1:
+            seen_secret = True
+            assert t.player != 0
+            assert t.action.kind == "secret" and not t.HasField("diagnostics")
+        else:
+            assert t.action.text
+    assert seen_secret
+    public = stub.AdvanceBots(pb.AdvanceBotsRequest(state=created.state, bots=bots, max_moves=12))
+    assert any(t.action.id == -1 and t.player == 0 for t in public.turns)
+
+
+def test_same_seed_same_bot_move(stub: Any) -> None:
+    created = stub.CreateGame(pb.CreateGameRequest(game="osirium", num_players=2, seed=8))
+    bot = tiny_mcts(30)
+    a = stub.BotMove(pb.BotMoveRequest(state=created.state, bot=bot))
+    b = stub.BotMove(pb.BotMoveRequest(state=created.state, bot=bot))
+    assert a.action.id == b.action.id
+    assert a.diagnostics.iterations == b.diagnostics.iterations == 30
+    assert a.diagnostics.seed == 7
+    assert not a.state  # not applied
+
+
+def test_bot_move_with_two_workers(stub: Any) -> None:
+    created = stub.CreateGame(pb.CreateGameRequest(game="aton", seed=8))
+    bot = pb.BotSettings(kind=pb.BOT_KIND_MCTS, budget=pb.SearchBudget(iterations=20), workers=2)
+    resp = stub.BotMove(pb.BotMoveRequest(state=created.state, bot=bot))
+    assert resp.diagnostics.workers == 2
+    legal = stub.ListLegalActions(pb.ListLegalActionsRequest(state=created.state))
+    assert resp.action.id in {a.id for a in legal.actions}
+
+
+def test_list_games(stub: Any) -> None:
+    games = {g.name: g for g in stub.ListGames(pb.ListGamesRequest()).games}
+    assert set(games) >= {"aton", "osirium"}
+    assert (games["aton"].min_players, games["aton"].max_players) == (2, 2)
+    assert (games["osirium"].min_players, games["osirium"].max_players) == (2, 4)
+    assert any(o.name == "teams" for o in games["osirium"].options)
+    for g in games.values():
+        for o in g.options:
+            assert o.kind != pb.OPTION_KIND_UNSPECIFIED
+
+
+def test_views_hide_other_hands(stub: Any) -> None:
+    """A10 / O6: a player's view differs from the other player's and from the public view,
+    while the structured details carry the common status."""
+    created = stub.CreateGame(pb.CreateGameRequest(game="aton", seed=3, include_public_view=True))
+    assert not created.view.HasField("player")
+    v0 = stub.GetView(pb.GetViewRequest(state=created.state, player=0)).view
+    v1 = stub.GetView(pb.GetViewRequest(state=created.state, player=1)).view
+    assert v0.details != v1.details
+    assert v0.details != created.view.details
+    assert v0.status == v1.status
+
+
+def test_server_chooses_a_seed_when_absent(stub: Any) -> None:
+    a = stub.CreateGame(pb.CreateGameRequest(game="aton"))
+    b = stub.CreateGame(pb.CreateGameRequest(game="aton", seed=a.seed))
+    # Same seed, same game: the same legal actions and view.
+    va = stub.GetView(pb.GetViewRequest(state=a.state, player=0)).view
+    vb = stub.GetView(pb.GetViewRequest(state=b.state, player=0)).view
+    assert va.details == vb.details
