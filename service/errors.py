@@ -36,6 +36,17 @@ log = logging.getLogger("heka.errors")
 DOMAIN = "heka.v1"
 
 
+#: Longest error message sent (client input echoed in a message could otherwise exceed the
+#: metadata size limit and turn a precise error into a transport error).
+MAX_MESSAGE_CHARS = 400
+
+
+def clip(message: str) -> str:
+    if len(message) <= MAX_MESSAGE_CHARS:
+        return message
+    return message[: MAX_MESSAGE_CHARS - 20] + f"... ({len(message)} chars)"
+
+
 class ServiceError(Exception):
     """An error with its status, message, metric reason and optional request field."""
 
@@ -49,6 +60,7 @@ class ServiceError(Exception):
         precondition: str | None = None,
         retry_after: float | None = None,
     ) -> None:
+        message = clip(message)
         super().__init__(message)
         self.code = code
         self.message = message

@@ -80,7 +80,10 @@ class GameService(pb_grpc.GameServiceServicer):
     def _open(self, token: str, expected_game: str = "") -> State:
         opened = self.keys.open(token)
         name = opened.serialized.split(":", 1)[0]
-        game = get_game(name)
+        try:
+            game = get_game(name)
+        except ValueError as exc:
+            raise invalid("state", f"the token holds an unknown game: {exc}", "bad_state") from None
         if expected_game:
             try:
                 wanted = get_game(expected_game).descriptor.name

@@ -1,0 +1,502 @@
+"""The catalogue of bad inputs: each gets its precise status, message and rich details."""
+
+# ruff: noqa: ARG005
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+from typing import Any
+
+import grpc
+import pytest
+from google.rpc import error_details_pb2
+from grpc_status import rpc_status
+from service_helpers import KEY1, KEY_OTHER
+
+from engine.registry import get_game
+from service.envelope import KeyRing, parse_keys
+from service.gen.heka.v1 import game_service_pb2 as pb
+
+INVALID = grpc.StatusCode.INVALID_ARGUMENT
+PRECONDITION = grpc.StatusCode.FAILED_PRECONDITION
+
+
+@dataclasses.dataclass
+class Tokens:
+    aton: str
+    osirium: str
+    finished: str
+    aton_serialized: str
+
+
+@pytest.fixture(scope="module")
+def tokens(stub: Any) -> Tokens:
+    aton = stub.CreateGame(pb.CreateGameRequest(game="aton", seed=1)).state
+    osirium = stub.CreateGame(pb.CreateGameRequest(game="osirium", num_players=3, seed=1)).state
+    random_bot = pb.BotSettings(kind=pb.BOT_KIND_RANDOM)
+    finished = stub.AdvanceBots(
+        pb.AdvanceBotsRequest(
+            state=aton, bots=[pb.BotSeat(seat=0, bot=random_bot), pb.BotSeat(seat=1, bot=random_bot)]
+        )
+    )
+    assert finished.status.is_over
+    serialized = get_game("aton").new_initial_state(2, seed=1).serialize()
+    return Tokens(aton, osirium, finished.state, serialized)
+
+
+def _b64(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
+def _raw(token: str) -> bytes:
+    return base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+
+
+def flip_bit(token: str, index: int) -> str:
+    raw = bytearray(_raw(token))
+    raw[index] ^= 0x10
+    return _b64(bytes(raw))
+
+
+def call_error(method: Any, request: Any, **kwargs: Any) -> grpc.RpcError:
+    with pytest.raises(grpc.RpcError) as info:
+        method(request, **kwargs)
+    return info.value
+
+
+def details(err: grpc.RpcError) -> tuple[str | None, str | None]:
+    """(field of the BadRequest violation, ErrorInfo reason)."""
+    status = rpc_status.from_call(err)  # type: ignore[arg-type]
+    assert status is not None, "rich status details expected"
+    field = reason = None
+    for any_msg in status.details:
+        if any_msg.Is(error_details_pb2.BadRequest.DESCRIPTOR):
+            bad = error_details_pb2.BadRequest()
+            any_msg.Unpack(bad)
+            field = bad.field_violations[0].field
+        elif any_msg.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
+            info = error_details_pb2.ErrorInfo()
+            any_msg.Unpack(info)
+            reason = info.reason
+            assert info.domain == "heka.v1"
+    return field, reason
+
+
+def mcts(**budget: Any) -> pb.BotSettings:
+    return pb.BotSettings(kind=pb.BOT_KIND_MCTS, budget=pb.SearchBudget(**budget))
+
+
+# (id, build(stub, tokens) -> (method, request), code, message fragment, field)
+CASES: list[tuple[str, Any, grpc.StatusCode, str, str | None]] = [
+    # --- tokens ---------------------------------------------------------------------------
+    (
+        "empty token",
+        lambda s, t: (s.ApplyAction, pb.ApplyActionRequest(state="", action_id=0)),
+        INVALID,
+        "state token is empty",
+        "state",
+    ),
+    (
+        "not base64",
+        lambda s, t: (s.GetView, pb.GetViewRequest(state="this is not a token!")),
+        INVALID,
+        "not valid base64url",
+        "state",
+    ),
+    (
+        "not a heka token",
+        lambda s, t: (s.GetView, pb.GetViewRequest(state=_b64(b"x" * 60))),
+        INVALID,
+        "not a heka state token",
+        "state",
+    ),
+    (
+        "truncated token (short)",
+        lambda s, t: (s.GetView, pb.GetViewRequest(state=t.aton[:12])),
+        INVALID,
+        "truncated",
+        "state",
+    ),
+    (
+        "truncated token (tail cut)",
+        lambda s, t: (s.GetView, pb.GetViewRequest(state=_b64(_raw(t.aton)[:-7]))),
+        INVALID,
+        "signature check",
+        "state",
+    ),
+    (
+        "bit-flipped body",
+        lambda s, t: (s.ListLegalActions, pb.ListLegalActionsRequest(state=flip_bit(t.aton, 40))),
+        INVALID,
+        "signature check",
+        "state",
+    ),
+    (
+        "bit-flipped tag",
+        lambda s, t: (s.ListLegalActions, pb.ListLegalActionsRequest(state=flip_bit(t.aton, -1))),
+        INVALID,
+        "signature check",
+        "state",
+    ),
+    (
+        "bit-flipped key id",
+        lambda s, t: (s.GetView, pb.GetViewRequest(state=flip_bit(t.aton, 5))),
+        INVALID,
+        "unknown to this server",
+        "state",
+    ),
+    (
+        "bit-flipped version",
+        lambda s, t: (s.GetView, pb.GetViewRequest(state=flip_bit(t.aton, 2))),
+        INVALID,
+        "version 17 is not supported",
+        "state",
+    ),
+    (
+        "wrong-key token",
+        lambda s, t: (
+            s.ApplyAction,
+            pb.ApplyActionRequest(state=KeyRing(parse_keys(KEY_OTHER)).seal(t.aton_serialized), action_id=0),
+        ),
+        INVALID,
+        "signed with key 'other', unknown to this server",
+        "state",
+    ),
+    (
+        "signed garbage state",
+        lambda s, t: (s.GetView, pb.GetViewRequest(state=KeyRing(parse_keys(KEY1)).seal("aton:1:garbage"))),
+        INVALID,
+        "not valid",
+        "state",
+    ),
+    (
+        "token of an unknown game",
+        lambda s, t: (s.GetView, pb.GetViewRequest(state=KeyRing(parse_keys(KEY1)).seal("chess:1:xyz"))),
+        INVALID,
+        "unknown game",
+        "state",
+    ),
+    (
+        "token of the other game",
+        lambda s, t: (s.GetView, pb.GetViewRequest(state=t.osirium, game="aton")),
+        INVALID,
+        "holds a game of osirium, not aton",
+        "state",
+    ),
+    # --- actions --------------------------------------------------------------------------
+    (
+        "unknown action id",
+        lambda s, t: (s.ApplyAction, pb.ApplyActionRequest(state=t.aton, action_id=999999)),
+        INVALID,
+        "unknown action id 999999",
+        "action_id",
+    ),
+    (
+        "negative action id",
+        lambda s, t: (s.ApplyAction, pb.ApplyActionRequest(state=t.aton, action_id=-1)),
+        INVALID,
+        "unknown action id -1",
+        "action_id",
+    ),
+    (
+        "unknown action text",
+        lambda s, t: (s.ApplyAction, pb.ApplyActionRequest(state=t.aton, action_text="fly to the moon")),
+        INVALID,
+        "moon",
+        "action",
+    ),
+    (
+        "no action",
+        lambda s, t: (s.ApplyAction, pb.ApplyActionRequest(state=t.aton)),
+        INVALID,
+        "action_id or action_text",
+        "action",
+    ),
+    (
+        "move for the wrong player",
+        lambda s, t: (s.ApplyAction, pb.ApplyActionRequest(state=t.aton, action_id=0, player=1)),
+        PRECONDITION,
+        "seat 1 is not to act",
+        None,
+    ),
+    (
+        "player out of range",
+        lambda s, t: (s.ApplyAction, pb.ApplyActionRequest(state=t.aton, action_id=0, player=2)),
+        INVALID,
+        "player 2 is out of range",
+        "player",
+    ),
+    (
+        "viewer out of range",
+        lambda s, t: (s.ApplyAction, pb.ApplyActionRequest(state=t.aton, action_id=0, viewer=-1)),
+        INVALID,
+        "viewer -1 is out of range",
+        "viewer",
+    ),
+    (
+        "view of a missing seat",
+        lambda s, t: (s.GetView, pb.GetViewRequest(state=t.osirium, player=3)),
+        INVALID,
+        "this game has 3 players",
+        "player",
+    ),
+    (
+        "acting after the end",
+        lambda s, t: (s.ApplyAction, pb.ApplyActionRequest(state=t.finished, action_id=0)),
+        PRECONDITION,
+        "the game is over",
+        None,
+    ),
+    (
+        "listing actions after the end",
+        lambda s, t: (s.ListLegalActions, pb.ListLegalActionsRequest(state=t.finished)),
+        PRECONDITION,
+        "the game is over",
+        None,
+    ),
+    (
+        "bot move after the end",
+        lambda s, t: (
+            s.BotMove,
+            pb.BotMoveRequest(state=t.finished, bot=pb.BotSettings(kind=pb.BOT_KIND_RANDOM)),
+        ),
+        PRECONDITION,
+        "the game is over",
+        None,
+    ),
+    (
+        "bot move for a seat not to act",
+        lambda s, t: (
+            s.BotMove,
+            pb.BotMoveRequest(state=t.aton, player=1, bot=pb.BotSettings(kind=pb.BOT_KIND_RANDOM)),
+        ),
+        PRECONDITION,
+        "not to act",
+        None,
+    ),
+    # --- budgets --------------------------------------------------------------------------
+    (
+        "absurd iterations",
+        lambda s, t: (s.BotMove, pb.BotMoveRequest(state=t.aton, bot=mcts(iterations=10**12))),
+        INVALID,
+        "iterations must be 1..5000",
+        "bot.budget.iterations",
+    ),
+    (
+        "zero iterations",
+        lambda s, t: (s.BotMove, pb.BotMoveRequest(state=t.aton, bot=mcts(iterations=0))),
+        INVALID,
+        "iterations must be",
+        "bot.budget.iterations",
+    ),
+    (
+        "negative milliseconds",
+        lambda s, t: (s.BotMove, pb.BotMoveRequest(state=t.aton, bot=mcts(milliseconds=-5))),
+        INVALID,
+        "milliseconds must be",
+        "bot.budget.milliseconds",
+    ),
+    (
+        "absurd milliseconds",
+        lambda s, t: (s.BotMove, pb.BotMoveRequest(state=t.aton, bot=mcts(milliseconds=1e12))),
+        INVALID,
+        "milliseconds must be",
+        "bot.budget.milliseconds",
+    ),
+    (
+        "NaN milliseconds",
+        lambda s, t: (s.BotMove, pb.BotMoveRequest(state=t.aton, bot=mcts(milliseconds=float("nan")))),
+        INVALID,
+        "milliseconds must be",
+        "bot.budget.milliseconds",
+    ),
+    (
+        "empty budget",
+        lambda s, t: (s.BotMove, pb.BotMoveRequest(state=t.aton, bot=mcts())),
+        INVALID,
+        "needs iterations and/or milliseconds",
+        "bot.budget",
+    ),
+    (
+        "too many workers",
+        lambda s, t: (s.BotMove, pb.BotMoveRequest(state=t.aton, bot=pb.BotSettings(workers=64))),
+        INVALID,
+        "workers must be 1..2",
+        "bot.workers",
+    ),
+    (
+        "unknown bot kind",
+        lambda s, t: (s.BotMove, pb.BotMoveRequest(state=t.aton, bot=pb.BotSettings(kind=42))),
+        INVALID,
+        "unknown bot kind",
+        "bot.kind",
+    ),
+    (
+        "advance with no bots",
+        lambda s, t: (s.AdvanceBots, pb.AdvanceBotsRequest(state=t.aton)),
+        INVALID,
+        "at least one bot seat",
+        "bots",
+    ),
+    (
+        "advance with a seat twice",
+        lambda s, t: (
+            s.AdvanceBots,
+            pb.AdvanceBotsRequest(state=t.aton, bots=[pb.BotSeat(seat=0), pb.BotSeat(seat=0)]),
+        ),
+        INVALID,
+        "named twice",
+        "bots[1].seat",
+    ),
+    (
+        "advance bot seat out of range",
+        lambda s, t: (s.AdvanceBots, pb.AdvanceBotsRequest(state=t.aton, bots=[pb.BotSeat(seat=7)])),
+        INVALID,
+        "out of range",
+        "bots[0].seat",
+    ),
+    (
+        "advance with too many moves",
+        lambda s, t: (
+            s.AdvanceBots,
+            pb.AdvanceBotsRequest(state=t.aton, bots=[pb.BotSeat(seat=0)], max_moves=10**6),
+        ),
+        INVALID,
+        "max_moves must be",
+        "max_moves",
+    ),
+    (
+        "advance bot budget over the cap",
+        lambda s, t: (
+            s.AdvanceBots,
+            pb.AdvanceBotsRequest(state=t.aton, bots=[pb.BotSeat(seat=0, bot=mcts(iterations=10**9))]),
+        ),
+        INVALID,
+        "iterations must be",
+        "bots[0].bot.budget.iterations",
+    ),
+    # --- creation -------------------------------------------------------------------------
+    (
+        "unknown game",
+        lambda s, t: (s.CreateGame, pb.CreateGameRequest(game="chess")),
+        INVALID,
+        "unknown game 'chess'",
+        "game",
+    ),
+    ("no game", lambda s, t: (s.CreateGame, pb.CreateGameRequest()), INVALID, "game is required", "game"),
+    (
+        "aton with 3 players",
+        lambda s, t: (s.CreateGame, pb.CreateGameRequest(game="aton", num_players=3)),
+        INVALID,
+        "not 3",
+        "num_players",
+    ),
+    (
+        "osirium with 5 players",
+        lambda s, t: (s.CreateGame, pb.CreateGameRequest(game="osirium", num_players=5)),
+        INVALID,
+        "not 5",
+        "num_players",
+    ),
+    (
+        "osirium with 1 player",
+        lambda s, t: (s.CreateGame, pb.CreateGameRequest(game="osirium", num_players=1)),
+        INVALID,
+        "not 1",
+        "num_players",
+    ),
+    (
+        "negative player count",
+        lambda s, t: (s.CreateGame, pb.CreateGameRequest(game="aton", num_players=-2)),
+        INVALID,
+        "num_players must be positive",
+        "num_players",
+    ),
+    (
+        "unknown option",
+        lambda s, t: (s.CreateGame, _with_options(pb.CreateGameRequest(game="aton"), {"foo": 1})),
+        INVALID,
+        "unknown option(s) foo",
+        "options",
+    ),
+    (
+        "ill-typed option",
+        lambda s, t: (
+            s.CreateGame,
+            _with_options(pb.CreateGameRequest(game="osirium", num_players=4), {"teams": "yes"}),
+        ),
+        INVALID,
+        "teams",
+        "options",
+    ),
+    # --- trusted decode -------------------------------------------------------------------
+    (
+        "decode disabled",
+        lambda s, t: (s.DecodeState, pb.DecodeStateRequest(state=t.aton)),
+        grpc.StatusCode.PERMISSION_DENIED,
+        "DecodeState is disabled",
+        None,
+    ),
+]
+
+
+def _with_options(req: pb.CreateGameRequest, options: dict[str, Any]) -> pb.CreateGameRequest:
+    req.options.update(options)
+    return req
+
+
+@pytest.mark.parametrize(
+    ("build", "code", "fragment", "field"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+)
+def test_bad_input_catalogue(  # noqa: PLR0917
+    stub: Any, tokens: Tokens, build: Any, code: grpc.StatusCode, fragment: str, field: str | None
+) -> None:
+    method, request = build(stub, tokens)
+    err = call_error(method, request, timeout=20)
+    assert err.code() == code, err.details()
+    assert fragment in err.details()
+    got_field, reason = details(err)
+    assert got_field == field
+    assert reason  # ErrorInfo always present
+
+
+def test_illegal_action_says_how_many_legal_actions(stub: Any, tokens: Tokens) -> None:
+    legal = {a.id for a in stub.ListLegalActions(pb.ListLegalActionsRequest(state=tokens.aton)).actions}
+    n = get_game("aton").descriptor.num_distinct_actions
+    illegal = next(a for a in range(n) if a not in legal)
+    err = call_error(stub.ApplyAction, pb.ApplyActionRequest(state=tokens.aton, action_id=illegal))
+    assert err.code() == INVALID
+    assert f"{len(legal)} legal actions" in err.details()
+    assert details(err) == ("action", "ILLEGAL_ACTION")
+
+
+def test_wrong_player_has_precondition_details(stub: Any, tokens: Tokens) -> None:
+    err = call_error(stub.ApplyAction, pb.ApplyActionRequest(state=tokens.aton, action_id=0, player=1))
+    status = rpc_status.from_call(err)  # type: ignore[arg-type]
+    assert status is not None
+    found = False
+    for any_msg in status.details:
+        if any_msg.Is(error_details_pb2.PreconditionFailure.DESCRIPTOR):
+            pf = error_details_pb2.PreconditionFailure()
+            any_msg.Unpack(pf)
+            assert pf.violations[0].type == "NOT_TO_ACT"
+            found = True
+    assert found
+
+
+def test_no_bad_input_is_unknown_or_internal(stub: Any, tokens: Tokens) -> None:
+    """Garbage in every string field of every state-taking call: always a precise code."""
+    garbage = ["", "%", "A" * 5000, tokens.aton[::-1], tokens.aton + "AAAA", tokens.aton[:-1]]
+    calls = [
+        lambda g: stub.GetView(pb.GetViewRequest(state=g)),
+        lambda g: stub.ListLegalActions(pb.ListLegalActionsRequest(state=g)),
+        lambda g: stub.ApplyAction(pb.ApplyActionRequest(state=tokens.aton, action_text=g or "x")),
+        lambda g: stub.CreateGame(pb.CreateGameRequest(game=g or "?")),
+        lambda g: stub.GetView(pb.GetViewRequest(state=tokens.aton, game=g or "?")),
+    ]
+    for call in calls:
+        for g in garbage:
+            with pytest.raises(grpc.RpcError) as info:
+                call(g)
+            assert info.value.code() in (INVALID, PRECONDITION), (g[:20], info.value.details())
