@@ -31,16 +31,17 @@ def test_wilson_matches_hand_computed_values() -> None:
     assert high == pytest.approx(0.9433, abs=5e-4)
     # 50 of 100: symmetric around 1/2, 0.4038 .. 0.5962.
     low, high = wilson_interval(50, 100)
-    assert (low, high) == (pytest.approx(0.40383, abs=5e-5), pytest.approx(0.59617, abs=5e-5))
+    assert (low, high) == pytest.approx((0.40383, 0.59617), abs=5e-5)
     assert low + high == pytest.approx(1.0)
     # 190 of 200 (a 95% target): 0.9104 .. 0.9725.
     low, high = wilson_interval(190, 200)
-    assert (low, high) == (pytest.approx(0.9104, abs=5e-4), pytest.approx(0.9725, abs=5e-4))
+    assert (low, high) == pytest.approx((0.9104, 0.9725), abs=5e-4)
 
 
 def test_wilson_edges() -> None:
-    assert wilson_interval(0, 10) == (0.0, pytest.approx(0.27753, abs=1e-5))
-    assert wilson_interval(10, 10) == (pytest.approx(0.72247, abs=1e-5), 1.0)
+    assert wilson_interval(0, 10) == pytest.approx((0.0, 0.27753), abs=1e-5)
+    assert wilson_interval(10, 10) == pytest.approx((0.72247, 1.0), abs=1e-5)
+    assert wilson_interval(10, 10)[1] == 1.0 and wilson_interval(0, 10)[0] == 0.0
     assert wilson_interval(0, 0) == (0.0, 1.0)
     assert wilson_interval(2.5, 5)[0] == pytest.approx(1 - wilson_interval(2.5, 5)[1])  # fractional
     with pytest.raises(ValueError):
