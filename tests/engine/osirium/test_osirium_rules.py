@@ -666,7 +666,7 @@ def test_O8_4_round_limit() -> None:
 
 
 def test_O10_steps_and_choices_in_random_games() -> None:
-    seen = Counter()
+    seen: Counter[str] = Counter()
     for seed in range(15):
         for n, opts in ((2, {}), (4, {"teams": True})):
             s = GAME.new_initial_state(n, seed, opts)

@@ -1,0 +1,295 @@
+"""Osirium action texts, serialization, views (O6) and determinisation."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+
+import pytest
+from osirium_helpers import act, build
+
+from engine.core import ActionParseError, IllegalActionError, StateFormatError
+from engine.osirium import GAME, OsiriumState
+from engine.osirium import actions as A
+from engine.osirium.cards import RITUALS
+from engine.osirium.view import HIDDEN_SIMPLE
+
+# ---------------------------------------------------------------------------------------
+# Action ids and texts
+# ---------------------------------------------------------------------------------------
+
+
+def test_action_layout_blocks() -> None:
+    assert GAME.descriptor.num_distinct_actions == A.NUM_ACTIONS
+    assert (A.PASS, A.END, A.REFILL, A.DRAW, A.DRAW_PILE, A.BREAK) == (0, 1, 2, 4, 8, 9)
+    assert (A.CLEAR, A.ANUBIS, A.BASTET, A.SETH, A.ISIS, A.PLACE, A.CAST) == (
+        25,
+        41,
+        57,
+        61,
+        125,
+        1149,
+        2109,
+    )
+    assert A.NUM_ACTIONS == 2109 + 6 * 65535
+
+
+def test_every_non_cast_id_round_trips_and_casts_sampled() -> None:
+    for a in range(A.CAST):
+        assert GAME.string_to_action(GAME.action_to_string(a)) == a
+    rng = random.Random(1)
+    for a in [A.CAST, A.NUM_ACTIONS - 1, *rng.sample(range(A.CAST, A.NUM_ACTIONS), 3000)]:
+        info = GAME.action_info(a)
+        assert info.kind == "cast"
+        assert GAME.string_to_action(info.text) == a
+
+
+def test_action_texts_examples_and_tolerance() -> None:
+    assert GAME.action_to_string(GAME.string_to_action("place red-tee@1,2 r90")) == "place red-tee@1,2 r90"
+    assert GAME.string_to_action("  PLACE Red-Tee @ 1 , 2  R90 ") == GAME.string_to_action(
+        "place red-tee@1,2 r90"
+    )
+    # rotations giving the same arrows are one placement (the canonical, lowest rotation)
+    assert GAME.string_to_action("place blue-straight@0,0 r180") == GAME.string_to_action(
+        "place blue-straight@0,0 r0"
+    )
+    assert GAME.string_to_action("place blue-cross@0,0 r270") == GAME.string_to_action(
+        "place blue-cross@0,0 r0"
+    )
+    cast = GAME.string_to_action("cast s0 order 0,2+0,1+1,2")
+    assert GAME.action_to_string(cast) == "cast s0 order 0,1+0,2+1,2"
+    info = GAME.action_info(cast)
+    assert info.fields["principle"] == "order" and info.fields["cells"] == ((0, 1), (0, 2), (1, 2))
+    for text, kind in [
+        ("pass", "pass"),
+        ("end", "end"),
+        ("draw market2", "draw"),
+        ("draw pile", "draw"),
+        ("refill advanced", "refill"),
+        ("break 1,2", "break"),
+        ("clear 3,3", "clear"),
+        ("isis 0,1>2,3 r90", "power"),
+        ("anubis 2,2", "power"),
+        ("bastet market1", "power"),
+        ("seth 1,1 r180", "power"),
+    ]:
+        a = GAME.string_to_action(text)
+        assert GAME.action_to_string(a) == text
+        assert GAME.action_info(a).kind == kind
+    for bad in (
+        "",
+        "place red-tea@1,2 r0",
+        "place red-tee@4,0 r0",
+        "place red-tee@1,2 r45",
+        "cast s3 order 0,0",
+        "draw market4",
+        "bastet pile",
+        "isis 0,0 r0",
+        "break",
+        "fly",
+    ):
+        with pytest.raises(ActionParseError):
+            GAME.string_to_action(bad)
+    for bad_id in (-1, A.NUM_ACTIONS, True):
+        with pytest.raises(ActionParseError):
+            GAME.action_info(bad_id)
+
+
+def test_illegal_action_refused_without_change() -> None:
+    s = GAME.new_initial_state(2, 4)
+    before = s.serialize()
+    with pytest.raises(IllegalActionError):
+        s.apply_action(A.END)
+    with pytest.raises(IllegalActionError):
+        s.apply_action(A.BREAK)
+    with pytest.raises(IllegalActionError):
+        s.apply_action(GAME.string_to_action("place red-straight@0,0 r180") + 1)
+    assert s.serialize() == before
+
+
+# ---------------------------------------------------------------------------------------
+# Serialization
+# ---------------------------------------------------------------------------------------
+
+
+def _play(seed: int, n: int, steps: int, opts: dict[str, object] | None = None) -> OsiriumState:
+    s = GAME.new_initial_state(n, seed, opts)
+    rng = random.Random(seed)
+    for _ in range(steps):
+        if s.is_terminal():
+            break
+        s.apply(rng.choice(s.legal_actions()))
+    return s
+
+
+def test_serialization_round_trip_keeps_randomness_to_come() -> None:
+    for seed in range(6):
+        s = _play(seed, 2 + seed % 3, 40 * seed)
+        data = s.serialize()
+        assert data.startswith("osirium:1:")
+        r = GAME.deserialize_state(data)
+        assert r.serialize() == data and r.legal_actions() == s.legal_actions()
+        assert r.view(0) == s.view(0) and r.to_text() == s.to_text()
+        rng1, rng2 = random.Random(9), random.Random(9)
+        while not s.is_terminal():
+            s.apply(rng1.choice(s.legal_actions()))
+            r.apply(rng2.choice(r.legal_actions()))
+        assert r.serialize() == s.serialize()
+        assert r.outcome() == s.outcome()
+
+
+def _corrupt(data: str, **changes: object) -> str:
+    d = json.loads(data[len("osirium:1:") :])
+    d.update(changes)
+    return "osirium:1:" + json.dumps(d)
+
+
+def test_corrupt_serializations_raise_state_format_error() -> None:
+    s = _play(3, 3, 120)
+    data = s.serialize()
+    d = json.loads(data[len("osirium:1:") :])
+    bad = [
+        "",
+        "osirium:2:{}",
+        "aton:1:{}",
+        "osirium:1:",
+        "osirium:1:[1,2]",
+        "osirium:1:{not json",
+        data[:-3],
+        _corrupt(data, pile=d["pile"][1:]),  # an amulet missing
+        _corrupt(data, pile=[*d["pile"], 0]),  # one too many
+        _corrupt(data, pile=[*d["pile"][:-1], 99]),  # unknown type
+        _corrupt(data, simple=[*d["simple"], d["simple"][0]] if d["simple"] else [0]),  # ritual twice
+        _corrupt(data, n=7),
+        _corrupt(data, n="2"),
+        _corrupt(data, round=0),
+        _corrupt(data, phase=9),
+        _corrupt(data, cur=5),
+        _corrupt(data, rng=-1),
+        _corrupt(data, rng=True),
+        _corrupt(data, exalt=[0] * 3),
+        _corrupt(data, deities=[0, 0, 1]),
+        _corrupt(data, ankhs=[d["ankhs"][0] + 1, *d["ankhs"][1:]]),
+        _corrupt(data, board=[3, *d["board"][1:]]),  # a non-canonical or extra amulet
+        _corrupt(data, teams=True),
+        _corrupt(data, extra=1),
+        _corrupt(data, cast=[0, 1, 1, -1]),
+    ]
+    for b in bad:
+        with pytest.raises(StateFormatError):
+            GAME.deserialize_state(b)
+    assert GAME.deserialize_state(data).serialize() == data
+
+
+# ---------------------------------------------------------------------------------------
+# Views (O6)
+# ---------------------------------------------------------------------------------------
+
+
+def test_O6_views_show_own_private_cards_only() -> None:
+    s = GAME.new_initial_state(3, 11)
+    pub = s.view(None)
+    assert pub.hand is None and pub.exaltations == (-1, -1, -1)
+    assert all(row[2] == HIDDEN_SIMPLE for row in pub.rituals)
+    assert pub.hand_sizes == (4, 4, 4) and pub.draw_pile_size == 44
+    v1 = s.view(1)
+    assert v1.exaltations[1] == s.exalt[1] and v1.exaltations[0] == -1
+    assert v1.rituals[1][2] == s.slots[1][2] and v1.rituals[0][2] == HIDDEN_SIMPLE
+    assert v1.rituals[0][:2] == tuple(s.slots[0][:2])  # face-up rituals are public
+    assert v1.hand is not None and len(v1.hand) == 4
+    json.dumps(v1.to_dict())
+    text = v1.to_text()
+    assert "your hand" in text and "s2: (face down, simple)" in text
+
+
+def test_O6_nothing_hidden_leaks_into_a_view() -> None:
+    # Changing everything hidden from seat 0 does not change seat 0's view.
+    s = _play(5, 3, 150)
+    base = s.view(0)
+    t = s.clone()
+    pool = list(reversed(s.pile + s.hands[1] + s.hands[2]))
+    k1, k2 = len(s.hands[1]), len(s.hands[2])
+    t.hands[1], t.hands[2], t.pile = pool[:k1], pool[k1 : k1 + k2], pool[k1 + k2 :]
+    assert (t.hands[1], t.hands[2]) != (s.hands[1], s.hands[2])
+    t.simple.reverse()
+    t.advanced.reverse()
+    t.exalt[1], t.exalt[2] = s.exalt[2], s.exalt[1]
+    t.rng.state ^= 12345
+    assert t.view(0) == base
+    assert t.view(0).to_text() == base.to_text()
+    # ... and the public view does not contain any hand, exaltation or face-down ritual.
+    d = json.dumps(s.view(None).to_dict())
+    assert '"hand": null' in d
+
+
+def test_O6_board_drawing_shows_colours_and_arrows() -> None:
+    s = build(board={"0,0": "red-tee r90", "3,3": "blue-single r180"})
+    text = s.view(None).to_text()
+    lines = text.splitlines()
+    grid = next(ln for ln in lines if ln.startswith(" 0 |"))
+    assert grid.startswith(" 0 |< R >|")
+    assert "  v  " in text and "  B  " in text
+
+
+# ---------------------------------------------------------------------------------------
+# Determinisation
+# ---------------------------------------------------------------------------------------
+
+
+def test_sample_keeps_the_view_and_redeals_the_hidden() -> None:
+    for seed in range(8):
+        s = _play(seed, 2 + seed % 3, 30 + 25 * seed, {"teams": True} if seed % 3 == 2 else None)
+        for p in range(s.n):
+            rng = random.Random(seed * 10 + p)
+            t = s.sample_consistent_state(p, rng)
+            t.validate()
+            assert t.view(p) == s.view(p)
+            if not s.is_terminal() and p == s.current_player():
+                assert t.legal_actions() == s.legal_actions()
+            # public parts are identical
+            assert t.board_t == s.board_t and t.market == s.market and t.discard == s.discard
+
+
+def test_determinisation_is_uniform_over_hidden_cards() -> None:
+    s = GAME.new_initial_state(2, 21)
+    unknown = Counter(s.pile + s.hands[1])  # what seat 0 cannot see
+    total = sum(unknown.values())
+    rng = random.Random(5)
+    trials = 3000
+    seen: Counter[int] = Counter()
+    exalts: Counter[int] = Counter()
+    faces: Counter[int] = Counter()
+    for _ in range(trials):
+        t = s.sample_consistent_state(0, rng)
+        assert Counter(t.pile + t.hands[1]) == unknown
+        assert t.hands[0] == s.hands[0] and t.exalt[0] == s.exalt[0] and t.slots[0] == s.slots[0]
+        seen.update(t.hands[1])
+        exalts[t.exalt[1]] += 1
+        faces[t.slots[1][2]] += 1
+    # each unknown card lands in seat 1's hand with probability 4/total (per copy)
+    for ty, k in unknown.items():
+        expect = trials * 4 * k / total
+        assert abs(seen[ty] - expect) < 5 * expect**0.5 + 5, (ty, seen[ty], expect)
+    # seat 1's exaltation is uniform over the 9 others
+    assert set(exalts) == set(range(10)) - {s.exalt[0]}
+    assert max(exalts.values()) - min(exalts.values()) < 0.35 * trials / 9
+    # seat 1's face-down ritual is uniform over the simple rituals seat 0 cannot see
+    pool = set(s.simple) | {s.slots[1][2]}
+    assert set(faces) == pool and all(not RITUALS[r].advanced for r in faces)
+    assert max(faces.values()) - min(faces.values()) < 0.4 * trials / len(pool)
+
+
+def test_terminal_sample_keeps_revealed_exaltations() -> None:
+    s = _play(2, 2, 10_000)
+    assert s.is_terminal()
+    t = s.sample_consistent_state(0, random.Random(1))
+    assert t.exalt == s.exalt and t.view(0) == s.view(0) and t.outcome() == s.outcome()
+
+
+def test_events_hide_private_draws_from_others() -> None:
+    s = GAME.new_initial_state(2, 8)
+    ev = act(s, "pass")
+    private = [e for e in ev if e.visible_to is not None]
+    assert private and all(e.visible_to == (0,) and not e.is_visible_to(1) for e in private)
+    assert any(e.kind == "pass" and e.visible_to is None for e in ev)
