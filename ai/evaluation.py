@@ -16,8 +16,12 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Callable, Sequence
+from typing import Any
 
+from engine.aton import board
 from engine.core import State
+from engine.osirium.board import RITUAL_SIG, TYPE_COLOUR
+from engine.osirium.cards import COLOURS, EXALTATIONS, ORDER, RITUALS, RITUALS_TO_END
 
 #: An evaluator: per-seat estimated returns in [-1, 1] of a non-terminal state.
 Evaluator = Callable[[State], Sequence[float]]
@@ -128,8 +132,6 @@ _Ints = tuple[int, ...]
 
 
 def _aton_tables() -> tuple[_Ints, _Ints, _Ints, _Ints, _Ints]:
-    from engine.aton import board
-
     kind = [0] * board.NUM_SQUARES  # 1 yellow, 2 green, 3 grey, 4 blue, 5 bonus
     for sq in board.YELLOW:
         kind[sq] = 1
@@ -215,3 +217,78 @@ def aton_evaluate(state: State) -> tuple[float, ...]:
 
 _ATON = _aton_tables()
 register_evaluator("aton", aton_evaluate, default_cutoff=30)
+
+
+# ---------------------------------------------------------------------------------------
+# Osirium
+# ---------------------------------------------------------------------------------------
+
+#: Scale of the Osirium advantage (in Ankhs) mapped through tanh.
+OSIRIUM_SCALE = 8.0
+
+
+def _exaltation_progress(state: Any, p: int) -> float:
+    """Fraction in [0, 1] of seat ``p``'s exaltation condition achieved (O1.5)."""
+    x = EXALTATIONS[state.exalt[p]]
+    done: list[int] = state.completed[p]
+    broken: list[int] = state.broken[p]
+    amount = float(x.amount)
+    kind = x.kind
+    if kind == "all_order":
+        if any(c % 2 != ORDER for c in done):
+            return 0.0
+        return min(1.0, len(done) / amount)
+    if kind == "chaos":
+        return min(1.0, sum(1 for c in done if c % 2 != ORDER) / amount)
+    if kind == "broken_colour":
+        return min(1.0, sum(1 for t in broken if TYPE_COLOUR[t] == x.colour) / amount)
+    if kind == "broken_all_colours":
+        return len({TYPE_COLOUR[t] for t in broken}) / len(COLOURS)
+    if kind == "advanced":
+        return min(1.0, sum(1 for c in done if RITUALS[c // 2].advanced) / amount)
+    if kind == "ritual_size":
+        return 1.0 if any(RITUALS[c // 2].size >= x.amount for c in done) else 0.0
+    if kind == "last_word":
+        return 1.0 if state.ended_by == p else 0.5 * len(done) / RITUALS_TO_END
+    return 0.0
+
+
+def osirium_evaluate(state: State) -> tuple[float, ...]:
+    """Osirium heuristic (per-seat returns in (-1, 1)).
+
+    Reads ``ankhs``, ``broken``, ``completed``, ``slots``, ``exalt``, ``cur``, ``n``,
+    ``ended_by`` and the board's connected sets (``_sig_sets()``) of the determinised state
+    (engine/osirium/state.py). Each seat's estimate, in Ankhs, is
+
+    * its score so far (ritual Ankhs + 1 per broken amulet, O8.2);
+    * plus its exaltation's Ankhs times its progress (full when met, half the fraction
+      achieved otherwise, O1.5);
+    * plus, for each ritual on its deity board castable on the board now, its Order Ankhs
+      times 0.6 for the seat to move, 0.3 for the others (someone may take the set first).
+
+    A seat's value is ``tanh((estimate - best other estimate) / 8)``; with teams (O9.3) the
+    search averages partners' values.
+    """
+    s: Any = state
+    n: int = s.n
+    sets = s._sig_sets() if s.links else {}
+    est: list[float] = []
+    for p in range(n):
+        v = float(s.ankhs[p] + len(s.broken[p]))
+        frac = _exaltation_progress(s, p)
+        ank = EXALTATIONS[s.exalt[p]].ankhs
+        v += ank if frac >= 1.0 else 0.5 * ank * frac
+        if sets:
+            w = 0.6 if p == s.cur else 0.3
+            for rid in s.slots[p]:
+                if rid >= 0 and RITUAL_SIG[rid] in sets:
+                    v += w * RITUALS[rid].order_ankhs
+        est.append(v)
+    out = []
+    for p in range(n):
+        best_other = max(est[q] for q in range(n) if q != p)
+        out.append(math.tanh((est[p] - best_other) / OSIRIUM_SCALE))
+    return tuple(out)
+
+
+register_evaluator("osirium", osirium_evaluate)
