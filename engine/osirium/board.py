@@ -153,7 +153,7 @@ MIN_SET = min(r.size for r in RITUALS)
 MAX_SET = max(r.size for r in RITUALS)
 _HIGHER: tuple[int, ...] = tuple(FULL & ~((2 << v) - 1) for v in range(CELLS))
 _SETS_MEMO: dict[int, tuple[int, ...]] = {}
-_MEMO_LIMIT = 200_000
+_MEMO_LIMIT = 50_000
 
 
 def _enumerate_sets(links: int) -> tuple[int, ...]:
