@@ -1,0 +1,312 @@
+"""Operations: deadlines, capacity, health, reflection, metrics, shutdown, keys, decoding."""
+
+from __future__ import annotations
+
+import threading
+import time
+import urllib.request
+from typing import Any
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+from prometheus_client.parser import text_string_to_metric_families
+from service_helpers import KEY1, KEY2, ServerProcess
+
+from service.envelope import KeyRing, parse_keys
+from service.gen.heka.v1 import game_service_pb2 as pb
+
+SERVICE = "heka.v1.GameService"
+
+
+def slow_mcts(ms: float = 8000) -> pb.BotSettings:
+    return pb.BotSettings(kind=pb.BOT_KIND_MCTS, budget=pb.SearchBudget(milliseconds=ms), seed=1)
+
+
+def legal_ids(stub: Any, token: str) -> set[int]:
+    return {a.id for a in stub.ListLegalActions(pb.ListLegalActionsRequest(state=token)).actions}
+
+
+def health_status(server: ServerProcess, service: str = "") -> int:
+    stub = health_pb2_grpc.HealthStub(server.channel)
+    return int(stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=5).status)
+
+
+def scrape(server: ServerProcess) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    with urllib.request.urlopen(f"http://127.0.0.1:{server.metrics_port}/metrics", timeout=10) as resp:
+        text = resp.read().decode()
+    samples: dict[tuple[str, tuple[tuple[str, str], ...]], float] = {}
+    for family in text_string_to_metric_families(text):
+        for s in family.samples:
+            samples[(s.name, tuple(sorted(s.labels.items())))] = s.value
+    return samples
+
+
+def total(samples: dict[Any, float], name: str, **labels: str) -> float:
+    want = set(labels.items())
+    return sum(v for (n, lab), v in samples.items() if n == name and want <= set(lab))
+
+
+# ---------------------------------------------------------------------------------------
+# Deadlines
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("timeout", [0.25, 0.6, 1.5])
+def test_short_deadline_gives_a_legal_move_or_deadline_exceeded_never_late(stub: Any, timeout: float) -> None:
+    """A search budget far beyond the call's deadline: the server cuts the search short
+    (deadline minus a margin), so the answer is a legal move, or DEADLINE_EXCEEDED."""
+    token = stub.CreateGame(pb.CreateGameRequest(game="osirium", num_players=2, seed=4)).state
+    start = time.monotonic()
+    try:
+        resp = stub.BotMove(pb.BotMoveRequest(state=token, bot=slow_mcts()), timeout=timeout)
+    except grpc.RpcError as err:
+        assert err.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    else:
+        assert resp.action.id in legal_ids(stub, token)
+        assert resp.diagnostics.interrupted
+    # gRPC enforces the deadline on the client: nothing arrives after it.
+    assert time.monotonic() - start < timeout + 1.0
+
+
+def test_expired_deadline_is_deadline_exceeded(stub: Any) -> None:
+    token = stub.CreateGame(pb.CreateGameRequest(game="aton", seed=4)).state
+    with pytest.raises(grpc.RpcError) as info:
+        stub.BotMove(pb.BotMoveRequest(state=token, bot=slow_mcts()), timeout=0.0001)
+    assert info.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+
+
+def test_advance_bots_stops_at_the_deadline(stub: Any) -> None:
+    token = stub.CreateGame(pb.CreateGameRequest(game="aton", seed=4)).state
+    bots = [pb.BotSeat(seat=s, bot=slow_mcts(300)) for s in (0, 1)]
+    try:
+        resp = stub.AdvanceBots(pb.AdvanceBotsRequest(state=token, bots=bots), timeout=1.5)
+    except grpc.RpcError as err:
+        assert err.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    else:
+        assert resp.stop_reason in (pb.STOP_REASON_DEADLINE, pb.STOP_REASON_GAME_OVER)
+        assert resp.turns
+
+
+# ---------------------------------------------------------------------------------------
+# Capacity, health under load, graceful shutdown (a dedicated one-worker server)
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def tight_server(start_server: Any) -> ServerProcess:
+    server: ServerProcess = start_server(
+        "--search-workers",
+        "1",
+        "--max-concurrent-searches",
+        "1",
+        "--grace-seconds",
+        "20",
+        "--shutdown-delay-seconds",
+        "1.0",
+        HEKA_STATE_KEYS=KEY1,
+    )
+    return server
+
+
+def _wait_in_flight(server: ServerProcess, n: int) -> None:
+    end = time.monotonic() + 10
+    while time.monotonic() < end:
+        if total(scrape(server), "heka_searches_in_flight") >= n:
+            return
+        time.sleep(0.05)
+    raise AssertionError("search never started")
+
+
+def test_full_capacity_is_resource_exhausted_at_once_and_health_stays_serving(
+    tight_server: ServerProcess,
+) -> None:
+    stub = tight_server.stub
+    token = stub.CreateGame(pb.CreateGameRequest(game="aton", seed=2)).state
+    long_call = stub.BotMove.future(pb.BotMoveRequest(state=token, bot=slow_mcts(2500)), timeout=30)
+    _wait_in_flight(tight_server, 1)
+    start = time.monotonic()
+    with pytest.raises(grpc.RpcError) as info:
+        stub.BotMove(pb.BotMoveRequest(state=token, bot=slow_mcts(100)), timeout=10)
+    refused_after = time.monotonic() - start
+    assert info.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert "search slots are busy" in info.value.details()
+    assert refused_after < 2.0  # refused, not queued behind the 2.5 s search
+    # Cheap calls and health keep answering while the worker searches.
+    assert legal_ids(stub, token)
+    assert health_status(tight_server) == health_pb2.HealthCheckResponse.SERVING
+    assert health_status(tight_server, SERVICE) == health_pb2.HealthCheckResponse.SERVING
+    # Random bots run inline, without a search slot.
+    stub.BotMove(pb.BotMoveRequest(state=token, bot=pb.BotSettings(kind=pb.BOT_KIND_RANDOM)))
+    assert long_call.result().action.id in legal_ids(stub, token)
+    samples = scrape(tight_server)
+    assert total(samples, "heka_searches_rejected_total", reason="capacity") >= 1
+
+
+def test_sigterm_drains_in_flight_call_and_exits_zero(tight_server: ServerProcess) -> None:
+    stub = tight_server.stub
+    token = stub.CreateGame(pb.CreateGameRequest(game="aton", seed=2)).state
+    call = stub.BotMove.future(pb.BotMoveRequest(state=token, bot=slow_mcts(2500)), timeout=30)
+    _wait_in_flight(tight_server, 1)
+    tight_server.proc.send_signal(15)
+    # During the shutdown delay health says NOT_SERVING (for the service and overall).
+    time.sleep(0.3)
+    assert health_status(tight_server) == health_pb2.HealthCheckResponse.NOT_SERVING
+    assert health_status(tight_server, SERVICE) == health_pb2.HealthCheckResponse.NOT_SERVING
+    # The call in flight completes normally.
+    resp = call.result()
+    assert resp.action.id >= 0
+    assert tight_server.proc.wait(timeout=30) == 0
+    events = [line.get("event") for line in tight_server.log_lines()]
+    assert "draining" in events and "stopped" in events
+
+
+# ---------------------------------------------------------------------------------------
+# Health, reflection, metrics, access logs
+# ---------------------------------------------------------------------------------------
+
+
+def test_health_serving(server: ServerProcess) -> None:
+    assert health_status(server) == health_pb2.HealthCheckResponse.SERVING
+    assert health_status(server, SERVICE) == health_pb2.HealthCheckResponse.SERVING
+
+
+def test_reflection_lists_the_service(server: ServerProcess) -> None:
+    stub = reflection_pb2_grpc.ServerReflectionStub(server.channel)
+    responses = stub.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(list_services="")]))
+    names = {s.name for r in responses for s in r.list_services_response.service}
+    assert SERVICE in names and "grpc.health.v1.Health" in names
+    req = reflection_pb2.ServerReflectionRequest(file_containing_symbol=SERVICE)
+    (resp,) = list(stub.ServerReflectionInfo(iter([req])))
+    assert resp.file_descriptor_response.file_descriptor_proto
+
+
+def test_metrics_move_with_calls(server: ServerProcess) -> None:
+    stub = server.stub
+    before = scrape(server)
+    token = stub.CreateGame(pb.CreateGameRequest(game="aton", seed=31)).state
+    stub.ListLegalActions(pb.ListLegalActionsRequest(state=token))
+    bot = pb.BotSettings(kind=pb.BOT_KIND_MCTS, budget=pb.SearchBudget(iterations=25), seed=3)
+    stub.BotMove(pb.BotMoveRequest(state=token, bot=bot, apply=True))
+    with pytest.raises(grpc.RpcError):
+        stub.GetView(pb.GetViewRequest(state="bogus!"))
+    rnd = pb.BotSettings(kind=pb.BOT_KIND_RANDOM)
+    stub.AdvanceBots(
+        pb.AdvanceBotsRequest(state=token, bots=[pb.BotSeat(seat=0, bot=rnd), pb.BotSeat(seat=1, bot=rnd)])
+    )
+    after = scrape(server)
+
+    def delta(name: str, **labels: str) -> float:
+        return total(after, name, **labels) - total(before, name, **labels)
+
+    svc = {"grpc_service": SERVICE}
+    assert delta("heka_grpc_server_started_total", grpc_method="CreateGame", **svc) == 1
+    assert delta("heka_grpc_server_handled_total", grpc_method="CreateGame", grpc_code="OK", **svc) == 1
+    assert (
+        delta("heka_grpc_server_handled_total", grpc_method="GetView", grpc_code="INVALID_ARGUMENT", **svc)
+        == 1
+    )
+    assert delta("heka_grpc_server_handling_seconds_count", grpc_method="ListLegalActions", **svc) == 1
+    assert delta("heka_invalid_requests_total", reason="bad_token") == 1
+    assert delta("heka_games_created_total", game="aton") == 1
+    assert delta("heka_games_finished_total", game="aton") == 1
+    assert delta("heka_actions_applied_total", game="aton") >= 10
+    # The search ran in a worker process: multiprocess mode aggregates its samples.
+    assert delta("heka_searches_total", game="aton", bot="mcts:custom") == 1
+    assert delta("heka_search_iterations_total", game="aton", bot="mcts:custom") == 25
+    assert delta("heka_search_duration_seconds_count", game="aton", bot="mcts:custom") == 1
+    assert delta("heka_searches_total", game="aton", bot="random") >= 10
+    assert total(after, "heka_searches_in_flight") == 0
+    buckets = {dict(lab).get("le") for (n, lab) in after if n == "heka_grpc_server_handling_seconds_bucket"}
+    assert "60.0" in buckets
+
+
+def test_access_log_has_one_json_line_per_rpc(server: ServerProcess) -> None:
+    server.stub.ListGames(pb.ListGamesRequest())
+    time.sleep(0.2)
+    lines = [x for x in server.log_lines() if x.get("method") == f"/{SERVICE}/ListGames"]
+    assert lines
+    line = lines[-1]
+    assert line["code"] == "OK" and line["duration_ms"] >= 0 and "peer" in line
+
+
+# ---------------------------------------------------------------------------------------
+# Keys: rotation, encryption, trusted decoding
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def rotated_server(start_server: Any) -> ServerProcess:
+    """Signs with k2 (new), still verifies k1 (old); encrypts; decodes for trusted callers."""
+    server: ServerProcess = start_server(
+        "--search-workers",
+        "1",
+        "--trusted-decode",
+        "--encrypt-state",
+        HEKA_STATE_KEYS=f"{KEY2},{KEY1}",
+    )
+    return server
+
+
+def test_key_rotation_old_tokens_verify_new_tokens_use_new_key(
+    server: ServerProcess, rotated_server: ServerProcess
+) -> None:
+    old = server.stub.CreateGame(pb.CreateGameRequest(game="aton", seed=12)).state
+    # The rotated server accepts the k1 token and answers with a k2 token...
+    legal = rotated_server.stub.ListLegalActions(pb.ListLegalActionsRequest(state=old)).actions
+    new = rotated_server.stub.ApplyAction(pb.ApplyActionRequest(state=old, action_id=legal[0].id)).state
+    decoded = rotated_server.stub.DecodeState(pb.DecodeStateRequest(state=new))
+    assert decoded.key_id == "k2" and decoded.encrypted and decoded.token_version == 1
+    assert decoded.serialized.startswith("aton:")
+    assert decoded.text
+    # ...which a server that only knows k1 refuses as foreign.
+    with pytest.raises(grpc.RpcError) as info:
+        server.stub.GetView(pb.GetViewRequest(state=new))
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "signed with key 'k2', unknown to this server" in info.value.details()
+
+
+def test_encrypted_tokens_hide_the_state(rotated_server: ServerProcess) -> None:
+    token = rotated_server.stub.CreateGame(pb.CreateGameRequest(game="aton", seed=12)).state
+    decoded = rotated_server.stub.DecodeState(pb.DecodeStateRequest(state=token))
+    ring = KeyRing(parse_keys(KEY2))
+    opened = ring.open(token)
+    assert opened.encrypted and opened.serialized == decoded.serialized
+    import base64
+
+    raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+    assert b"aton:" not in raw and decoded.serialized.encode()[10:40] not in raw
+
+
+def test_ephemeral_key_warns(start_server: Any) -> None:
+    server: ServerProcess = start_server("--search-workers", "1", "--no-reflection")
+    assert server.info["ephemeral_key"] is True
+    assert any(x.get("event") == "ephemeral_key" and x["level"] == "warning" for x in server.log_lines())
+    token = server.stub.CreateGame(pb.CreateGameRequest(game="aton")).state
+    assert server.stub.GetView(pb.GetViewRequest(state=token)).view.text
+    stub = reflection_pb2_grpc.ServerReflectionStub(server.channel)
+    with pytest.raises(grpc.RpcError) as info:
+        list(stub.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(list_services="")])))
+    assert info.value.code() == grpc.StatusCode.UNIMPLEMENTED
+    assert server.stop() == 0
+
+
+def test_many_concurrent_cheap_calls(stub: Any) -> None:
+    token = stub.CreateGame(pb.CreateGameRequest(game="osirium", num_players=4, seed=2)).state
+    errors: list[BaseException] = []
+
+    def worker() -> None:
+        try:
+            for _ in range(20):
+                legal = stub.ListLegalActions(pb.ListLegalActionsRequest(state=token)).actions
+                stub.ApplyAction(pb.ApplyActionRequest(state=token, action_id=legal[0].id))
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
