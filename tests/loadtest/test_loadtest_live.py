@@ -1,0 +1,152 @@
+"""A short load test of a real ``heka serve`` on loopback (a few seconds per scenario):
+zero errors and a sane report. Not a speed test: nothing here asserts on timing."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from service import cli
+
+HEKA = str(Path(sys.executable).parent / "heka")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    import grpc
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    tmp = tmp_path_factory.mktemp("live")
+    port, metrics_port = _free_port(), _free_port()
+    env = {
+        **os.environ,
+        "HEKA_PORT": str(port),
+        "HEKA_METRICS_PORT": str(metrics_port),
+        "HEKA_METRICS_DIR": str(tmp / "metrics"),
+        "HEKA_SEARCH_WORKERS": "1",
+        "HEKA_MAX_CONCURRENT_SEARCHES": "2",
+        "HEKA_ACCESS_LOG": "false",
+        "HEKA_GRACE_SECONDS": "5",
+    }
+    log = open(tmp / "server.log", "wb")  # noqa: SIM115 - closed at teardown
+    proc = subprocess.Popen([HEKA, "serve"], env=env, stdout=log, stderr=subprocess.STDOUT)
+    target = f"127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    with grpc.insecure_channel(target) as channel:
+        stub = health_pb2_grpc.HealthStub(channel)
+        while True:
+            assert proc.poll() is None, (tmp / "server.log").read_text()
+            try:
+                reply = stub.Check(health_pb2.HealthCheckRequest(service="heka.v1.GameService"), timeout=1)
+                if reply.status == health_pb2.HealthCheckResponse.SERVING:
+                    break
+            except grpc.RpcError:
+                pass
+            assert time.monotonic() < deadline, (tmp / "server.log").read_text()
+            time.sleep(0.3)
+    yield target
+    proc.send_signal(signal.SIGTERM)
+    try:
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        log.close()
+
+
+def loadtest(capsys, *args: str) -> tuple[int, dict]:
+    code = cli.main(["loadtest", *args, "--json", "--no-progress"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def assert_sane(report: dict, methods: set[str]) -> None:
+    assert report["errors"] == 0, report["error_distribution"]
+    assert report["rpcs"] > 0
+    assert report["status_codes"] == {"OK": report["rpcs"]}
+    assert set(report["methods"]) == methods
+    assert sum(m["count"] for m in report["methods"].values()) == report["rpcs"]
+    for name, m in report["methods"].items():
+        assert 0 < m["min"] <= m["p50"] <= m["p90"] <= m["p95"] <= m["p99"] <= m["max"], name
+        assert sum(c for _, c in m["histogram"]) == m["count"]
+    assert report["rate"] > 0
+
+
+def test_cheap_calls_at_a_fixed_rate(server, capsys):
+    code, report = loadtest(
+        capsys,
+        "--target",
+        server,
+        "--scenario",
+        "cheap",
+        "--rate",
+        "40",
+        "--duration",
+        "2s",
+        "--connections",
+        "3",
+        "--game",
+        "aton",
+        "--game",
+        "osirium",
+    )
+    assert code == 0
+    assert_sane(report, {"ListGames", "CreateGame", "GetView", "ListLegalActions", "ApplyAction"})
+    assert report["tasks"]["started"] == 80 == report["tasks"]["completed"] == report["rpcs"]
+
+
+def test_frontends_play_complete_games(server, capsys):
+    code, report = loadtest(
+        capsys,
+        "--target",
+        server,
+        "--scenario",
+        "play",
+        "--bot",
+        "greedy",
+        "--concurrency",
+        "2",
+        "--duration",
+        "3s",
+        "--game",
+        "aton",
+    )
+    assert code == 0
+    assert_sane(report, {"CreateGame", "ListLegalActions", "ApplyAction", "AdvanceBots"})
+    assert report["tasks"]["completed"] >= 1  # at least one game played to its end
+    assert report["tasks"]["failed"] == 0
+
+
+def test_bot_moves_at_a_difficulty(server, capsys):
+    code, report = loadtest(
+        capsys,
+        "--target",
+        server,
+        "--scenario",
+        "bot",
+        "--difficulty",
+        "easy",
+        "--concurrency",
+        "1",
+        "--duration",
+        "2s",
+        "--pool",
+        "4",
+    )
+    assert code == 0
+    assert_sane(report, {"BotMove"})
+    assert report["settings"]["difficulty"] == "easy"
+    assert report["settings"]["setup_rpcs"] >= 4 * 2  # pool: CreateGame + ListLegalActions at least
