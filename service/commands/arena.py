@@ -75,9 +75,9 @@ class ProgressBar:
     """Games done / total, rate and ETA on one stderr line. On a terminal it redraws in place
     (at most 10 times a second); otherwise (a log file) it prints a line every 5% or minute."""
 
-    def __init__(self, total: int, stream: TextIO = sys.stderr, enabled: bool = True) -> None:
+    def __init__(self, total: int, stream: TextIO | None = None, enabled: bool = True) -> None:
         self.total = max(total, 1)
-        self.stream = stream
+        self.stream = stream = stream if stream is not None else sys.stderr
         self.enabled = enabled
         self.tty = stream.isatty()
         self.start = time.monotonic()
@@ -124,7 +124,7 @@ def dump_json(data: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ai.api import BotSpecError
+    from ai.api import BotSpecError, make_bot
     from ai.arena import ArenaConfig, ArenaError, expected_block_note, make_pairings, run_arena
     from engine import EngineError, get_game
 
@@ -145,6 +145,10 @@ def run(args: argparse.Namespace) -> int:
         game = get_game(config.game)
         players = game.new_initial_state(config.players, 0, config.game_options()).num_players
         pairings = make_pairings(specs, players, teams=args.teams, lineup=args.lineup)
+        for spec in specs:
+            make_bot(spec)
+        if args.games < 1:
+            raise ArenaError("--games must be at least 1")
     except (EngineError, ArenaError, BotSpecError, ValueError) as exc:
         print(f"heka arena: {exc}", file=sys.stderr)
         return 2

@@ -1,0 +1,72 @@
+"""`heka arena` end to end: table, ratings, JSON, settings errors."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from service.cli import main
+
+
+def test_arena_aton_prints_the_table_and_writes_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "out" / "arena.json"
+    code = main(["arena", "--game", "aton", "--bots", "greedy,random", "--games", "6", "--seed", "2",
+                 "--workers", "2", "--json", str(path), "--no-progress"])
+    assert code == 0
+    out = capsys.readouterr().out
+    row = re.search(r"greedy vs random\s+6\s+([\d.]+)% \[", out)
+    assert row is not None
+    assert "Elo (Bradley–Terry" in out and "random = 0" in out
+    data = json.loads(path.read_text())
+    assert data["game"] == "aton" and data["bots"] == ["greedy", "random"]
+    assert data["games_played"] == 6 and len(data["games"]) == 6
+    (pairing,) = data["pairings"]
+    assert sum(pairing[k]["successes"] for k in ("a_wins", "draws", "b_wins")) == 6
+    assert float(row.group(1)) == pytest.approx(100 * pairing["a_wins"]["rate"], abs=0.05)
+    seats = [tuple(g["seats"]) for g in data["games"]]
+    assert seats.count(("greedy", "random")) == seats.count(("random", "greedy")) == 3
+    names = {r["name"]: r for r in data["ratings"]["bots"]}
+    assert names["random"]["elo"] == 0.0 and names["greedy"]["elo"] > 0
+    assert all("deal_seed" in g and "bot_seed" in g for g in data["games"])
+
+
+def test_arena_four_player_one_vs_rest(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["arena", "--game", "osirium", "--players", "4", "--bots", "greedy,random", "--games", "4",
+                 "--lineup", "one-vs-rest", "--seed", "1", "--no-progress"])
+    assert code == 0
+    captured = capsys.readouterr()
+    assert "osirium, 4 players: 4/4 games, lineup one-vs-rest" in captured.out
+    assert "1 pairing(s) x 4 games" in captured.err
+
+
+def test_arena_progress_bar_goes_to_stderr(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["arena", "--game", "aton", "--bots", "random,greedy", "--games", "3", "--seed", "1"]) == 0
+    captured = capsys.readouterr()
+    assert "3/3 games" in captured.err and "eta" in captured.err
+    assert "games  " not in captured.out.split("pairing")[0]
+    # 3 games per pairing cannot balance the two seats: the arena says so.
+    assert "not a multiple of the seat block length" in captured.err
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--game", "chess", "--bots", "random,greedy"], "unknown game"),
+        (["--game", "aton", "--bots", "random"], "at least two"),
+        (["--game", "aton", "--bots", "random,random"], "distinct"),
+        (["--game", "aton", "--bots", "random,wizard"], "unknown bot kind"),
+        (["--game", "aton", "--bots", "random,greedy", "--players", "3"], "players"),
+        (["--game", "aton", "--bots", "random,greedy", "--games", "0"], "at least 1"),
+        (["--game", "osirium", "--bots", "random,greedy", "--teams"], "4 players"),
+    ],
+)
+def test_arena_rejects_bad_settings(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["arena", *args, "--no-progress"]) == 2
+    assert message in capsys.readouterr().err
