@@ -302,7 +302,8 @@ class AtonState(State):
             self.hand[p] = []
             if ev is not None:
                 ev.append(Event("arranged", f"seat {p} commits their arrangement", p))
-                ev.append(Event("arrangement", f"seat {p} arranges {self.cart[p]} on cartouches 1-4",
+                ev.append(Event("arrangement", f"seat {p} arranges {''.join(map(str, self.cart[p]))} "
+                                "on cartouches 1-4",
                                 p, {"values": tuple(self.cart[p])}, visible_to=(p,)))
             if p == 0:
                 self.cur = 1
@@ -414,7 +415,7 @@ class AtonState(State):
         if ev is not None:
             who = [p for p in (0, 1) if self.exch[p]]
             decided = [p for p in (0, 1) if self.xdec[p] >= 0]
-            text = ("exchange: " + ", ".join(f"seat {p} {'exchanges' if self.exch[p] else 'keeps'}"
+            text = ("exchange decisions: " + ", ".join(f"seat {p} {'exchanges' if self.exch[p] else 'keeps'}"
                                             for p in decided))
             ev.append(Event("exchange", text, None,
                             {"exchanged": tuple(bool(self.exch[p]) for p in (0, 1)),
@@ -453,6 +454,9 @@ class AtonState(State):
         self.rev[0] = self.rev[1] = 2
         x = c0[1]
         y = c1[1]
+        if ev is not None:
+            ev.append(Event("reveal_cartouche_2", f"cartouche 2: seat 0 shows {x}, seat 1 shows {y}", None,
+                            {"cards": (x, y)}))
         if x != y:  # A5.1
             first = 0 if x < y else 1
             why = "cartouche2"
@@ -465,8 +469,6 @@ class AtonState(State):
         self.first = first
         self.step = 0
         if ev is not None:
-            ev.append(Event("reveal_cartouche_2", f"cartouche 2: seat 0 shows {x}, seat 1 shows {y}", None,
-                            {"cards": (x, y)}))
             because = {"cartouche2": "lower cartouche 2", "war": "war",
                        "cartouche1": "equal cartouche 2, lower cartouche 1"}[why]
             ev.append(Event("order", f"seat {first} acts first ({because})", first,
@@ -510,7 +512,7 @@ class AtonState(State):
         ev = self._ev
         if ev is not None:
             ev.append(Event("reveal_cartouches_3_4", f"seat {p} reveals cartouche 3: {cart[2]} "
-                            f"(temples 1-{cart[2]}), cartouche 4: {cart[3]}", p,
+                            f"({'temple 1 only' if cart[2] == 1 else f'temples 1-{cart[2]}'}), cartouche 4: {cart[3]}", p,
                             {"cards": (cart[2], cart[3])}))
         if c2 != 2:
             if c2 == 1:
@@ -527,7 +529,8 @@ class AtonState(State):
                 n = self.board[:limit].count(tgt)
                 n = min(n, req)
                 if ev is not None:
-                    ev.append(Event("removal", f"seat {p} must remove {n} of seat {tgt}'s counters "
+                    whose = "their own" if tgt == p else f"seat {tgt}'s"
+                    ev.append(Event("removal", f"seat {p} must remove {n} of {whose} counters "
                                     f"(cartouche 2 asks {req})", p,
                                     {"required": req, "count": n, "target": tgt}))
                 if n:

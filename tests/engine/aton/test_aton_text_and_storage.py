@@ -1,0 +1,174 @@
+"""Action texts, state text, serialisation round trips and corrupt input."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from aton_helpers import make_state
+
+from engine.aton import GAME
+from engine.aton.board import NUM_ACTIONS
+from engine.core import ActionParseError, GameOverError, IllegalActionError, StateFormatError
+from engine.registry import get_game
+
+
+def test_registry_and_descriptor() -> None:
+    assert get_game("aton") is GAME
+    d = GAME.descriptor
+    assert (d.min_players, d.max_players, d.num_distinct_actions, d.max_rounds) == (2, 2, 402, 100)
+    assert d.hidden_information
+
+
+def test_action_texts_round_trip_and_layout() -> None:
+    texts = [GAME.action_to_string(a) for a in range(NUM_ACTIONS)]
+    assert len(set(texts)) == NUM_ACTIONS
+    for a, t in enumerate(texts):
+        assert GAME.string_to_action(t) == a
+        assert GAME.action_info(a).text == t
+    assert texts[0] == "keep" and texts[1] == "exchange"
+    assert texts[2] == "arrange 1111" and texts[257] == "arrange 4444"
+    assert GAME.string_to_action("arrange 3142") == 2 + 64 * 2 + 16 * 0 + 4 * 3 + 1
+    assert texts[258] == "remove T1.0" and texts[305] == "remove T4.11"
+    assert texts[306] == "place T1.0" and texts[354] == "reset T1.0" and texts[401] == "reset T4.11"
+    info = GAME.action_info(GAME.string_to_action("place T2.5"))
+    assert info.kind == "place" and info.fields["temple"] == 2 and info.fields["slot"] == 5
+    assert info.fields["square"] == 17 and info.fields["square_kind"] == "grey"
+    assert GAME.action_info(GAME.string_to_action("arrange 3142")).fields["values"] == (3, 1, 4, 2)
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("  PLACE  t2.5 ", "place T2.5"),
+    ("Arrange 3 1 4 2", "arrange 3142"),
+    ("remove T1 7", "remove T1.7"),
+    ("RESET T3.4", "reset T3.4"),
+    (" Keep", "keep"),
+])
+def test_action_parsing_is_tolerant(text: str, expected: str) -> None:
+    assert GAME.action_to_string(GAME.string_to_action(text)) == expected
+
+
+@pytest.mark.parametrize("text", ["", "foo", "place T5.1", "place T1.12", "arrange 5123", "arrange 123",
+                                  "remove", "place 1.2", "keep now"])
+def test_action_parse_errors(text: str) -> None:
+    with pytest.raises(ActionParseError):
+        GAME.string_to_action(text)
+
+
+@pytest.mark.parametrize("action", [-1, NUM_ACTIONS, True, "3"])
+def test_unknown_action_ids(action: object) -> None:
+    with pytest.raises(ActionParseError):
+        GAME.action_info(action)  # type: ignore[arg-type]
+
+
+def test_illegal_action_refused_without_change() -> None:
+    s = make_state(hands=("1234", "1234"))
+    before = s.serialize()
+    with pytest.raises(IllegalActionError, match="not legal now"):
+        s.apply_action(GAME.string_to_action("arrange 1111"))
+    with pytest.raises(IllegalActionError):
+        s.apply_action(GAME.string_to_action("place T1.0"))
+    with pytest.raises(IllegalActionError):
+        s.apply_action(-5)
+    assert s.serialize() == before
+
+
+def test_game_over_refuses_actions() -> None:
+    s = make_state(hands=("1234", "1234"), scores=(39, 0))
+    s.apply_action(GAME.string_to_action("arrange 2134"))
+    s.apply_action(GAME.string_to_action("arrange 1234"))
+    assert s.is_terminal() and s.legal_actions() == []
+    with pytest.raises(GameOverError):
+        s.apply_action(0)
+
+
+def test_state_text_shows_board_and_hidden_parts() -> None:
+    s = GAME.new_initial_state(seed=4)
+    text = s.to_text()
+    assert "row1" in text and "row3" in text and "T4" in text
+    assert "".join(map(str, s.hand[0])) in text and "deck (top last)" in text
+    assert str(s) == text
+
+
+def test_serialization_round_trip_preserves_future_randomness() -> None:
+    rng = random.Random(11)
+    for seed in range(5):
+        s = GAME.new_initial_state(seed=seed)
+        actions = []
+        while not s.is_terminal():
+            actions.append(rng.choice(s.legal_actions()))
+            s.apply(actions[-1])
+        # Replay from a deserialised copy taken halfway: same end.
+        t = GAME.new_initial_state(seed=seed)
+        for a in actions[: len(actions) // 2]:
+            t.apply(a)
+        data = t.serialize()
+        assert data.startswith("aton:1:")
+        u = GAME.deserialize_state(data)
+        assert u.serialize() == data and u == t
+        for a in actions[len(actions) // 2:]:
+            u.apply(a)
+        assert u.serialize() == s.serialize()
+
+
+def _mutate(data: str, key: str, value: str) -> str:
+    head, body = data.split(":", 2)[:2], data.split(":", 2)[2]
+    fields = dict(item.split("=", 1) for item in body.split(";"))
+    fields[key] = value
+    return ":".join(head) + ":" + ";".join(f"{k}={v}" for k, v in fields.items())
+
+
+def _player(data: str, p: int, index: int, value: str) -> str:
+    body = data.split(":", 2)[2]
+    fields = dict(item.split("=", 1) for item in body.split(";"))
+    items = fields[f"p{p}"].split(",")
+    items[index] = value
+    return _mutate(data, f"p{p}", ",".join(items))
+
+
+def _without(data: str, key: str) -> str:
+    head, body = ":".join(data.split(":", 2)[:2]), data.split(":", 2)[2]
+    return head + ":" + ";".join(i for i in body.split(";") if not i.startswith(key + "="))
+
+
+def test_corrupt_and_impossible_states_are_refused() -> None:
+    good = make_state(hands=("1234", "1234"), board={"T1.0": 0}).serialize()
+    GAME.deserialize_state(good)
+    cases = [
+        (good.replace("aton:1:", "aton:9:", 1), "unknown version '9'"),
+        (good.replace("aton:1:", "osirium:1:", 1), "expected 'aton:<version>"),
+        (_without(good, "war"), "missing field(s) war"),
+        (good + ";b=" + "." * 48, "appears twice"),
+        (good + ";oops", "not key=value"),
+        (_player(good, 0, 1, "29"), "has 30 counters"),  # board 1 + stock 29
+        (_player(_player(good, 0, 2, "5"), 1, 2, "4"), "at most 8"),
+        (_mutate(good, "b", "x" * 48), "board must be 48"),
+        (_mutate(good, "ph", "dance"), "unknown phase 'dance'"),
+        (_mutate(good, "cur", "1"), "arrange phase"),
+        (_mutate(good, "r", "two"), "round must be an integer"),
+        (_mutate(good, "rng", "zz"), "rng must be a hex integer"),
+        (_player(good, 0, 4, "q"), "exchange decision"),
+        (_player(good, 1, 7, "12"), "cartouches must be 4 digits"),
+        ("garbage", "expected 'aton:<version>"),
+    ]
+    for data, words in cases:
+        with pytest.raises(StateFormatError) as err:
+            GAME.deserialize_state(data)
+        assert words in str(err.value), (words, str(err.value))
+    with pytest.raises(StateFormatError):
+        GAME.deserialize_state(123)  # type: ignore[arg-type]
+
+
+def test_card_and_counter_messages_name_the_problem() -> None:
+    good = make_state(hands=("1234", "1234")).serialize()
+    deck = good.split("p1=")[1].split(",")[9]
+    with pytest.raises(StateFormatError, match="not 36"):
+        GAME.deserialize_state(_player(good, 1, 9, deck[:-1]))
+    with pytest.raises(StateFormatError, match="not 9"):
+        GAME.deserialize_state(_player(good, 1, 9, deck.replace("1", "4", 1)))
+    with pytest.raises(StateFormatError, match="not 29"):
+        GAME.deserialize_state(_player(good, 0, 1, "28"))
+    with pytest.raises(StateFormatError, match="at most 8"):
+        GAME.deserialize_state(_player(_player(good, 0, 2, "5"), 1, 2, "4"))
+    with pytest.raises(StateFormatError, match="unknown version"):
+        GAME.deserialize_state(good.replace("aton:1:", "aton:2:"))
