@@ -78,8 +78,23 @@ def _cells_text(mask: int) -> str:
     return "+".join(cell_name(c) for c in cells_of(mask))
 
 
+_INFO_MEMO: dict[int, ActionInfo] = {}
+_PARSE_MEMO: dict[str, int] = {}
+_MEMO_LIMIT = 20_000
+
+
 def action_info(action: int) -> ActionInfo:
-    """Structured description of any id in the action space."""
+    """Structured description of any id in the action space (memoised)."""
+    info = _INFO_MEMO.get(action) if type(action) is int else None
+    if info is None:
+        info = _action_info(action)
+        if len(_INFO_MEMO) >= _MEMO_LIMIT:
+            _INFO_MEMO.clear()
+        _INFO_MEMO[action] = info
+    return info
+
+
+def _action_info(action: int) -> ActionInfo:
     if isinstance(action, bool) or not isinstance(action, int) or not 0 <= action < NUM_ACTIONS:
         raise ActionParseError(f"osirium: unknown action id {action!r} (ids are 0..{NUM_ACTIONS - 1})")
     a = action
@@ -180,6 +195,16 @@ def _rot(text: str, deg: str) -> int:
 def string_to_action(text: str) -> int:
     """Parse an action text (case and whitespace tolerant). A placement with a rotation
     that gives the same arrows as a lower one is read as that (canonical) placement."""
+    a = _PARSE_MEMO.get(text) if type(text) is str else None
+    if a is None:
+        a = _parse(text)
+        if len(_PARSE_MEMO) >= _MEMO_LIMIT:
+            _PARSE_MEMO.clear()
+        _PARSE_MEMO[text] = a
+    return a
+
+
+def _parse(text: str) -> int:
     if not isinstance(text, str):
         raise ActionParseError(f"osirium: action text must be a string, got {text!r}")
     t = _normalise(text)

@@ -1172,6 +1172,8 @@ class OsiriumState(State):
                 raise StateFormatError(f"osirium: {what} must be a list")
             if length is not None and len(v) != length:
                 raise StateFormatError(f"osirium: {what} must have {length} entries, not {len(v)}")
+            if all(type(x) is int for x in v):
+                return v
             return [integer(x, what) for x in v]
 
         def rows(v: Any, what: str, n: int) -> list[list[int]]:

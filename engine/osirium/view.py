@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from engine.core import View
 from engine.osirium.board import (
@@ -112,6 +113,10 @@ class OsiriumView(View):
     scores: tuple[int, ...]
     result: str
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready fields (every value is already an immutable scalar or tuple)."""
+        return {name: getattr(self, name) for name in _VIEW_FIELDS}
+
     def to_text(self) -> str:
         who = "public" if self.player is None else f"seat {self.player}"
         lines = [f"Osirium — view of {who}, round {self.round}"]
@@ -149,6 +154,9 @@ class OsiriumView(View):
             cells = "+".join(cell_name(c) for c in cells_of(mask))
             lines.append(f"casting s{slot} on {cells}: {left} break(s) left")
         return "\n".join(lines)
+
+
+_VIEW_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(OsiriumView))
 
 
 def deity_name(d: int) -> str:
