@@ -511,9 +511,9 @@ class AtonState(State):
         limit = SLOTS * cart[2]  # A6.1: temples 1..v are squares 0..12v-1
         ev = self._ev
         if ev is not None:
+            where = "temple 1 only" if cart[2] == 1 else f"temples 1-{cart[2]}"
             ev.append(Event("reveal_cartouches_3_4", f"seat {p} reveals cartouche 3: {cart[2]} "
-                            f"({'temple 1 only' if cart[2] == 1 else f'temples 1-{cart[2]}'}), cartouche 4: {cart[3]}", p,
-                            {"cards": (cart[2], cart[3])}))
+                            f"({where}), cartouche 4: {cart[3]}", p, {"cards": (cart[2], cart[3])}))
         if c2 != 2:
             if c2 == 1:
                 tgt = p
