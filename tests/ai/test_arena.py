@@ -10,7 +10,7 @@ from typing import Any, Self
 
 import pytest
 
-from ai.api import Decision, Diagnostics, register_bot_kind
+from ai.api import Decision, Diagnostics
 from ai.arena import (
     ArenaConfig,
     ArenaError,
@@ -35,7 +35,6 @@ from engine.core import (
     check_num_players,
     resolve_options,
 )
-from engine.registry import register_game
 
 # ---------------------------------------------------------------------------------------
 # A tiny game so that bookkeeping tests are fast and independent of the real engines:
@@ -155,7 +154,20 @@ class RaceGame(Game):
         return int(text.rsplit(maxsplit=1)[-1]) - 1
 
 
-register_game(RaceGame())
+RACE = RaceGame()
+
+
+@pytest.fixture(autouse=True)
+def _test_game_and_bots(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Register the race game and the test bots for one test only (not at import: the
+    conformance suite lists every registered game when it is collected)."""
+    import ai.api
+    import engine.registry
+
+    engine.registry.list_games()  # load the built-in games first
+    monkeypatch.setitem(engine.registry._GAMES, RACE.descriptor.name, RACE)
+    monkeypatch.setitem(ai.api._FACTORIES, "smart", f"{__name__}:make_smart")
+    monkeypatch.setitem(ai.api._FACTORIES, "broken", f"{__name__}:make_broken")
 
 
 # ---------------------------------------------------------------------------------------
@@ -281,9 +293,6 @@ def make_smart(_params: str) -> SmartBot:
     return SmartBot()
 
 
-register_bot_kind("smart", f"{__name__}:make_smart")
-
-
 def test_arena_counts_every_game_and_scores_the_stronger_bot_higher() -> None:
     config = ArenaConfig("race-test", ("smart", "random"), games=60, seed=3)
     progress: list[tuple[int, int]] = []
@@ -324,7 +333,6 @@ def test_results_do_not_depend_on_the_number_of_workers(players: int, teams: boo
 
 
 def test_a_bot_error_names_the_game() -> None:
-    register_bot_kind("broken", f"{__name__}:make_broken")
     config = ArenaConfig("race-test", ("broken", "random"), games=2, seed=1, workers=2)
     with pytest.raises(ArenaError, match=r"game \d+ .*deal seed"):
         run_arena(config)
