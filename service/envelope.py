@@ -81,11 +81,11 @@ class Opened:
 
 
 def _b64decode(text: str) -> bytes:
-    text = text.strip()
-    pad = "=" * (-len(text) % 4)
-    if "+" in text or "/" in text:
-        return base64.b64decode(text + pad, validate=True)
-    return base64.urlsafe_b64decode(text + pad)
+    text = text.strip().rstrip("=")
+    if not re.fullmatch(r"[A-Za-z0-9+/_-]+", text):
+        raise ValueError("not base64")
+    text = text.replace("-", "+").replace("_", "/")
+    return base64.b64decode(text + "=" * (-len(text) % 4), validate=True)
 
 
 def parse_keys(spec: str) -> list[StateKey]:
