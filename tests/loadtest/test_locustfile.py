@@ -1,0 +1,100 @@
+"""bench/locustfile.py runs the shared scenarios: exercised here with a stand-in ``locust``
+module (Locust itself, with gevent, is not a test dependency) against the fake service."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+import types
+from pathlib import Path
+
+import pytest
+from fake_server import FakeServer
+
+LOCUSTFILE = Path(__file__).resolve().parents[2] / "bench" / "locustfile.py"
+
+
+class _Hook:
+    def __init__(self) -> None:
+        self.listeners: list = []
+        self.fired: list[dict] = []
+
+    def add_listener(self, fn):
+        self.listeners.append(fn)
+        return fn
+
+    def fire(self, **kwargs) -> None:
+        self.fired.append(kwargs)
+
+
+class _User:
+    def __init__(self, environment) -> None:
+        self.environment = environment
+        self.host = environment.host
+
+
+@pytest.fixture
+def locustfile(monkeypatch):
+    fake = types.ModuleType("locust")
+    fake.User = _User
+    fake.task = lambda fn: fn
+    fake.constant_throughput = lambda rate: lambda _user: 1.0 / rate
+    fake.events = types.SimpleNamespace(init_command_line_parser=_Hook(), request=_Hook())
+    monkeypatch.setitem(sys.modules, "locust", fake)
+    spec = importlib.util.spec_from_file_location("heka_locustfile", LOCUSTFILE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module, fake
+
+
+def _options(fake, *argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    for listener in fake.events.init_command_line_parser.listeners:
+        listener(parser)
+    return parser.parse_args(list(argv))
+
+
+def _environment(fake, host: str, *argv: str):
+    return types.SimpleNamespace(host=host, parsed_options=_options(fake, *argv), events=fake.events)
+
+
+@pytest.mark.parametrize("scenario", ["play", "bot", "cheap"])
+def test_user_runs_the_scenario_and_reports_each_rpc(locustfile, scenario):
+    module, fake = locustfile
+    with FakeServer() as server:
+        user = module.HekaUser(_environment(fake, server.target, "--scenario", scenario, "--pool", "2"))
+        user.on_start()
+        setup_calls = len(server.service.calls)
+        for _ in range(3):
+            user.scenario_task()
+        user.on_stop()
+        sent = server.service.calls[setup_calls:]
+    fired = fake.events.request.fired
+    assert [f["name"] for f in fired] == sent  # every measured RPC reported, setup ones not
+    assert all(f["request_type"] == "grpc" and f["exception"] is None for f in fired)
+    assert all(f["response_time"] > 0 for f in fired)
+    if scenario == "bot":
+        assert sent == ["BotMove"] * 3
+
+
+def test_rpc_errors_are_reported_as_failures(locustfile):
+    import grpc
+
+    module, fake = locustfile
+    with FakeServer() as server:
+        user = module.HekaUser(_environment(fake, server.target, "--scenario", "play"))
+        user.on_start()
+        server.service.fail["ApplyAction"] = grpc.StatusCode.UNAVAILABLE
+        user.scenario_task()
+        user.on_stop()
+    failed = [f for f in fake.events.request.fired if f["exception"] is not None]
+    assert [f["name"] for f in failed] == ["ApplyAction"]
+
+
+def test_task_rate_paces_each_user(locustfile):
+    module, fake = locustfile
+    user = module.HekaUser(_environment(fake, "x", "--task-rate", "4"))
+    assert user.wait_time() == 0.25
+    user = module.HekaUser(_environment(fake, "x"))
+    assert user.wait_time() == 0.0
