@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+from pathlib import Path
 
 import pytest
 from deploy_helpers import DOCKERFILE, K8S, parse_dockerfile, resolved_env, venv_tool
@@ -300,3 +301,11 @@ def test_dashboard_layout_does_not_overlap():
             for y in range(g["y"], g["y"] + g["h"]):
                 assert (x, y) not in cells, panel["title"]
                 cells.add((x, y))
+
+
+def test_metric_contract_matches_the_service():
+    """The families the dashboard (and docs/operations.md) rely on are the ones
+    service/metrics.py defines: a renamed metric fails here, not silently in Grafana."""
+    source = (Path(__file__).resolve().parents[2] / "service" / "metrics.py").read_text()
+    defined = set(re.findall(r"(?:Counter|Gauge|Histogram|Summary)\(\s*\"(heka_[a-z_]+)\"", source))
+    assert defined == SERVICE_METRICS
