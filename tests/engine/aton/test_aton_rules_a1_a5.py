@@ -59,10 +59,10 @@ def test_A2_round_structure_event_order() -> None:
     ev += act(s, *texts(s)[:4])  # seat 1 places 4
     order = [k for k in kinds(ev) if k in (
         "exchange", "arranged", "reveal_cartouche_1", "cartouche_1_points", "reveal_cartouche_2", "order",
-        "reveal_cartouches_3_4", "removal", "place", "cleanup", "round", "draw")]
+        "reveal_cartouches_3_4", "removal", "place", "cleanup", "round", "draw_cards")]
     firsts = [order.index(k) for k in ("exchange", "arranged", "reveal_cartouche_1", "cartouche_1_points",
                                         "reveal_cartouche_2", "order", "reveal_cartouches_3_4", "place",
-                                        "cleanup", "round", "draw")]
+                                        "cleanup", "round", "draw_cards")]
     assert firsts == sorted(firsts)
     assert s.rnd == 3 and s.decision() == "exchange"  # both kept their token
 
