@@ -1328,8 +1328,12 @@ class OsiriumState(State):
             raise bad("board masks out of date")
         if any(t < -1 for t in self.market):
             raise bad("bad market slot")
-        if any(len(h) > HAND_SIZE + 1 for h in self.hands):
-            raise bad("a hand holds more than 5 amulets")
+        for p, h in enumerate(self.hands):
+            # Only Bastet's extra card (O7) takes a hand above 4, and only to 5.
+            if len(h) > HAND_SIZE and not (
+                len(h) == HAND_SIZE + 1 and _POWER[self.deity[p]] == "market" and self.power_used[p]
+            ):
+                raise bad(f"seat {p} holds {len(h)} amulets")
         # Rituals: 40 accounted for.
         seen: list[int] = list(self.simple) + list(self.advanced)
         for p in range(n):
