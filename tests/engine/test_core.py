@@ -1,0 +1,100 @@
+"""The shared pieces of the game interface: the serialisable Rng, option validation."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.core import (
+    Event,
+    GameDescriptor,
+    GameOptionsError,
+    OptionSpec,
+    check_num_players,
+    resolve_options,
+)
+from engine.rng import Rng
+
+DESC = GameDescriptor(
+    name="demo",
+    title="Demo",
+    min_players=2,
+    max_players=4,
+    options=(
+        OptionSpec("teams", "bool", False, "team play"),
+        OptionSpec("rounds", "int", 10, "round limit"),
+        OptionSpec("mode", "str", "a", "mode", choices=("a", "b")),
+        OptionSpec("gods", "str_list", (), "deities", choices=("Isis", "Seth")),
+    ),
+    hidden_information=True,
+    num_distinct_actions=10,
+    max_rounds=100,
+)
+
+
+def test_rng_is_reproducible_and_restorable() -> None:
+    a, b = Rng(42), Rng(42)
+    assert [a.random() for _ in range(5)] == [b.random() for _ in range(5)]
+    saved = a.getstate()
+    first = [a.randrange(1000) for _ in range(20)]
+    a.setstate(saved)
+    assert [a.randrange(1000) for _ in range(20)] == first
+    c = a.clone()
+    assert c.getrandbits(100) == a.getrandbits(100)
+
+
+def test_rng_known_stream_is_stable_across_runs() -> None:
+    # SplitMix64 reference: first outputs after seeding with 0 are fixed forever; a change
+    # here would silently change every stored game's future shuffles.
+    r = Rng(0)
+    r.setstate(0)
+    assert r.getrandbits(64) == 0xE220A8397B1DCDAF
+    assert r.getrandbits(64) == 0x6E789E6AA1B965F4
+
+
+def test_rng_seeds_differ_and_shuffle_is_uniformish() -> None:
+    assert Rng(1).random() != Rng(2).random()
+    counts = [0] * 4
+    r = Rng(7)
+    for _ in range(4000):
+        items = [0, 1, 2, 3]
+        r.shuffle(items)
+        counts[items[0]] += 1
+    assert all(850 < c < 1150 for c in counts), counts
+
+
+def test_rng_rejects_bad_state() -> None:
+    with pytest.raises(ValueError):
+        Rng().setstate(-1)
+    with pytest.raises(ValueError):
+        Rng().setstate(1 << 64)
+    with pytest.raises(TypeError):
+        Rng("seed")  # type: ignore[arg-type]
+
+
+def test_resolve_options_defaults_and_types() -> None:
+    assert resolve_options(DESC, None) == {"teams": False, "rounds": 10, "mode": "a", "gods": ()}
+    got = resolve_options(DESC, {"teams": True, "gods": "Isis, Seth"})
+    assert got["teams"] is True and got["gods"] == ("Isis", "Seth")
+    for bad in ({"teams": 1}, {"rounds": "5"}, {"rounds": True}, {"mode": "c"}, {"gods": ["Ra"]}, {"x": 1}):
+        with pytest.raises(GameOptionsError):
+            resolve_options(DESC, bad)
+
+
+def test_unknown_option_message_names_the_known_ones() -> None:
+    with pytest.raises(GameOptionsError, match=r"unknown option.*colour.*known: gods, mode, rounds, teams"):
+        resolve_options(DESC, {"colour": "red"})
+
+
+def test_check_num_players() -> None:
+    assert check_num_players(DESC, None) == 2
+    assert check_num_players(DESC, 4) == 4
+    for bad in (1, 5, True, "3"):
+        with pytest.raises(GameOptionsError):
+            check_num_players(DESC, bad)  # type: ignore[arg-type]
+
+
+def test_event_visibility() -> None:
+    public = Event("x", "x")
+    private = Event("y", "y", player=1, visible_to=(1,))
+    assert public.is_visible_to(None) and public.is_visible_to(0)
+    assert private.is_visible_to(1) and not private.is_visible_to(0) and not private.is_visible_to(None)
