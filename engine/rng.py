@@ -25,7 +25,7 @@ class Rng(random.Random):
         super().__init__(seed)
 
     # random.Random hooks ---------------------------------------------------------------
-    def seed(self, a: Any = None, version: int = 2) -> None:  # noqa: ARG002
+    def seed(self, a: Any = None, version: int = 2) -> None:
         if a is None:
             a = 0
         if not isinstance(a, int):
