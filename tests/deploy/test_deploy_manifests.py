@@ -309,3 +309,22 @@ def test_metric_contract_matches_the_service():
     source = (Path(__file__).resolve().parents[2] / "service" / "metrics.py").read_text()
     defined = set(re.findall(r"(?:Counter|Gauge|Histogram|Summary)\(\s*\"(heka_[a-z_]+)\"", source))
     assert defined == SERVICE_METRICS
+
+
+def test_dashboard_is_what_the_generator_prints():
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[2] / "scripts" / "gen_grafana_dashboard.py"
+    spec = importlib.util.spec_from_file_location("gen_grafana_dashboard", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.build() == _dashboard(), (
+        "run: python scripts/gen_grafana_dashboard.py > k8s/grafana-dashboard.json"
+    )
+
+
+def test_dashboard_rpc_panels_exclude_health_probes():
+    for panel in _dashboard()["panels"]:
+        for target in panel.get("targets", []):
+            for selector in re.findall(r"heka_grpc_server_\w+\{([^}]*)\}", target["expr"]):
+                assert 'grpc_service="heka.v1.GameService"' in selector, (panel["title"], selector)
