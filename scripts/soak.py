@@ -1,0 +1,234 @@
+"""Soak test: a real ``heka serve`` under a steady load for a while; errors and memory.
+
+    nice -n 10 .venv/bin/python scripts/soak.py --minutes 10 --out /tmp/heka-soak
+
+Starts ``heka serve`` on free loopback ports (``--workers`` search processes), lets it
+settle, then runs two ``heka loadtest`` processes side by side for the whole duration:
+
+* cheap calls at a fixed rate (open loop, ``--cheap-rate`` tasks/s over 4 connections);
+* frontends playing complete games against MCTS bots (``--bot``, closed loop,
+  ``--play-concurrency`` games at a time, never more than the search capacity).
+
+Every ``--sample`` seconds it records the resident memory (RSS) of the server process and
+of all its children (forkserver, search workers). At the end it stops the server with
+SIGTERM and prints (and writes to ``<out>/soak.json``) the error counts, the RSS at start
+(after warm-up) and at the end, and the growth. Exit status 0 when there were no errors,
+the server exited cleanly and the RSS grew less than ``--max-growth``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+BIN = Path(sys.executable).parent
+PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def descendants(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(ppid, []).append(int(entry))
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo.extend(children.get(p, []))
+    return out
+
+
+def rss_bytes(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/statm") as fh:
+            return int(fh.read().split()[1]) * PAGE
+    except OSError:
+        return 0
+
+
+def sample(server_pid: int) -> dict[str, float]:
+    pids = descendants(server_pid)
+    main = rss_bytes(server_pid)
+    total = sum(rss_bytes(p) for p in pids)
+    return {
+        "t": time.time(),
+        "main_rss_mb": main / 2**20,
+        "total_rss_mb": total / 2**20,
+        "processes": len(pids),
+    }
+
+
+def wait_serving(target: str, proc: subprocess.Popen[bytes], timeout: float = 60) -> None:
+    import grpc
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    deadline = time.monotonic() + timeout
+    with grpc.insecure_channel(target) as channel:
+        stub = health_pb2_grpc.HealthStub(channel)
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise SystemExit("server exited during start-up")
+            try:
+                if stub.Check(health_pb2.HealthCheckRequest(), timeout=1).status == 1:
+                    return
+            except grpc.RpcError:
+                pass
+            time.sleep(0.3)
+    raise SystemExit("server not SERVING in time")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--minutes", type=float, default=10.0)
+    ap.add_argument("--workers", type=int, default=2, help="HEKA_SEARCH_WORKERS (default 2)")
+    ap.add_argument("--cheap-rate", type=float, default=100.0, help="cheap tasks/s (default 100)")
+    ap.add_argument("--play-concurrency", type=int, default=2, help="games at a time (default 2)")
+    ap.add_argument("--bot", default="mcts", choices=("random", "greedy", "mcts"))
+    ap.add_argument("--difficulty", default="easy", choices=("easy", "medium", "hard"))
+    ap.add_argument("--warmup", type=float, default=30.0, help="seconds of load before the start sample")
+    ap.add_argument("--sample", type=float, default=15.0, help="seconds between RSS samples")
+    ap.add_argument("--max-growth", type=float, default=0.10, help="allowed RSS growth (default 0.10)")
+    ap.add_argument("--out", type=Path, default=Path("/tmp/heka-soak"))
+    args = ap.parse_args()
+    if args.minutes <= 0 or args.minutes > 120:
+        ap.error("--minutes must be in (0, 120]")
+    args.out.mkdir(parents=True, exist_ok=True)
+
+    port, metrics_port = free_port(), free_port()
+    target = f"127.0.0.1:{port}"
+    env = {
+        **os.environ,
+        "HEKA_PORT": str(port),
+        "HEKA_METRICS_PORT": str(metrics_port),
+        "HEKA_METRICS_DIR": str(args.out / "metrics"),
+        "HEKA_SEARCH_WORKERS": str(args.workers),
+        "HEKA_ACCESS_LOG": "false",
+        "HEKA_ENCRYPT_STATE": "true",
+    }
+    env["HEKA_STATE_KEYS"] = subprocess.run(
+        [str(BIN / "heka"), "serve", "--new-key"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    server_log = open(args.out / "server.log", "wb")  # noqa: SIM115 - closed below
+    server = subprocess.Popen(
+        [str(BIN / "heka"), "serve"], env=env, stdout=server_log, stderr=subprocess.STDOUT
+    )
+    samples: list[dict[str, float]] = []
+    loads: list[subprocess.Popen[bytes]] = []
+    try:
+        wait_serving(target, server)
+        idle = sample(server.pid)
+        duration = args.minutes * 60 + args.warmup
+        common = ["--target", target, "--duration", f"{duration}s", "--json", "--no-progress"]
+        commands = {
+            "cheap": [
+                str(BIN / "heka"),
+                "loadtest",
+                "--scenario",
+                "cheap",
+                "--rate",
+                str(args.cheap_rate),
+                "--connections",
+                "4",
+                "--game",
+                "aton",
+                "--game",
+                "osirium",
+                *common,
+            ],
+            "play": [
+                str(BIN / "heka"),
+                "loadtest",
+                "--scenario",
+                "play",
+                "--bot",
+                args.bot,
+                "--difficulty",
+                args.difficulty,
+                "--concurrency",
+                str(args.play_concurrency),
+                "--connections",
+                "2",
+                *common,
+            ],
+        }
+        for name, cmd in commands.items():
+            loads.append(subprocess.Popen(cmd, stdout=open(args.out / f"{name}.json", "wb")))  # noqa: SIM115
+        start = time.monotonic()
+        time.sleep(args.warmup)
+        while time.monotonic() - start < duration:
+            samples.append(sample(server.pid))
+            print(json.dumps({k: round(v, 1) for k, v in samples[-1].items()}), file=sys.stderr, flush=True)
+            time.sleep(min(args.sample, max(0.0, duration - (time.monotonic() - start))))
+        samples.append(sample(server.pid))
+        codes = [p.wait(timeout=120) for p in loads]
+    finally:
+        server.send_signal(signal.SIGTERM)
+        try:
+            server_code = server.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server_code = -9
+        server_log.close()
+        for p in loads:
+            if p.poll() is None:
+                p.kill()
+
+    reports = {name: json.loads((args.out / f"{name}.json").read_text()) for name in commands}
+    first, last = samples[0], samples[-1]
+    growth = (last["total_rss_mb"] - first["total_rss_mb"]) / first["total_rss_mb"]
+    summary = {
+        "minutes": args.minutes,
+        "warmup_seconds": args.warmup,
+        "workers": args.workers,
+        "idle_rss_mb": round(idle["total_rss_mb"], 1),
+        "start_rss_mb": round(first["total_rss_mb"], 1),
+        "end_rss_mb": round(last["total_rss_mb"], 1),
+        "max_rss_mb": round(max(s["total_rss_mb"] for s in samples), 1),
+        "start_main_rss_mb": round(first["main_rss_mb"], 1),
+        "end_main_rss_mb": round(last["main_rss_mb"], 1),
+        "rss_growth": round(growth, 4),
+        "server_exit_code": server_code,
+        "loadtest_exit_codes": codes,
+        "samples": len(samples),
+        "load": {
+            name: {
+                "rpcs": r["rpcs"],
+                "rate": round(r["rate"], 1),
+                "errors": r["errors"],
+                "tasks_completed": r["tasks"]["completed"],
+                "status_codes": r["status_codes"],
+                "p50_ms": round(r["latency"]["p50"] * 1000, 2),
+                "p99_ms": round(r["latency"]["p99"] * 1000, 2),
+                "description": r["settings"]["description"],
+            }
+            for name, r in reports.items()
+        },
+    }
+    (args.out / "soak.json").write_text(json.dumps({**summary, "rss_samples": samples}, indent=2))
+    print(json.dumps(summary, indent=2))
+    errors = sum(r["errors"] for r in reports.values())
+    ok = errors == 0 and server_code == 0 and growth < args.max_growth
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
