@@ -291,4 +291,4 @@ def osirium_evaluate(state: State) -> tuple[float, ...]:
     return tuple(out)
 
 
-register_evaluator("osirium", osirium_evaluate)
+register_evaluator("osirium", osirium_evaluate, default_cutoff=10)

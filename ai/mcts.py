@@ -21,7 +21,10 @@ One iteration
 5. **Backpropagate** the whole returns vector: each decision's statistics accumulate the
    return of the seat that acted there (max^n for 3–4 players). In team games the engine
    gives both partners the team's return (O9.3), and heuristic estimates are averaged per
-   team, so partners share a value.
+   team, so partners share a value. Returns are discounted by ``discount ** plies`` (plies
+   from the root to the end of the rollout, default 0.995): of two won lines the search
+   prefers the shorter (a game-ending ritual now rather than later), of two lost ones the
+   longer.
 
 The tree
 --------
@@ -97,6 +100,9 @@ class MctsParams:
     rollout: str = "random"
     cutoff: int | None = None
     workers: int = 1
+    #: Per-ply discount of returns (plies from the root to the end of the rollout): among
+    #: equally won lines the search prefers the shorter, among lost ones the longer.
+    discount: float = 0.995
 
     @property
     def budget(self) -> Budget:
@@ -113,6 +119,7 @@ _SPEC_KEYS = {
     "rollout": "rollout",
     "cutoff": "cutoff",
     "workers": "workers",
+    "discount": "discount",
 }
 
 
@@ -144,7 +151,8 @@ def parse_params(params: str) -> tuple[str, MctsParams]:
         name = _SPEC_KEYS.get(key)
         if name is None:
             raise BotSpecError(
-                f"unknown mcts parameter {key!r} (known: iterations, ms, c, rollout, cutoff, workers)"
+                f"unknown mcts parameter {key!r} (known: iterations, ms, c, rollout, cutoff, workers, "
+                "discount)"
             )
         try:
             if name == "iterations":
@@ -158,6 +166,10 @@ def parse_params(params: str) -> tuple[str, MctsParams]:
             elif name == "c":
                 fields[name] = float(value)
                 if not fields[name] >= 0:
+                    raise ValueError
+            elif name == "discount":
+                fields[name] = float(value)
+                if not 0 < fields[name] <= 1:
                     raise ValueError
             elif name == "cutoff":
                 fields[name] = evaluation.FULL_ROLLOUT if value in ("end", "none", "inf") else int(value)
@@ -338,7 +350,7 @@ class Search:
         while True:
             q = state.current_player()
             if q < 0:
-                self._backprop(path, state.returns())
+                self._backprop(path, state.returns(), len(path))
                 return
             legal = state.legal_actions()
             edges = node.stats[q]
@@ -378,9 +390,11 @@ class Search:
             node = child
             if expanded:
                 break
-        self._backprop(path, self._rollout(state))
+        values, steps = self._rollout(state)
+        self._backprop(path, values, len(path) + steps)
 
-    def _rollout(self, state: State) -> Sequence[float]:
+    def _rollout(self, state: State) -> tuple[Sequence[float], int]:
+        """Play on from ``state``; return the (estimated) returns and the plies played."""
         rng = self.rng
         rand = rng.random
         policy = self.policy
@@ -388,12 +402,12 @@ class Search:
         steps = 0
         while True:
             if state.current_player() < 0:
-                return state.returns()
+                return state.returns(), steps
             if steps == cutoff:
                 values = self.evaluate(state)
                 if self.teams is not None:
                     values = evaluation.team_average(values, self.teams)
-                return values
+                return values, steps
             legal = state.legal_actions()
             if policy is None:
                 state.apply(legal[int(rand() * len(legal))])
@@ -401,11 +415,17 @@ class Search:
                 state.apply(policy(state, legal, rng))
             steps += 1
 
-    @staticmethod
-    def _backprop(path: list[tuple[_Edge, int]], values: Sequence[float]) -> None:
-        for e, q in path:
-            e.visits += 1
-            e.total += values[q]
+    def _backprop(self, path: list[tuple[_Edge, int]], values: Sequence[float], plies: int) -> None:
+        f = self.params.discount
+        if f != 1.0:
+            f **= plies
+            for e, q in path:
+                e.visits += 1
+                e.total += f * values[q]
+        else:
+            for e, q in path:
+                e.visits += 1
+                e.total += values[q]
 
     # --- driver ----------------------------------------------------------------------
 

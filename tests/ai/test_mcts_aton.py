@@ -122,7 +122,7 @@ def test_instant_temple_win_by_placement_is_found() -> None:
     assert win in s.legal_actions()
     d = MctsBot(MctsParams(iterations=300)).choose(s, seed=1)
     assert d.action == win
-    assert d.diagnostics.chosen_value == pytest.approx(1.0)
+    assert d.diagnostics.chosen_value > 0.99  # a win one ply away (discounted once)
 
 
 def test_second_arrangement_never_sees_the_first() -> None:
