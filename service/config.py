@@ -180,6 +180,14 @@ SETTINGS: tuple[Setting, ...] = (
         32,
         "Threads serving RPCs (searches run in worker processes, not on these threads).",
     ),
+    Setting(
+        "state_cache_size",
+        "HEKA_STATE_CACHE_SIZE",
+        int,
+        2048,
+        "Decoded states of recently seen tokens kept in memory (a memo: answers never depend on it; "
+        "0 disables).",
+    ),
     Setting("log_level", "HEKA_LOG_LEVEL", str, "INFO", "Log level (DEBUG, INFO, WARNING, ERROR)."),
     Setting(
         "access_log",
@@ -238,6 +246,7 @@ class Config:
     keepalive_seconds: float = 60.0
     max_message_bytes: int = 4 * 1024 * 1024
     grpc_threads: int = 32
+    state_cache_size: int = 2048
     log_level: str = "INFO"
     access_log: bool = True
     metrics_dir: str = ""
@@ -269,7 +278,7 @@ class Config:
         ):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}")
-        for name in ("search_workers", "max_concurrent_searches"):
+        for name in ("search_workers", "max_concurrent_searches", "state_cache_size"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)}")
         for name in ("max_milliseconds",):

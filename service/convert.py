@@ -48,6 +48,16 @@ def jsonable(value: Any) -> Any:
     return str(value)
 
 
+def fill_struct(target: struct_pb2.Struct, mapping: Mapping[str, Any]) -> None:
+    """Fill a Struct from engine data: directly when it is already JSON-like (the common,
+    fast case), through :func:`jsonable` otherwise."""
+    try:
+        target.update(mapping)
+    except (ValueError, TypeError, AttributeError):
+        target.Clear()
+        target.update(jsonable(mapping))
+
+
 def to_struct(mapping: Mapping[str, Any]) -> struct_pb2.Struct:
     s = struct_pb2.Struct()
     if mapping:
@@ -150,7 +160,7 @@ def event_message(event: Event) -> pb.Event:
     if event.player is not None:
         msg.player = event.player
     if event.data:
-        msg.data.update(jsonable(event.data))
+        fill_struct(msg.data, event.data)
     if event.visible_to is not None:
         msg.visible_to.extend(event.visible_to)
     return msg
@@ -201,7 +211,7 @@ def view_message(state: State, player: int | None) -> pb.View:
     msg = pb.View(status=status_message(state), text=view.to_text())
     if player is not None:
         msg.player = player
-    msg.details.update(jsonable(view.to_dict()))
+    fill_struct(msg.details, view.to_dict())
     return msg
 
 

@@ -24,6 +24,7 @@ from service.envelope import KeyRing
 from service.errors import ServiceError, failed_precondition, invalid, resource_exhausted
 from service.gen.heka.v1 import game_service_pb2 as pb
 from service.gen.heka.v1 import game_service_pb2_grpc as pb_grpc
+from service.statecache import StateCache
 from service.workers import CapacityFull, SearchJob, SearchPool
 
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["GameService"].full_name
@@ -71,34 +72,48 @@ class GameService(pb_grpc.GameServiceServicer):
         self.keys = keys
         self.searches = searches
         self.actions = convert.ActionCache()
+        self.states = StateCache(config.state_cache_size)
         self._games_response = pb.ListGamesResponse(games=[convert.game_info(g) for g in list_games()])
 
     # ------------------------------------------------------------------------------------
     # Helpers
     # ------------------------------------------------------------------------------------
 
-    def _open(self, token: str, expected_game: str = "") -> State:
-        opened = self.keys.open(token)
-        name = opened.serialized.split(":", 1)[0]
-        try:
-            game = get_game(name)
-        except ValueError as exc:
-            raise invalid("state", f"the token holds an unknown game: {exc}", "bad_state") from None
-        if expected_game:
+    def _open(self, token: str, expected_game: str = "", *, mutable: bool = False) -> State:
+        """The state in ``token`` (verified). Shared with the state cache unless ``mutable``:
+        callers that change the state ask for their own copy."""
+        state = self.states.get(token)
+        if state is None:
+            opened = self.keys.open(token)
+            name = opened.serialized.split(":", 1)[0]
             try:
-                wanted = get_game(expected_game).descriptor.name
+                game = get_game(name)
             except ValueError as exc:
-                raise invalid("game", str(exc), "unknown_game") from None
-            if wanted != game.descriptor.name:
-                raise invalid(
-                    "state",
-                    f"the token holds a game of {game.descriptor.name}, not {wanted}",
-                    "wrong_game",
-                )
-        return game.deserialize_state(opened.serialized)
+                raise invalid("state", f"the token holds an unknown game: {exc}", "bad_state") from None
+            state = game.deserialize_state(opened.serialized)
+            if not mutable:
+                self.states.put(token, state)
+        elif mutable:
+            state = state.clone()
+        if expected_game:
+            self._check_game(state, expected_game)
+        return state
+
+    @staticmethod
+    def _check_game(state: State, expected_game: str) -> None:
+        try:
+            wanted = get_game(expected_game).descriptor.name
+        except ValueError as exc:
+            raise invalid("game", str(exc), "unknown_game") from None
+        have = state.game.descriptor.name
+        if wanted != have:
+            raise invalid("state", f"the token holds a game of {have}, not {wanted}", "wrong_game")
 
     def _seal(self, state: State) -> str:
-        return self.keys.seal(state.serialize())
+        """A token for ``state``, which the caller must not change afterwards (it is cached)."""
+        token = self.keys.seal(state.serialize())
+        self.states.put(token, state)
+        return token
 
     @staticmethod
     def _seat(state: State, seat: int, field: str) -> int:
@@ -143,12 +158,12 @@ class GameService(pb_grpc.GameServiceServicer):
             ).inc()
 
     def _apply(self, state: State, action: int) -> list[Any]:
-        legal = state.legal_actions()
         try:
             events = state.apply_action(action)
         except IllegalActionError as exc:
             if state.is_terminal():
                 raise
+            legal = state.legal_actions()  # apply_action left the state unchanged
             raise IllegalActionError(
                 f"{exc} ({len(legal)} legal action{'s' if len(legal) != 1 else ''} for seat "
                 f"{state.current_player()}; ListLegalActions lists them)"
@@ -308,7 +323,7 @@ class GameService(pb_grpc.GameServiceServicer):
     def ApplyAction(
         self, request: pb.ApplyActionRequest, context: grpc.ServicerContext
     ) -> pb.ApplyActionResponse:
-        state = self._open(request.state, request.game)
+        state = self._open(request.state, request.game, mutable=True)
         viewer = self._viewer(state, request)
         self._to_act(state, self._player_arg(state, request))
         which = request.WhichOneof("action")
@@ -338,7 +353,7 @@ class GameService(pb_grpc.GameServiceServicer):
         return resp
 
     def BotMove(self, request: pb.BotMoveRequest, context: grpc.ServicerContext) -> pb.BotMoveResponse:
-        state = self._open(request.state, request.game)
+        state = self._open(request.state, request.game, mutable=request.apply)
         viewer = self._viewer(state, request)
         self._to_act(state, self._player_arg(state, request))
         plan = self._bot_plan(request.bot, "bot")
@@ -364,7 +379,7 @@ class GameService(pb_grpc.GameServiceServicer):
     def AdvanceBots(
         self, request: pb.AdvanceBotsRequest, context: grpc.ServicerContext
     ) -> pb.AdvanceBotsResponse:
-        state = self._open(request.state, request.game)
+        state = self._open(request.state, request.game, mutable=True)
         viewer = self._viewer(state, request)
         plans: dict[int, BotPlan] = {}
         for i, bot_seat in enumerate(request.bots):

@@ -103,8 +103,7 @@ class ProgressBar:
         filled = int(width * done / self.total)
         line = (
             f"[{'#' * filled}{'-' * (width - filled)}] {done}/{self.total} games  "
-            f"{rate:.2f}/s  elapsed {_clock(elapsed)}  eta {_clock(eta)}"
-            + (f"  {note}" if note else "")
+            f"{rate:.2f}/s  elapsed {_clock(elapsed)}  eta {_clock(eta)}" + (f"  {note}" if note else "")
         )
         if self.tty:
             self.stream.write("\r" + line + ("\n" if finished else ""))

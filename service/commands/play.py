@@ -151,13 +151,19 @@ class LocalSession:
         decision = bot.choose(self.state, seed=self.rng.getrandbits(63))
         secret = self.state.public_action(decision.action) == SECRET_ACTION
         text = None if secret else self.state.action_to_string(decision.action)
-        diag = self._diagnostics_text(f"seat {player} ({spec}), decision {decision_name}", player,
-                                      decision.action, decision.diagnostics, secret)
+        diag = self._diagnostics_text(
+            f"seat {player} ({spec}), decision {decision_name}",
+            player,
+            decision.action,
+            decision.diagnostics,
+            secret,
+        )
         events = self._visible(self.state.apply_action(decision.action))
         return BotTurn(player, spec, text, decision_name, tuple(events), diag)
 
     def _diagnostics_text(self, head: str, player: int, action: int, d: Diagnostics, secret: bool) -> str:
         from engine.core import SECRET_ACTION
+
         if d.iterations == 0 and not d.actions:
             return f"{head}: no search statistics (this bot does not search)"
         lines = [

@@ -280,11 +280,17 @@ def test_encrypted_tokens_hide_the_state(rotated_server: ServerProcess) -> None:
 
 
 def test_ephemeral_key_warns(start_server: Any) -> None:
-    server: ServerProcess = start_server("--search-workers", "1", "--no-reflection")
+    server: ServerProcess = start_server(
+        "--search-workers", "1", "--no-reflection", "--state-cache-size", "0"
+    )
     assert server.info["ephemeral_key"] is True
     assert any(x.get("event") == "ephemeral_key" and x["level"] == "warning" for x in server.log_lines())
     token = server.stub.CreateGame(pb.CreateGameRequest(game="aton")).state
     assert server.stub.GetView(pb.GetViewRequest(state=token)).view.text
+    # Without the state cache every call decodes its token: a few moves still work.
+    for _ in range(5):
+        legal = server.stub.ListLegalActions(pb.ListLegalActionsRequest(state=token)).actions
+        token = server.stub.ApplyAction(pb.ApplyActionRequest(state=token, action_id=legal[-1].id)).state
     stub = reflection_pb2_grpc.ServerReflectionStub(server.channel)
     with pytest.raises(grpc.RpcError) as info:
         list(stub.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(list_services="")])))

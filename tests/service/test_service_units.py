@@ -217,3 +217,19 @@ def test_remote_play_bot_settings() -> None:
     assert bot_settings("greedy").kind == pb.BOT_KIND_GREEDY
     with pytest.raises(ValueError):
         bot_settings("alphazero")
+
+
+def test_state_cache_is_a_bounded_lru() -> None:
+    from engine.registry import get_game
+    from service.statecache import StateCache
+
+    states = [get_game("aton").new_initial_state(2, seed=i) for i in range(3)]
+    cache = StateCache(2)
+    cache.put("a", states[0])
+    cache.put("b", states[1])
+    assert cache.get("a") is states[0]  # "a" is now the most recent
+    cache.put("c", states[2])
+    assert cache.get("b") is None and cache.get("a") is states[0] and len(cache) == 2
+    off = StateCache(0)
+    off.put("a", states[0])
+    assert off.get("a") is None

@@ -1,0 +1,348 @@
+"""Service throughput and latency, next to a plain gRPC echo server as the ceiling.
+
+In one run:
+
+1. a plain gRPC echo server (sync Python server, same thread-pool shape as heka's; 2 KB
+   messages) driven by the same client as everything else: the ceiling;
+2. ``heka serve`` (a subprocess, default settings, access logs on): ``ListLegalActions`` and
+   ``ApplyAction`` calls per second with many concurrent calls, on a pool of real positions
+   of Aton and 4-player Osirium, with p50/p99 latency, first alone, then while bot searches
+   keep every search worker busy;
+3. ``BotMove`` latency at each difficulty (easy / medium / hard), on fixed mid-game positions.
+
+The client is one ``grpc.aio`` process with ``--concurrency`` calls in flight. Prints a
+table; asserts nothing. ``--quick`` for a short smoke run.
+
+    .venv/bin/python bench/service_throughput.py            # ~3 minutes
+    .venv/bin/python bench/service_throughput.py --quick
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent import futures
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+ECHO_METHOD = "/bench.Echo/Echo"
+
+
+# ---------------------------------------------------------------------------------------
+# The echo server (run in a subprocess: --echo-server PORT)
+# ---------------------------------------------------------------------------------------
+
+
+def run_echo_server(port: int) -> None:
+    import grpc
+
+    def echo(request: bytes, _context: Any) -> bytes:
+        return request
+
+    handler = grpc.method_handlers_generic_handler(
+        "bench.Echo", {"Echo": grpc.unary_unary_rpc_method_handler(echo)}
+    )
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=34))
+    server.add_generic_rpc_handlers((handler,))
+    bound = server.add_insecure_port(f"127.0.0.1:{port}")
+    server.start()
+    print(json.dumps({"event": "listening", "port": bound}), flush=True)
+    signal.signal(signal.SIGTERM, lambda *_: server.stop(0))
+    server.wait_for_termination()
+
+
+def start_echo() -> tuple[subprocess.Popen[bytes], int]:
+    proc = subprocess.Popen(
+        [sys.executable, __file__, "--echo-server", "0"], stdout=subprocess.PIPE, cwd=ROOT
+    )
+    assert proc.stdout is not None
+    line = json.loads(proc.stdout.readline())
+    return proc, int(line["port"])
+
+
+def start_heka(workers: int) -> tuple[subprocess.Popen[bytes], int, Path]:
+    log = Path(tempfile.mkstemp(prefix="heka-bench-", suffix=".log")[1])
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HEKA_")}
+    env["HEKA_SEARCH_WORKERS"] = str(workers)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "service.cli", "serve", "--port", "0", "--metrics-port", "0"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=log.open("wb"),
+    )
+    end = time.monotonic() + 60
+    while time.monotonic() < end:
+        for raw in log.read_text().splitlines():
+            rec = json.loads(raw)
+            if rec.get("event") == "listening":
+                return proc, int(rec["port"]), log
+        time.sleep(0.05)
+    raise RuntimeError("heka did not start: " + log.read_text())
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+# ---------------------------------------------------------------------------------------
+# Load
+# ---------------------------------------------------------------------------------------
+
+
+def pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    s = sorted(values)
+    return s[min(len(s) - 1, int(q * len(s)))]
+
+
+async def closed_loop(
+    make_call: Any, concurrency: int, seconds: float, warmup: float = 0.5
+) -> dict[str, Any]:
+    """``concurrency`` tasks calling back to back; returns rate and latencies (after warm-up)."""
+    latencies: list[float] = []
+    errors = 0
+    t0 = time.perf_counter()
+    start_measure = t0 + warmup
+    end = start_measure + seconds
+
+    async def worker(i: int) -> None:
+        nonlocal errors
+        n = i
+        while True:
+            now = time.perf_counter()
+            if now >= end:
+                return
+            try:
+                await make_call(n)
+            except Exception:
+                errors += 1
+            done = time.perf_counter()
+            if now >= start_measure:
+                latencies.append(done - now)
+            n += concurrency
+
+    await asyncio.gather(*(worker(i) for i in range(concurrency)))
+    return {
+        "rate": len(latencies) / seconds,
+        "p50_ms": pct(latencies, 0.50) * 1000,
+        "p99_ms": pct(latencies, 0.99) * 1000,
+        "calls": len(latencies),
+        "errors": errors,
+    }
+
+
+def positions(game: str, players: int, count: int, seed: int) -> list[tuple[str, int]]:
+    """(serialised state, a legal action) along seeded random games."""
+    from engine.registry import get_game
+
+    rng = random.Random(seed)
+    out: list[tuple[str, int]] = []
+    g = get_game(game)
+    while len(out) < count:
+        state = g.new_initial_state(players, seed=rng.randrange(1 << 30))
+        while not state.is_terminal() and len(out) < count:
+            legal = state.legal_actions()
+            if rng.random() < 0.3:
+                out.append((state.serialize(), rng.choice(legal)))
+            state.apply(rng.choice(legal))
+    return out
+
+
+async def bench_all(args: argparse.Namespace) -> list[tuple[str, ...]]:
+    import grpc
+
+    from service.gen.heka.v1 import game_service_pb2 as pb
+    from service.gen.heka.v1 import game_service_pb2_grpc as pb_grpc
+
+    rows: list[tuple[str, ...]] = []
+    options = [("grpc.max_receive_message_length", 16 << 20)]
+
+    # 1. echo ceiling -----------------------------------------------------------------------
+    echo_proc, echo_port = start_echo()
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{echo_port}", options=options) as ch:
+            echo = ch.unary_unary(ECHO_METHOD)
+            payload = os.urandom(2048)
+            r = await closed_loop(lambda _n: echo(payload), args.concurrency, args.seconds)
+            ceiling = r["rate"]
+            rows.append(
+                (
+                    "echo 2 KB (ceiling)",
+                    "alone",
+                    f"{r['rate']:.0f}",
+                    "100%",
+                    f"{r['p50_ms']:.2f}",
+                    f"{r['p99_ms']:.2f}",
+                    str(r["errors"]),
+                )
+            )
+    finally:
+        stop(echo_proc)
+
+    # 2. heka cheap calls -------------------------------------------------------------------
+    heka, port, log = start_heka(args.workers)
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}", options=options) as ch:
+            stub = pb_grpc.GameServiceStub(ch)
+            # Tokens made by the server itself (tokens are signed with its ephemeral key):
+            # create games, then walk them with ApplyAction to collect real positions.
+            pools: dict[str, list[tuple[str, int]]] = {}
+            for label, game, players in (("aton", "aton", 2), ("osirium 4p", "osirium", 4)):
+                pool: list[tuple[str, int]] = []
+                rng = random.Random(7)
+                while len(pool) < args.positions:
+                    created = await stub.CreateGame(
+                        pb.CreateGameRequest(game=game, num_players=players, seed=rng.randrange(1 << 30))
+                    )
+                    token, over = created.state, False
+                    while not over and len(pool) < args.positions:
+                        legal = (await stub.ListLegalActions(pb.ListLegalActionsRequest(state=token))).actions
+                        action = rng.choice(legal).id
+                        if rng.random() < 0.3:
+                            pool.append((token, action))
+                        resp = await stub.ApplyAction(pb.ApplyActionRequest(state=token, action_id=action))
+                        token, over = resp.state, resp.status.is_over
+                pools[label] = pool
+                sizes = [len(t) for t, _ in pool]
+                print(
+                    f"# {label}: {len(pool)} positions, token {min(sizes)}-{max(sizes)} chars "
+                    f"(median {statistics.median(sizes):.0f})",
+                    flush=True,
+                )
+
+            def cheap_calls(pool: list[tuple[str, int]]) -> dict[str, Any]:
+                return {
+                    "ListLegalActions": lambda n: stub.ListLegalActions(
+                        pb.ListLegalActionsRequest(state=pool[n % len(pool)][0])
+                    ),
+                    "ApplyAction": lambda n: stub.ApplyAction(
+                        pb.ApplyActionRequest(state=pool[n % len(pool)][0], action_id=pool[n % len(pool)][1])
+                    ),
+                }
+
+            busy_stop = asyncio.Event()
+            busy_done = 0
+
+            async def keep_busy() -> None:
+                nonlocal busy_done
+                token = pools["osirium 4p"][len(pools["osirium 4p"]) // 2][0]
+                bot = pb.BotSettings(kind=pb.BOT_KIND_MCTS, budget=pb.SearchBudget(milliseconds=1000))
+                while not busy_stop.is_set():
+                    try:
+                        await stub.BotMove(pb.BotMoveRequest(state=token, bot=bot), timeout=30)
+                        busy_done += 1
+                    except grpc.aio.AioRpcError:
+                        await asyncio.sleep(0.05)
+
+            for phase in ("alone", "searches busy"):
+                busy_tasks = []
+                if phase == "searches busy":
+                    busy_stop.clear()
+                    busy_tasks = [asyncio.create_task(keep_busy()) for _ in range(args.workers)]
+                    await asyncio.sleep(0.5)
+                for label, pool in pools.items():
+                    for method, call in cheap_calls(pool).items():
+                        r = await closed_loop(call, args.concurrency, args.seconds)
+                        rows.append(
+                            (
+                                f"{method} {label}",
+                                phase,
+                                f"{r['rate']:.0f}",
+                                f"{100 * r['rate'] / ceiling:.0f}%",
+                                f"{r['p50_ms']:.2f}",
+                                f"{r['p99_ms']:.2f}",
+                                str(r["errors"]),
+                            )
+                        )
+                        print("#", rows[-1], flush=True)
+                if busy_tasks:
+                    busy_stop.set()
+                    await asyncio.gather(*busy_tasks)
+                    print(f"# {busy_done} background searches completed during the busy phase", flush=True)
+
+            # 3. bot moves per difficulty ---------------------------------------------------
+            for label in ("aton", "osirium 4p"):
+                pool = pools[label]
+                mid = [t for t, _ in pool[len(pool) // 3 : len(pool) // 3 + 3]]
+                for name, diff in (
+                    ("easy", pb.DIFFICULTY_EASY),
+                    ("medium", pb.DIFFICULTY_MEDIUM),
+                    ("hard", pb.DIFFICULTY_HARD),
+                ):
+                    runs = args.bot_runs.get(name, 1)
+                    lat: list[float] = []
+                    its: list[int] = []
+                    for i in range(runs):
+                        token = mid[i % len(mid)]
+                        bot = pb.BotSettings(kind=pb.BOT_KIND_MCTS, difficulty=diff, seed=i)
+                        t = time.perf_counter()
+                        resp = await stub.BotMove(pb.BotMoveRequest(state=token, bot=bot), timeout=60)
+                        lat.append(time.perf_counter() - t)
+                        its.append(resp.diagnostics.iterations)
+                    rows.append(
+                        (
+                            f"BotMove {label} mcts:{name}",
+                            f"{runs} runs, median {statistics.median(its):.0f} it",
+                            "",
+                            "",
+                            f"{statistics.median(lat) * 1000:.0f}",
+                            f"{max(lat) * 1000:.0f}",
+                            "0",
+                        )
+                    )
+                    print("#", rows[-1], flush=True)
+    finally:
+        stop(heka)
+        log.unlink(missing_ok=True)
+    return rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--echo-server", type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--concurrency", type=int, default=64, help="calls in flight (default 64)")
+    parser.add_argument("--seconds", type=float, default=5.0, help="measure time per row (default 5)")
+    parser.add_argument("--workers", type=int, default=2, help="search workers of the server (default 2)")
+    parser.add_argument("--positions", type=int, default=200, help="positions per game (default 200)")
+    parser.add_argument("--quick", action="store_true", help="short smoke run")
+    args = parser.parse_args()
+    if args.echo_server is not None:
+        run_echo_server(args.echo_server)
+        return 0
+    args.bot_runs = {"easy": 5, "medium": 3, "hard": 2}
+    if args.quick:
+        args.seconds, args.positions, args.bot_runs = 1.0, 40, {"easy": 1, "medium": 1, "hard": 1}
+    rows = asyncio.run(bench_all(args))
+    header = ("workload", "phase", "calls/s", "% echo", "p50 ms", "p99/max ms", "errors")
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    print()
+    print(
+        f"concurrency {args.concurrency}, {args.seconds:g} s per row, {args.workers} search workers, "
+        f"{os.cpu_count()} CPUs"
+    )
+    for r in [header, *rows]:
+        print("  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)))
+    print("(BotMove rows: p50 column = median latency, last column = max latency)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
