@@ -226,6 +226,9 @@ class AtonState(State):
     def decision(self) -> str:
         return PHASE_NAMES[self.phase]
 
+    def round_number(self) -> int:
+        return self.rnd
+
     # ------------------------------------------------------------------------------
     # Actions
     # ------------------------------------------------------------------------------

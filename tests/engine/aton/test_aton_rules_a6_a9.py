@@ -332,3 +332,10 @@ def test_A9_3_round_100_scoring_and_reset_played_before_the_limit() -> None:
 def test_A9_4_returns_before_the_end_are_zero() -> None:
     s = make_state()
     assert s.returns() == (0.0, 0.0) and s.outcome() is None
+
+
+def test_round_number_reports_the_round() -> None:
+    s = last_place(BOARD_EQUAL, kingdom=(0, 0), rnd=7)
+    assert s.round_number() == 7
+    act(s, "place T4.8")
+    assert s.round_number() == 8
