@@ -8,7 +8,8 @@ Each run plays ``--games`` complete random games on one process (``legal_actions
 ``random.choice`` and the fast-path ``apply()``, all included); the figures printed are the
 median of ``--runs`` runs. To compare machines, the same process also times a trivial
 baseline loop (``random.choice`` over a fixed list plus one list update per step) and prints
-the ratio "Aton actions per baseline step". ``--profile`` prints a cProfile of one run.
+the ratio "Aton actions per baseline step"; actions per CPU-second are less sensitive to other
+processes on a busy machine than the wall-clock figures. ``--profile`` prints a cProfile of one run.
 Benchmarks assert nothing: they print figures.
 """
 
@@ -26,20 +27,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from engine.aton import GAME
 
 
-def play(games: int, seed: int) -> tuple[float, int, int]:
-    """Seconds, actions and rounds for ``games`` random games."""
+def play(games: int, seed: int) -> tuple[float, float, int, int]:
+    """Wall seconds, CPU seconds, actions and rounds for ``games`` random games."""
     rng = random.Random(seed)
     choice = rng.choice
     actions = 0
     rounds = 0
     t0 = time.perf_counter()
+    c0 = time.process_time()
     for g in range(games):
         s = GAME.new_initial_state(seed=seed * 1_000_003 + g)
         while not s.is_terminal():
             s.apply(choice(s.legal_actions()))
             actions += 1
         rounds += s.rnd
-    return time.perf_counter() - t0, actions, rounds
+    return time.perf_counter() - t0, time.process_time() - c0, actions, rounds
 
 
 def baseline(steps: int, seed: int) -> float:
@@ -72,11 +74,12 @@ def main() -> int:
         pstats.Stats(prof).sort_stats("tottime").print_stats(15)
         return 0
     play(max(10, args.games // 10), args.seed + 999)  # warm-up
-    games_s, actions_s, base_s, per_game, per_round = [], [], [], [], []
+    games_s, actions_s, cpu_s, base_s, per_game, per_round = [], [], [], [], [], []
     for r in range(args.runs):
-        secs, actions, rounds = play(args.games, args.seed + r)
+        secs, cpu, actions, rounds = play(args.games, args.seed + r)
         games_s.append(args.games / secs)
         actions_s.append(actions / secs)
+        cpu_s.append(actions / cpu)
         per_game.append(actions / args.games)
         per_round.append(rounds / args.games)
         base_s.append(actions / baseline(actions, args.seed + r))
@@ -86,6 +89,7 @@ def main() -> int:
     print(f"aton random games, {args.games} games x {args.runs} runs (median), Python {py}")
     print(f"  games/s           {statistics.median(games_s):12,.1f}")
     print(f"  actions/s         {aps:12,.0f}   (runs: {', '.join(f'{a:,.0f}' for a in actions_s)})")
+    print(f"  actions/CPU-s     {statistics.median(cpu_s):12,.0f}   (per second of this process's CPU time)")
     print(f"  actions/game      {statistics.mean(per_game):12,.1f}   "
           f"rounds/game {statistics.mean(per_round):.1f}")
     print(f"  baseline steps/s  {bps:12,.0f}   (random.choice over a fixed list + one list update)")
