@@ -1,0 +1,47 @@
+"""docs/operations.md stays true: the settings, metrics, files and flags it names exist."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from test_deploy_manifests import SERVICE_METRICS
+
+ROOT = Path(__file__).resolve().parents[2]
+DOC = (ROOT / "docs" / "operations.md").read_text()
+
+
+def test_every_variable_named_is_a_real_setting():
+    config = pytest.importorskip("service.config")
+    known = {s.env for s in config.SETTINGS}
+    named = set(re.findall(r"\bHEKA_[A-Z_]+[A-Z]\b", DOC))
+    assert named - known == set()
+    assert len(named) >= 20
+
+
+def test_every_metric_is_documented():
+    for metric in SERVICE_METRICS:
+        assert f"`{metric}`" in DOC, metric
+
+
+def test_files_named_exist():
+    for path in set(
+        re.findall(r"`((?:k8s|scripts|bench|tests/deploy|service/loadtest)/[\w./-]+\.\w+)`", DOC)
+    ):
+        assert (ROOT / path).exists(), path
+    for name in re.findall(r"^\| `([\w.-]+\.(?:yaml|json))` \|", DOC, flags=re.M):
+        assert (ROOT / "k8s" / name).exists(), name
+
+
+def test_loadtest_flags_named_exist():
+    from service import cli
+
+    parser = cli.build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    loadtest = sub.choices["loadtest"]
+    flags = {opt for action in loadtest._actions for opt in action.option_strings}
+    section = DOC[DOC.index("## Load testing") : DOC.index("**Beyond one machine")]
+    for flag in set(re.findall(r"(--[a-z][a-z-]+)", section)):
+        assert flag in flags, flag
+
