@@ -339,3 +339,21 @@ def test_round_number_reports_the_round() -> None:
     assert s.round_number() == 7
     act(s, "place T4.8")
     assert s.round_number() == 8
+
+
+def test_A9_1_immediate_win_ends_mid_round() -> None:
+    board = ".... .... .... | 0000 0000 000. | " + "." * 24
+    s = make_state(hands=("1234", "1234"), board=board)
+    arrange_both(s, "4321", "2413")
+    act(s, "place T2.11")  # A6.4: no clean-up, no scoring, no further round
+    assert s.decision() == "over" and s.current_player() == -1 and s.legal_actions() == []
+    assert s.rnd == 2 and s.cart[0] == [4, 3, 2, 1] and s.view(None).revealed == (4, 2)
+    s.validate()
+
+
+def test_A9_2_both_past_40_higher_score_wins() -> None:
+    s = last_place(BOARD_LINES, scores=(20, 36))
+    act(s, "place T4.8")
+    o = s.outcome()
+    assert o is not None and o.scores == (41, 48) and o.winners == (1,) and o.reason == "scoring"
+    assert s.returns() == (-1.0, 1.0)
