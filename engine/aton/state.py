@@ -914,13 +914,6 @@ class AtonState(State):
 
         check(self)
 
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, AtonState):
-            return NotImplemented
-        return self.serialize() == other.serialize()
-
-    __hash__ = None  # type: ignore[assignment]
-
     def __repr__(self) -> str:
         return f"<AtonState round {self.rnd} {PHASE_NAMES[self.phase]} seat {self.cur}>"
 
