@@ -782,8 +782,8 @@ class AtonState(State):
     # ------------------------------------------------------------------------------
 
     def view(self, player: int | None) -> AtonView:
-        if player is not None and player not in (0, 1):
-            raise ValueError(f"aton: no seat {player!r} (seats are 0 and 1)")
+        if player is not None and (isinstance(player, bool) or player not in (0, 1)):
+            raise IllegalActionError(f"aton: no seat {player!r} (seats are 0 and 1)")
         return self._view(player, omniscient=False)
 
     def _view(self, player: int | None, omniscient: bool) -> AtonView:
@@ -833,8 +833,8 @@ class AtonState(State):
         """Re-deal what ``player`` cannot see (A10): the opponent's hand, deck and unrevealed
         cartouches from their unseen cards, the opponent's pending exchange decision, the
         player's own deck order (A10.3) and the engine's future randomness."""
-        if player not in (0, 1):
-            raise ValueError(f"aton: no seat {player!r} (seats are 0 and 1)")
+        if isinstance(player, bool) or player not in (0, 1):
+            raise IllegalActionError(f"aton: no seat {player!r} (seats are 0 and 1)")
         s = self.clone()
         o = 1 - player
         rng.shuffle(s.deck[player])

@@ -174,3 +174,16 @@ def test_A11_legal_actions_fresh_ascending_and_phases() -> None:
             assert la and la == sorted(set(la))
             seen.add(st.decision())
     assert seen >= {"exchange", "arrange", "place"}
+
+
+def test_unknown_seat_refused() -> None:
+    import pytest
+
+    from engine.core import IllegalActionError
+
+    s = make_state()
+    for bad in (2, -1, True):
+        with pytest.raises(IllegalActionError, match="no seat"):
+            s.view(bad)  # type: ignore[arg-type]
+        with pytest.raises(IllegalActionError, match="no seat"):
+            s.sample_consistent_state(bad, random.Random(0))  # type: ignore[arg-type]
