@@ -21,6 +21,7 @@ from engine.aton.board import (
     COUNTERS,
     HAND_SIZE,
     KINGDOM_SIZE,
+    MAX_ROUNDS,
     NUM_SQUARES,
     SLOTS,
     WIN_POINTS,
@@ -118,7 +119,7 @@ def decode(data: str) -> AtonState:
     P = _Parser("header")
     s = AtonState._blank()
     s.rnd = P.integer(fields["r"], "round", 1)
-    s.max_rounds = P.integer(fields["mr"], "round limit", 1)
+    s.max_rounds = P.integer(fields["mr"], "round limit", 1, MAX_ROUNDS)
     if fields["ph"] not in PHASE_NAMES:
         raise P.fail(f"unknown phase {fields['ph']!r} (phases: {', '.join(PHASE_NAMES)})")
     s.phase = PHASE_NAMES.index(fields["ph"])
