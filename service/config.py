@@ -86,11 +86,21 @@ SETTINGS: tuple[Setting, ...] = (
         "Encrypt state tokens (AES-256-GCM) so clients cannot read hidden cards.",
     ),
     Setting(
+        "grpc_processes",
+        "HEKA_GRPC_PROCESSES",
+        int,
+        1,
+        "gRPC serving processes sharing the port (SO_REUSEPORT), forked before gRPC starts; each has "
+        "its own search workers; the search capacity is shared. More than 1 uses several CPUs for "
+        "cheap calls.",
+    ),
+    Setting(
         "search_workers",
         "HEKA_SEARCH_WORKERS",
         int,
         0,
-        "Bot search worker processes (0: one per available CPU).",
+        "Bot search worker processes of each gRPC process (0: the available CPUs divided by "
+        "HEKA_GRPC_PROCESSES).",
     ),
     Setting(
         "max_concurrent_searches",
@@ -98,7 +108,7 @@ SETTINGS: tuple[Setting, ...] = (
         int,
         0,
         "Bot calls (BotMove, AdvanceBots) admitted at once; more are refused with RESOURCE_EXHAUSTED "
-        "(0: the number of search workers).",
+        "(0: all search workers of all gRPC processes).",
     ),
     Setting(
         "max_workers_per_search",
@@ -232,6 +242,7 @@ class Config:
     state_keys: str = ""
     state_keys_file: str = ""
     encrypt_state: bool = False
+    grpc_processes: int = 1
     search_workers: int = 0
     max_concurrent_searches: int = 0
     max_workers_per_search: int = 1
@@ -256,13 +267,17 @@ class Config:
 
     @property
     def workers(self) -> int:
-        """Search worker processes actually started."""
-        return self.search_workers if self.search_workers > 0 else _cpus()
+        """Search worker processes of each gRPC process."""
+        if self.search_workers > 0:
+            return self.search_workers
+        return max(1, _cpus() // max(1, self.grpc_processes))
 
     @property
     def search_capacity(self) -> int:
-        """Bot calls admitted at once."""
-        return self.max_concurrent_searches if self.max_concurrent_searches > 0 else self.workers
+        """Bot calls admitted at once (over all gRPC processes)."""
+        if self.max_concurrent_searches > 0:
+            return self.max_concurrent_searches
+        return self.workers * max(1, self.grpc_processes)
 
     def validate(self) -> Config:
         if not 0 <= self.port <= 65535:
@@ -270,6 +285,7 @@ class Config:
         if not -1 <= self.metrics_port <= 65535:
             raise ConfigError(f"--metrics-port must be in -1..65535, got {self.metrics_port}")
         for name in (
+            "grpc_processes",
             "max_iterations",
             "max_advance_moves",
             "max_message_bytes",

@@ -7,14 +7,17 @@ imported by anything.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import logging
 import os
 import signal
+import socket
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from concurrent import futures
 from typing import Any
 
@@ -68,31 +71,46 @@ def load_keys(config: Config) -> KeyRing:
 
 
 class Server:
-    """A running heka server (``start`` then ``wait``/``stop``)."""
+    """One gRPC serving process: its search workers, servicer, health and reflection."""
 
-    def __init__(self, config: Config) -> None:
+    def __init__(
+        self,
+        config: Config,
+        keys: KeyRing,
+        metrics_dir: str,
+        *,
+        port: int,
+        reuseport: bool = False,
+        slots: Any = None,
+        serve_metrics: bool = True,
+    ) -> None:
         self.config = config
+        self.keys = keys
+        self.metrics_dir = metrics_dir
+        self.requested_port = port
+        self.reuseport = reuseport
+        self.slots = slots
+        self.serve_metrics = serve_metrics
         self.port = 0
         self.metrics_port = -1
         self._stop_requested = threading.Event()
         self._stopped = threading.Event()
         self._metrics_server: Any = None
 
-    def start(self) -> None:
+    def start(self, *, announce: bool = True) -> None:
         cfg = self.config
-        self.keys = load_keys(cfg)
-        self.metrics_dir, self._temp_metrics_dir = prepare_metrics_dir(cfg.metrics_dir)
-
         # 1. Worker processes, before any gRPC object.
         from service.workers import SearchPool
 
-        self.pool = SearchPool(cfg.workers, cfg.search_capacity, self.metrics_dir, cfg.worker_nice)
-        pids = self.pool.warm()
+        self.pool = SearchPool(
+            cfg.workers, cfg.search_capacity, self.metrics_dir, cfg.worker_nice, self.slots
+        )
+        self.worker_pids = self.pool.warm()
 
         # 2. Metrics (prometheus_client now sees the multiprocess directory).
         from service import metrics
 
-        if cfg.metrics_port >= 0:
+        if self.serve_metrics and cfg.metrics_port >= 0:
             self._metrics_server, self.metrics_port = metrics.start_http_endpoint(cfg.metrics_port)
 
         # 3. gRPC.
@@ -104,27 +122,12 @@ class Server:
         from service.interceptors import ServerInterceptor
         from service.servicer import SERVICE_NAME, GameService
 
-        options = [
-            ("grpc.max_send_message_length", cfg.max_message_bytes),
-            ("grpc.max_receive_message_length", cfg.max_message_bytes),
-            ("grpc.keepalive_time_ms", int(cfg.keepalive_seconds * 1000)),
-            ("grpc.keepalive_timeout_ms", 20_000),
-            ("grpc.keepalive_permit_without_calls", 1),
-            ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
-            ("grpc.http2.max_pings_without_data", 0),
-            ("grpc.so_reuseport", 0),
-        ]
-        if cfg.max_connection_age_seconds > 0:
-            options += [
-                ("grpc.max_connection_age_ms", int(cfg.max_connection_age_seconds * 1000)),
-                ("grpc.max_connection_age_grace_ms", int(cfg.max_connection_age_grace_seconds * 1000)),
-            ]
         self.server = grpc.server(
             futures.ThreadPoolExecutor(
                 max_workers=cfg.grpc_threads + cfg.search_capacity, thread_name_prefix="grpc"
             ),
             interceptors=[ServerInterceptor(access_log_enabled=cfg.access_log)],
-            options=options,
+            options=grpc_options(cfg, reuseport=self.reuseport),
             maximum_concurrent_rpcs=None,
         )
         self.servicer = GameService(cfg, self.keys, self.pool)
@@ -139,28 +142,16 @@ class Server:
             reflection.enable_server_reflection(
                 (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), self.server
             )
-        self.port = self.server.add_insecure_port(f"{cfg.host}:{cfg.port}")
+        self.port = self.server.add_insecure_port(f"{cfg.host}:{self.requested_port}")
         if self.port == 0:
-            raise OSError(f"cannot bind gRPC port {cfg.host}:{cfg.port}")
+            raise OSError(f"cannot bind gRPC port {cfg.host}:{self.requested_port}")
         self.server.start()
         for name in ("", SERVICE_NAME):
             self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
-        log.info(
-            "listening",
-            extra={
-                "fields": {
-                    "event": "listening",
-                    "port": self.port,
-                    "metrics_port": self.metrics_port,
-                    "search_workers": len(pids),
-                    "search_capacity": cfg.search_capacity,
-                    "key_id": self.keys.signing.key_id,
-                    "ephemeral_key": self.keys.ephemeral,
-                    "encrypt_state": cfg.encrypt_state,
-                    "pid": os.getpid(),
-                }
-            },
-        )
+        if announce:
+            announce_listening(
+                cfg, self.keys, self.port, self.metrics_port, processes=1, workers=len(self.worker_pids)
+            )
 
     def request_stop(self) -> None:
         self._stop_requested.set()
@@ -182,6 +173,7 @@ class Server:
                     "event": "draining",
                     "grace_seconds": cfg.grace_seconds,
                     "searches_in_flight": self.pool.in_flight,
+                    "pid": os.getpid(),
                 }
             },
         )
@@ -194,31 +186,201 @@ class Server:
         self.pool.shutdown()
         if self._metrics_server is not None:
             self._metrics_server.shutdown()
-        if self._temp_metrics_dir:
-            import shutil
-
-            shutil.rmtree(self.metrics_dir, ignore_errors=True)
-        log.info("stopped", extra={"fields": {"event": "stopped", "drain_seconds": round(drained, 3)}})
+        log.info(
+            "stopped",
+            extra={"fields": {"event": "stopped", "drain_seconds": round(drained, 3), "pid": os.getpid()}},
+        )
         self._stopped.set()
+
+
+def grpc_options(cfg: Config, *, reuseport: bool) -> list[tuple[str, int]]:
+    options = [
+        ("grpc.max_send_message_length", cfg.max_message_bytes),
+        ("grpc.max_receive_message_length", cfg.max_message_bytes),
+        ("grpc.keepalive_time_ms", int(cfg.keepalive_seconds * 1000)),
+        ("grpc.keepalive_timeout_ms", 20_000),
+        ("grpc.keepalive_permit_without_calls", 1),
+        ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
+        ("grpc.http2.max_pings_without_data", 0),
+        # One process: refuse a port another server holds. Several: share it (the kernel
+        # spreads connections over the processes).
+        ("grpc.so_reuseport", 1 if reuseport else 0),
+    ]
+    if cfg.max_connection_age_seconds > 0:
+        options += [
+            ("grpc.max_connection_age_ms", int(cfg.max_connection_age_seconds * 1000)),
+            ("grpc.max_connection_age_grace_ms", int(cfg.max_connection_age_grace_seconds * 1000)),
+        ]
+    return options
+
+
+def announce_listening(
+    cfg: Config, keys: KeyRing, port: int, metrics_port: int, *, processes: int, workers: int
+) -> None:
+    log.info(
+        "listening",
+        extra={
+            "fields": {
+                "event": "listening",
+                "port": port,
+                "metrics_port": metrics_port,
+                "grpc_processes": processes,
+                "search_workers": workers,
+                "search_capacity": cfg.search_capacity,
+                "key_id": keys.signing.key_id,
+                "ephemeral_key": keys.ephemeral,
+                "encrypt_state": cfg.encrypt_state,
+                "pid": os.getpid(),
+            }
+        },
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# Entry point
+# ---------------------------------------------------------------------------------------
 
 
 def serve(config: Config) -> int:
     """Run until SIGTERM/SIGINT; returns the exit code (0 after a clean drain)."""
     setup_logging(config.log_level)
-    server = Server(config)
+    try:
+        keys = load_keys(config)
+    except (ValueError, OSError) as exc:
+        log.error("cannot start: %s", exc, extra={"fields": {"event": "start_failed"}})
+        return 2
+    metrics_dir, temporary = prepare_metrics_dir(config.metrics_dir)
+    try:
+        if config.grpc_processes > 1:
+            return _serve_processes(config, keys, metrics_dir)
+        return _serve_one(config, keys, metrics_dir)
+    finally:
+        if temporary:
+            import shutil
 
-    def on_signal(signum: int, _frame: Any) -> None:
+            shutil.rmtree(metrics_dir, ignore_errors=True)
+
+
+def _install_signals(on_stop: Any) -> None:
+    def handler(signum: int, _frame: Any) -> None:
         log.info(
-            "signal received", extra={"fields": {"event": "signal", "signal": signal.Signals(signum).name}}
+            "signal received",
+            extra={"fields": {"event": "signal", "signal": signal.Signals(signum).name, "pid": os.getpid()}},
         )
-        server.request_stop()
+        on_stop(signum)
 
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, handler)
+    signal.signal(signal.SIGINT, handler)
+
+
+def _serve_one(config: Config, keys: KeyRing, metrics_dir: str) -> int:
+    server = Server(config, keys, metrics_dir, port=config.port)
+    _install_signals(lambda _signum: server.request_stop())
     try:
         server.start()
-    except (ValueError, OSError) as exc:  # bad keys, port in use
+    except (ValueError, OSError) as exc:  # port in use
         log.error("cannot start: %s", exc, extra={"fields": {"event": "start_failed"}})
         return 2
     server.wait()
     return 0
+
+
+@contextlib.contextmanager
+def _reserve_port(host: str, port: int) -> Iterator[int]:
+    """Bind (without listening) a SO_REUSEPORT socket so every child can bind the same
+    port, and port 0 resolves to one free port for all of them."""
+    bare = host.strip("[]")
+    family = socket.AF_INET6 if ":" in bare else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    sock.bind((bare, port))
+    try:
+        yield int(sock.getsockname()[1])
+    finally:
+        sock.close()
+
+
+def _child_main(config: Config, keys: KeyRing, metrics_dir: str, port: int, shared: tuple[Any, Any]) -> None:
+    """A gRPC serving process (forked by the supervisor before any gRPC object existed).
+    ``shared``: the global search-slot semaphore and the readiness queue."""
+    slots, ready = shared
+    setup_logging(config.log_level)
+    server = Server(config, keys, metrics_dir, port=port, reuseport=True, slots=slots, serve_metrics=False)
+    _install_signals(lambda _signum: server.request_stop())
+    try:
+        server.start(announce=False)
+    except Exception:
+        log.exception("gRPC process failed to start", extra={"fields": {"event": "start_failed"}})
+        ready.put((os.getpid(), 0))
+        os._exit(2)
+    ready.put((os.getpid(), len(server.worker_pids)))
+    server.wait()
+    os._exit(0)
+
+
+def _serve_processes(config: Config, keys: KeyRing, metrics_dir: str) -> int:
+    """Supervisor: fork ``config.grpc_processes`` gRPC processes sharing one port (SO_REUSEPORT),
+    one key ring (the ephemeral key too) and one global search capacity; serve the
+    aggregated metrics; forward SIGTERM; exit 0 when every process drained cleanly."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork")  # no gRPC object exists in this process
+    slots = ctx.BoundedSemaphore(config.search_capacity)
+    ready = ctx.Queue()
+    children: list[Any] = []
+    stopping = threading.Event()
+
+    def forward(signum: int) -> None:
+        stopping.set()
+        for child in children:
+            if child.is_alive() and child.pid is not None:
+                os.kill(child.pid, signum)
+
+    try:
+        reservation = _reserve_port(config.host, config.port)
+        port = reservation.__enter__()
+    except OSError as exc:
+        log.error("cannot bind gRPC port: %s", exc, extra={"fields": {"event": "start_failed"}})
+        return 2
+    try:
+        for _ in range(config.grpc_processes):
+            child = ctx.Process(
+                target=_child_main, args=(config, keys, metrics_dir, port, (slots, ready)), daemon=False
+            )
+            child.start()
+            children.append(child)
+        _install_signals(forward)
+        workers = 0
+        for _ in children:
+            _pid, n = ready.get(timeout=120)
+            if n == 0:
+                log.error("a gRPC process failed to start", extra={"fields": {"event": "start_failed"}})
+                forward(signal.SIGTERM)
+                for child in children:
+                    child.join(timeout=config.grace_seconds + 10)
+                return 2
+            workers += n
+        from service import metrics
+
+        metrics_server = None
+        metrics_port = -1
+        if config.metrics_port >= 0:
+            metrics_server, metrics_port = metrics.start_http_endpoint(config.metrics_port)
+        announce_listening(config, keys, port, metrics_port, processes=len(children), workers=workers)
+        codes = []
+        for child in children:
+            while child.is_alive():
+                child.join(timeout=1.0)
+            codes.append(child.exitcode)
+            if child.pid is not None:
+                metrics.mark_process_dead(child.pid)
+        if metrics_server is not None:
+            metrics_server.shutdown()
+        if not stopping.is_set() or any(code != 0 for code in codes):
+            log.error("gRPC process exited", extra={"fields": {"event": "child_exit", "codes": codes}})
+            forward(signal.SIGTERM)
+            return 1
+        log.info("stopped", extra={"fields": {"event": "stopped", "grpc_processes": len(children)}})
+        return 0
+    finally:
+        reservation.__exit__(None, None, None)

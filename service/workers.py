@@ -119,9 +119,14 @@ class CapacityFull(Exception):
 class SearchPool:
     """The worker processes and the admission counter."""
 
-    def __init__(self, workers: int, capacity: int, metrics_dir: str, nice: int = 5) -> None:
+    def __init__(
+        self, workers: int, capacity: int, metrics_dir: str, nice: int = 5, slots: Any = None
+    ) -> None:
+        """``slots``: a ``multiprocessing`` semaphore shared by several gRPC processes, so that
+        ``capacity`` is global; ``None``: a counter of this process."""
         self.workers = workers
         self.capacity = capacity
+        self._slots = slots
         self._metrics_dir = metrics_dir
         self._nice = nice
         self._lock = threading.Lock()
@@ -151,17 +156,22 @@ class SearchPool:
     def admit(self) -> Iterator[None]:
         """Hold one search slot for the ``with`` block; :class:`CapacityFull` at once when
         none is free."""
+        full = CapacityFull(
+            f"all {self.capacity} search slots are busy; retry shortly or ask another replica"
+        )
+        if self._slots is not None and not self._slots.acquire(False):
+            raise full
         with self._lock:
-            if self._in_flight >= self.capacity:
-                raise CapacityFull(
-                    f"all {self.capacity} search slots are busy; retry shortly or ask another replica"
-                )
+            if self._slots is None and self._in_flight >= self.capacity:
+                raise full
             self._in_flight += 1
         try:
             yield
         finally:
             with self._lock:
                 self._in_flight -= 1
+            if self._slots is not None:
+                self._slots.release()
 
     def submit(self, job: SearchJob) -> Future[SearchResult]:
         try:

@@ -31,10 +31,12 @@ def start_server() -> Iterator[Any]:
 
 @pytest.fixture(scope="session")
 def server(start_server: Any) -> ServerProcess:
-    """The shared server: key k1, 2 workers, small caps."""
+    """The shared server: key k1, two gRPC processes with one search worker each, small caps."""
     return start_server(
-        "--search-workers",
+        "--grpc-processes",
         "2",
+        "--search-workers",
+        "1",
         "--max-concurrent-searches",
         "4",
         "--max-iterations",

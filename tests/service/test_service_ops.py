@@ -16,6 +16,7 @@ from service_helpers import KEY1, KEY2, ServerProcess
 
 from service.envelope import KeyRing, parse_keys
 from service.gen.heka.v1 import game_service_pb2 as pb
+from service.gen.heka.v1 import game_service_pb2_grpc as pb_grpc
 
 SERVICE = "heka.v1.GameService"
 
@@ -94,9 +95,12 @@ def test_advance_bots_stops_at_the_deadline(stub: Any) -> None:
 # ---------------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def tight_server(start_server: Any) -> ServerProcess:
+@pytest.fixture(params=[1, 2], ids=["1-process", "2-processes"])
+def tight_server(start_server: Any, request: Any) -> ServerProcess:
+    """One search slot in all; one or two gRPC processes (the slot is shared by both)."""
     server: ServerProcess = start_server(
+        "--grpc-processes",
+        str(request.param),
         "--search-workers",
         "1",
         "--max-concurrent-searches",
@@ -133,6 +137,13 @@ def test_full_capacity_is_resource_exhausted_at_once_and_health_stays_serving(
     assert info.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     assert "search slots are busy" in info.value.details()
     assert refused_after < 2.0  # refused, not queued behind the 2.5 s search
+    # Other connections (which the kernel may give to the other gRPC process) are refused too.
+    for _ in range(4):
+        with grpc.insecure_channel(tight_server.address) as channel:
+            other = pb_grpc.GameServiceStub(channel)
+            with pytest.raises(grpc.RpcError) as info:
+                other.BotMove(pb.BotMoveRequest(state=token, bot=slow_mcts(100)), timeout=10)
+            assert info.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     # Cheap calls and health keep answering while the worker searches.
     assert legal_ids(stub, token)
     assert health_status(tight_server) == health_pb2.HealthCheckResponse.SERVING
@@ -160,6 +171,7 @@ def test_sigterm_drains_in_flight_call_and_exits_zero(tight_server: ServerProces
     assert tight_server.proc.wait(timeout=30) == 0
     events = [line.get("event") for line in tight_server.log_lines()]
     assert "draining" in events and "stopped" in events
+    assert events.count("draining") == int(tight_server.info["grpc_processes"])
 
 
 # ---------------------------------------------------------------------------------------
