@@ -2,16 +2,19 @@
 
 In one run:
 
-1. a plain gRPC echo server (sync Python server, same thread-pool shape as heka's; 2 KB
-   messages) driven by the same client as everything else: the ceiling;
-2. ``heka serve`` (a subprocess, default settings, access logs on): ``ListLegalActions`` and
-   ``ApplyAction`` calls per second with many concurrent calls, on a pool of real positions
-   of Aton and 4-player Osirium, with p50/p99 latency, first alone, then while bot searches
-   keep every search worker busy;
-3. ``BotMove`` latency at each difficulty (easy / medium / hard), on fixed mid-game positions.
+1. a plain gRPC echo server (one sync Python process, 2 KB messages) driven by the same
+   client as everything else: the ceiling;
+2. ``heka serve`` (subprocesses; ``--processes`` gRPC processes x ``--workers`` search
+   workers, access logs on): ``ListLegalActions`` and ``ApplyAction`` calls per second with
+   ``--concurrency`` calls in flight over ``--channels`` connections, on pools of real positions
+   of Aton and 4-player Osirium, with p50/p99 latency: alone; while bot searches (1 s each) keep
+   every search worker busy; and on a server without the state cache (every call decodes
+   its token: HMAC, deserialisation, validation);
+3. ``BotMove`` latency at each difficulty (easy / medium / hard) on mid-game positions with
+   at least 5 legal actions.
 
-The client is one ``grpc.aio`` process with ``--concurrency`` calls in flight. Prints a
-table; asserts nothing. ``--quick`` for a short smoke run.
+The client is one ``grpc.aio`` process. Prints a table; asserts nothing. On a 2-CPU machine
+client and server share the CPUs, so the ceiling is mostly the client's.
 
     .venv/bin/python bench/service_throughput.py            # ~3 minutes
     .venv/bin/python bench/service_throughput.py --quick
@@ -72,10 +75,16 @@ def start_echo() -> tuple[subprocess.Popen[bytes], int]:
     return proc, int(line["port"])
 
 
-def start_heka(workers: int) -> tuple[subprocess.Popen[bytes], int, Path]:
+BENCH_KEY = "bench:" + "QmVuY2htYXJrIGtleSBvZiAzMiBieXRlcyEhISEhISE"
+
+
+def start_heka(workers: int, processes: int, **extra: str) -> tuple[subprocess.Popen[bytes], int, Path]:
     log = Path(tempfile.mkstemp(prefix="heka-bench-", suffix=".log")[1])
     env = {k: v for k, v in os.environ.items() if not k.startswith("HEKA_")}
     env["HEKA_SEARCH_WORKERS"] = str(workers)
+    env["HEKA_GRPC_PROCESSES"] = str(processes)
+    env["HEKA_STATE_KEYS"] = BENCH_KEY
+    env.update(extra)
     proc = subprocess.Popen(
         [sys.executable, "-m", "service.cli", "serve", "--port", "0", "--metrics-port", "0"],
         cwd=ROOT,
@@ -166,152 +175,183 @@ def positions(game: str, players: int, count: int, seed: int) -> list[tuple[str,
     return out
 
 
-async def bench_all(args: argparse.Namespace) -> list[tuple[str, ...]]:
-    import grpc
+class Stubs:
+    """``n`` channels (separate connections, so that several gRPC processes share the load)
+    and a stub per channel; calls rotate over them."""
 
+    def __init__(self, address: str, n: int, make: Any) -> None:
+        import grpc
+
+        options = [("grpc.max_receive_message_length", 16 << 20)]
+        # Distinct channel arguments keep gRPC from sharing one connection.
+        self.channels = [
+            grpc.aio.insecure_channel(address, options=[*options, ("bench.channel", i)]) for i in range(n)
+        ]
+        self.stubs = [make(ch) for ch in self.channels]
+
+    def __getitem__(self, n: int) -> Any:
+        return self.stubs[n % len(self.stubs)]
+
+    async def close(self) -> None:
+        for ch in self.channels:
+            await ch.close()
+
+
+def row(name: str, phase: str, r: dict[str, Any], ceiling: float) -> tuple[str, ...]:
+    return (
+        name,
+        phase,
+        f"{r['rate']:.0f}",
+        f"{100 * r['rate'] / ceiling:.0f}%",
+        f"{r['p50_ms']:.2f}",
+        f"{r['p99_ms']:.2f}",
+        str(r["errors"]),
+    )
+
+
+async def collect_positions(stub: Any, game: str, players: int, count: int) -> list[tuple[str, int, int]]:
+    """(token, a legal action, number of legal actions) along seeded random games, made by
+    the server itself."""
+    from service.gen.heka.v1 import game_service_pb2 as pb
+
+    rng = random.Random(7)
+    pool: list[tuple[str, int, int]] = []
+    while len(pool) < count:
+        created = await stub.CreateGame(
+            pb.CreateGameRequest(game=game, num_players=players, seed=rng.randrange(1 << 30))
+        )
+        token, over = created.state, False
+        while not over and len(pool) < count:
+            legal = (await stub.ListLegalActions(pb.ListLegalActionsRequest(state=token))).actions
+            action = rng.choice(legal).id
+            if rng.random() < 0.3:
+                pool.append((token, action, len(legal)))
+            resp = await stub.ApplyAction(pb.ApplyActionRequest(state=token, action_id=action))
+            token, over = resp.state, resp.status.is_over
+    return pool
+
+
+async def bench_all(args: argparse.Namespace) -> list[tuple[str, ...]]:
     from service.gen.heka.v1 import game_service_pb2 as pb
     from service.gen.heka.v1 import game_service_pb2_grpc as pb_grpc
 
     rows: list[tuple[str, ...]] = []
-    options = [("grpc.max_receive_message_length", 16 << 20)]
 
     # 1. echo ceiling -----------------------------------------------------------------------
     echo_proc, echo_port = start_echo()
     try:
-        async with grpc.aio.insecure_channel(f"127.0.0.1:{echo_port}", options=options) as ch:
-            echo = ch.unary_unary(ECHO_METHOD)
-            payload = os.urandom(2048)
-            r = await closed_loop(lambda _n: echo(payload), args.concurrency, args.seconds)
-            ceiling = r["rate"]
-            rows.append(
-                (
-                    "echo 2 KB (ceiling)",
-                    "alone",
-                    f"{r['rate']:.0f}",
-                    "100%",
-                    f"{r['p50_ms']:.2f}",
-                    f"{r['p99_ms']:.2f}",
-                    str(r["errors"]),
-                )
-            )
+        echo = Stubs(f"127.0.0.1:{echo_port}", args.channels, lambda ch: ch.unary_unary(ECHO_METHOD))
+        payload = os.urandom(2048)
+        r = await closed_loop(lambda n: echo[n](payload), args.concurrency, args.seconds)
+        await echo.close()
+        ceiling = r["rate"]
+        rows.append(row("echo 2 KB (ceiling)", "1 process", r, ceiling))
+        print("#", rows[-1], flush=True)
     finally:
         stop(echo_proc)
 
     # 2. heka cheap calls -------------------------------------------------------------------
-    heka, port, log = start_heka(args.workers)
+    heka, port, log = start_heka(args.workers, args.processes)
+    cold, cold_port, cold_log = start_heka(1, args.processes, HEKA_STATE_CACHE_SIZE="0")
     try:
-        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}", options=options) as ch:
-            stub = pb_grpc.GameServiceStub(ch)
-            # Tokens made by the server itself (tokens are signed with its ephemeral key):
-            # create games, then walk them with ApplyAction to collect real positions.
-            pools: dict[str, list[tuple[str, int]]] = {}
-            for label, game, players in (("aton", "aton", 2), ("osirium 4p", "osirium", 4)):
-                pool: list[tuple[str, int]] = []
-                rng = random.Random(7)
-                while len(pool) < args.positions:
-                    created = await stub.CreateGame(
-                        pb.CreateGameRequest(game=game, num_players=players, seed=rng.randrange(1 << 30))
-                    )
-                    token, over = created.state, False
-                    while not over and len(pool) < args.positions:
-                        legal = (await stub.ListLegalActions(pb.ListLegalActionsRequest(state=token))).actions
-                        action = rng.choice(legal).id
-                        if rng.random() < 0.3:
-                            pool.append((token, action))
-                        resp = await stub.ApplyAction(pb.ApplyActionRequest(state=token, action_id=action))
-                        token, over = resp.state, resp.status.is_over
-                pools[label] = pool
-                sizes = [len(t) for t, _ in pool]
-                print(
-                    f"# {label}: {len(pool)} positions, token {min(sizes)}-{max(sizes)} chars "
-                    f"(median {statistics.median(sizes):.0f})",
-                    flush=True,
-                )
+        stubs = Stubs(f"127.0.0.1:{port}", args.channels, pb_grpc.GameServiceStub)
+        pools: dict[str, list[tuple[str, int, int]]] = {}
+        for label, game, players in (("aton", "aton", 2), ("osirium 4p", "osirium", 4)):
+            pools[label] = await collect_positions(stubs[0], game, players, args.positions)
+            sizes = [len(t) for t, _, _ in pools[label]]
+            print(
+                f"# {label}: {len(sizes)} positions, token {min(sizes)}-{max(sizes)} chars "
+                f"(median {statistics.median(sizes):.0f})",
+                flush=True,
+            )
 
-            def cheap_calls(pool: list[tuple[str, int]]) -> dict[str, Any]:
-                return {
-                    "ListLegalActions": lambda n: stub.ListLegalActions(
-                        pb.ListLegalActionsRequest(state=pool[n % len(pool)][0])
-                    ),
-                    "ApplyAction": lambda n: stub.ApplyAction(
-                        pb.ApplyActionRequest(state=pool[n % len(pool)][0], action_id=pool[n % len(pool)][1])
-                    ),
-                }
+        def cheap_calls(st: Stubs, pool: list[tuple[str, int, int]]) -> dict[str, Any]:
+            return {
+                "ListLegalActions": lambda n: st[n].ListLegalActions(
+                    pb.ListLegalActionsRequest(state=pool[n % len(pool)][0])
+                ),
+                "ApplyAction": lambda n: st[n].ApplyAction(
+                    pb.ApplyActionRequest(state=pool[n % len(pool)][0], action_id=pool[n % len(pool)][1])
+                ),
+            }
 
-            busy_stop = asyncio.Event()
-            busy_done = 0
+        busy_stop = asyncio.Event()
+        busy_done = 0
+        busy_token = max(pools["osirium 4p"], key=lambda p: p[2])[0]
 
-            async def keep_busy() -> None:
-                nonlocal busy_done
-                token = pools["osirium 4p"][len(pools["osirium 4p"]) // 2][0]
-                bot = pb.BotSettings(kind=pb.BOT_KIND_MCTS, budget=pb.SearchBudget(milliseconds=1000))
-                while not busy_stop.is_set():
-                    try:
-                        await stub.BotMove(pb.BotMoveRequest(state=token, bot=bot), timeout=30)
-                        busy_done += 1
-                    except grpc.aio.AioRpcError:
-                        await asyncio.sleep(0.05)
+        async def keep_busy(i: int) -> None:
+            nonlocal busy_done
+            bot = pb.BotSettings(kind=pb.BOT_KIND_MCTS, budget=pb.SearchBudget(milliseconds=1000))
+            while not busy_stop.is_set():
+                try:
+                    await stubs[i].BotMove(pb.BotMoveRequest(state=busy_token, bot=bot), timeout=30)
+                    busy_done += 1
+                except Exception:
+                    await asyncio.sleep(0.05)
 
-            for phase in ("alone", "searches busy"):
-                busy_tasks = []
-                if phase == "searches busy":
-                    busy_stop.clear()
-                    busy_tasks = [asyncio.create_task(keep_busy()) for _ in range(args.workers)]
-                    await asyncio.sleep(0.5)
-                for label, pool in pools.items():
-                    for method, call in cheap_calls(pool).items():
-                        r = await closed_loop(call, args.concurrency, args.seconds)
-                        rows.append(
-                            (
-                                f"{method} {label}",
-                                phase,
-                                f"{r['rate']:.0f}",
-                                f"{100 * r['rate'] / ceiling:.0f}%",
-                                f"{r['p50_ms']:.2f}",
-                                f"{r['p99_ms']:.2f}",
-                                str(r["errors"]),
-                            )
-                        )
-                        print("#", rows[-1], flush=True)
-                if busy_tasks:
-                    busy_stop.set()
-                    await asyncio.gather(*busy_tasks)
-                    print(f"# {busy_done} background searches completed during the busy phase", flush=True)
-
-            # 3. bot moves per difficulty ---------------------------------------------------
-            for label in ("aton", "osirium 4p"):
-                pool = pools[label]
-                mid = [t for t, _ in pool[len(pool) // 3 : len(pool) // 3 + 3]]
-                for name, diff in (
-                    ("easy", pb.DIFFICULTY_EASY),
-                    ("medium", pb.DIFFICULTY_MEDIUM),
-                    ("hard", pb.DIFFICULTY_HARD),
-                ):
-                    runs = args.bot_runs.get(name, 1)
-                    lat: list[float] = []
-                    its: list[int] = []
-                    for i in range(runs):
-                        token = mid[i % len(mid)]
-                        bot = pb.BotSettings(kind=pb.BOT_KIND_MCTS, difficulty=diff, seed=i)
-                        t = time.perf_counter()
-                        resp = await stub.BotMove(pb.BotMoveRequest(state=token, bot=bot), timeout=60)
-                        lat.append(time.perf_counter() - t)
-                        its.append(resp.diagnostics.iterations)
-                    rows.append(
-                        (
-                            f"BotMove {label} mcts:{name}",
-                            f"{runs} runs, median {statistics.median(its):.0f} it",
-                            "",
-                            "",
-                            f"{statistics.median(lat) * 1000:.0f}",
-                            f"{max(lat) * 1000:.0f}",
-                            "0",
-                        )
-                    )
+        capacity = args.workers * args.processes
+        for phase in ("alone", f"{capacity} searches busy"):
+            tasks = []
+            if phase != "alone":
+                busy_stop.clear()
+                tasks = [asyncio.create_task(keep_busy(i)) for i in range(capacity)]
+                await asyncio.sleep(0.5)
+            for label, pool in pools.items():
+                for method, call in cheap_calls(stubs, pool).items():
+                    r = await closed_loop(call, args.concurrency, args.seconds)
+                    rows.append(row(f"{method} {label}", phase, r, ceiling))
                     print("#", rows[-1], flush=True)
+            if tasks:
+                busy_stop.set()
+                await asyncio.gather(*tasks)
+                print(f"# {busy_done} background searches (1 s each) completed in the busy phase", flush=True)
+
+        # Tokens the server has not seen: every call decodes (HMAC + deserialise + validate).
+        cold_stubs = Stubs(f"127.0.0.1:{cold_port}", args.channels, pb_grpc.GameServiceStub)
+        for label, pool in pools.items():
+            for method, call in cheap_calls(cold_stubs, pool).items():
+                r = await closed_loop(call, args.concurrency, args.seconds)
+                rows.append(row(f"{method} {label}", "no state cache", r, ceiling))
+                print("#", rows[-1], flush=True)
+        await cold_stubs.close()
+
+        # 3. bot moves per difficulty -------------------------------------------------------
+        for label, pool in pools.items():
+            mid = [t for t, _, n in pool[len(pool) // 3 :] if n >= 5][:3]
+            for name, diff in (
+                ("easy", pb.DIFFICULTY_EASY),
+                ("medium", pb.DIFFICULTY_MEDIUM),
+                ("hard", pb.DIFFICULTY_HARD),
+            ):
+                runs = args.bot_runs[name]
+                lat: list[float] = []
+                its: list[int] = []
+                for i in range(runs):
+                    bot = pb.BotSettings(kind=pb.BOT_KIND_MCTS, difficulty=diff, seed=i)
+                    t = time.perf_counter()
+                    resp = await stubs[i].BotMove(
+                        pb.BotMoveRequest(state=mid[i % len(mid)], bot=bot), timeout=60
+                    )
+                    lat.append(time.perf_counter() - t)
+                    its.append(resp.diagnostics.iterations)
+                rows.append(
+                    (
+                        f"BotMove {label} mcts:{name}",
+                        f"{runs} runs, median {statistics.median(its):.0f} it",
+                        "",
+                        "",
+                        f"{statistics.median(lat) * 1000:.0f}",
+                        f"{max(lat) * 1000:.0f}",
+                        "0",
+                    )
+                )
+                print("#", rows[-1], flush=True)
+        await stubs.close()
     finally:
         stop(heka)
+        stop(cold)
         log.unlink(missing_ok=True)
+        cold_log.unlink(missing_ok=True)
     return rows
 
 
@@ -320,7 +360,9 @@ def main() -> int:
     parser.add_argument("--echo-server", type=int, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--concurrency", type=int, default=64, help="calls in flight (default 64)")
     parser.add_argument("--seconds", type=float, default=5.0, help="measure time per row (default 5)")
-    parser.add_argument("--workers", type=int, default=2, help="search workers of the server (default 2)")
+    parser.add_argument("--workers", type=int, default=1, help="search workers per gRPC process (default 1)")
+    parser.add_argument("--processes", type=int, default=2, help="gRPC processes of the server (default 2)")
+    parser.add_argument("--channels", type=int, default=8, help="client connections (default 8)")
     parser.add_argument("--positions", type=int, default=200, help="positions per game (default 200)")
     parser.add_argument("--quick", action="store_true", help="short smoke run")
     args = parser.parse_args()
@@ -335,8 +377,8 @@ def main() -> int:
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
     print()
     print(
-        f"concurrency {args.concurrency}, {args.seconds:g} s per row, {args.workers} search workers, "
-        f"{os.cpu_count()} CPUs"
+        f"concurrency {args.concurrency} over {args.channels} connections, {args.seconds:g} s per row, "
+        f"{args.processes} gRPC processes x {args.workers} search workers, {os.cpu_count()} CPUs"
     )
     for r in [header, *rows]:
         print("  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)))
