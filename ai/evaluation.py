@@ -216,7 +216,7 @@ def aton_evaluate(state: State) -> tuple[float, ...]:
 
 
 _ATON = _aton_tables()
-register_evaluator("aton", aton_evaluate, default_cutoff=30)
+register_evaluator("aton", aton_evaluate, default_cutoff=10)
 
 
 # ---------------------------------------------------------------------------------------
