@@ -837,10 +837,14 @@ class AtonState(State):
             raise IllegalActionError(f"aton: no seat {player!r} (seats are 0 and 1)")
         s = self.clone()
         o = 1 - player
-        rng.shuffle(s.deck[player])
+        # Every re-deal starts from a sorted pool, so that the result depends only on
+        # ``view(player)`` and ``rng``, never on the hidden order (a bot's no-peeking guarantee).
+        own = sorted(s.deck[player])
+        rng.shuffle(own)
+        s.deck[player] = own
         cart = s.cart[o]
         hidden = [i for i in range(4) if i >= s.rev[o] and cart[i]]
-        pool = s.deck[o] + s.hand[o] + [cart[i] for i in hidden]
+        pool = sorted(s.deck[o] + s.hand[o] + [cart[i] for i in hidden])
         rng.shuffle(pool)
         for i in hidden:  # a random order = a uniform distinct arrangement
             cart[i] = pool.pop()
