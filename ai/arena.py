@@ -269,6 +269,7 @@ def play_game(game: Game, task: GameTask, players: int, options: Mapping[str, An
 def _worker(game_name: str, players: int, options: dict[str, Any],
             tasks: Any, results: Any) -> None:  # pragma: no cover - runs in a child process
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles interrupts
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent's handler is not ours
     game = get_game(game_name)
     while True:
         task = tasks.get()
@@ -442,8 +443,8 @@ def run_arena(
     players = probe.num_players
     for spec in config.bots:
         make_bot(spec)  # raise BotSpecError early, in this process
-    pairings, tasks = make_schedule(config, players)
-    total = len(tasks)
+    pairings = make_pairings(config.bots, players, teams=config.teams, lineup=config.lineup)
+    total = len(pairings) * config.games
     done: list[GameRecord] = []
     t0 = time.perf_counter()
     interrupted = False
@@ -453,36 +454,39 @@ def run_arena(
         if on_result is not None:
             on_result(rec, len(done), total)
 
-    if config.workers == 1:
-        try:
+    try:
+        pairings, tasks = make_schedule(config, players)
+        if config.workers == 1:
             for task in tasks:
                 record(play_game(game, task, players, options))
-        except KeyboardInterrupt:
-            interrupted = True
-    else:
-        interrupted = _run_parallel(config, players, options, tasks, record)
+        else:
+            _run_parallel(config, players, options, tasks, record)
+    except KeyboardInterrupt:
+        interrupted = True
     done.sort(key=lambda r: r.index)
     return ArenaResult(config, players, pairings, done, total, time.perf_counter() - t0, interrupted)
 
 
 def _run_parallel(config: ArenaConfig, players: int, options: dict[str, Any],
-                  tasks: list[GameTask], record: Callable[[GameRecord], None]) -> bool:
+                  tasks: list[GameTask], record: Callable[[GameRecord], None]) -> None:
+    """Play ``tasks`` in ``config.workers`` forked processes; workers are always stopped
+    and joined, also when the caller is interrupted (``KeyboardInterrupt`` propagates)."""
     ctx = multiprocessing.get_context("fork")
     task_q: Any = ctx.Queue()
     result_q: Any = ctx.Queue()
     workers = min(config.workers, len(tasks))
-    for t in tasks:
-        task_q.put(t)
-    for _ in range(workers):
-        task_q.put(None)
     procs = [
         ctx.Process(target=_worker, args=(config.game, players, options, task_q, result_q), daemon=False)
         for _ in range(workers)
     ]
-    for p in procs:
-        p.start()
-    received = 0
     try:
+        for p in procs:
+            p.start()
+        for t in tasks:
+            task_q.put(t)
+        for _ in range(workers):
+            task_q.put(None)
+        received = 0
         while received < len(tasks):
             try:
                 msg = result_q.get(timeout=0.5)
@@ -500,17 +504,15 @@ def _run_parallel(config: ArenaConfig, players: int, options: dict[str, Any],
                 )
             received += 1
             record(msg[1])
-    except KeyboardInterrupt:
-        return True
     finally:
         for p in procs:
             if p.is_alive():
                 p.terminate()
         for p in procs:
-            p.join(timeout=5)
+            if p.pid is not None:
+                p.join(timeout=5)
         task_q.cancel_join_thread()
         result_q.cancel_join_thread()
-    return False
 
 
 # ---------------------------------------------------------------------------------------

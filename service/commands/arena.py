@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 import time
 from typing import Any, TextIO
@@ -124,7 +125,15 @@ def dump_json(data: dict[str, Any]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from ai.api import BotSpecError, make_bot
-    from ai.arena import ArenaConfig, ArenaError, expected_block_note, make_pairings, run_arena
+    from ai.arena import (
+        ArenaConfig,
+        ArenaError,
+        ArenaResult,
+        GameRecord,
+        expected_block_note,
+        make_pairings,
+        run_arena,
+    )
     from engine import EngineError, get_game
 
     specs = tuple(s.strip() for s in args.bots.split(",") if s.strip())
@@ -162,20 +171,55 @@ def run(args: argparse.Namespace) -> int:
     )
     bar = ProgressBar(total, enabled=not args.no_progress)
     bar.update(0)
+    done: list[GameRecord] = []
+    last_save = [time.monotonic()]
+    started = time.perf_counter()
+
+    def on_result(record: GameRecord, count: int, _total: int) -> None:
+        bar.update(count)
+        done.append(record)
+        # Checkpoint: a long run killed hard still leaves its finished games on disk.
+        if args.json and time.monotonic() - last_save[0] >= CHECKPOINT_SECONDS:
+            last_save[0] = time.monotonic()
+            partial = ArenaResult(config, players, pairings, sorted(done, key=lambda r: r.index), total,
+                                  time.perf_counter() - started, interrupted=True)
+            _write_json(args.json, partial.to_json())
+
+    # SIGINT (also when started in the background, where it is ignored by default) and
+    # SIGTERM stop the arena and report the games finished so far.
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
-        result = run_arena(config, on_result=lambda _r, done, _t: bar.update(done))
+        result = run_arena(config, on_result=on_result)
     except (ArenaError, BotSpecError, EngineError) as exc:
         print(f"\nheka arena: {exc}", file=sys.stderr)
         return 1
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     if result.interrupted:
         print("\nheka arena: interrupted; partial results follow", file=sys.stderr)
     print(result.format_table())
     if args.json:
-        path = args.json
-        directory = os.path.dirname(path)
-        if directory:
-            os.makedirs(directory, exist_ok=True)
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(dump_json(result.to_json()))
-        print(f"\nresults written to {path}")
+        _write_json(args.json, result.to_json())
+        print(f"\nresults written to {args.json}")
     return 130 if result.interrupted else 0
+
+
+#: How often a running arena rewrites its --json file with the games finished so far.
+CHECKPOINT_SECONDS = 60.0
+
+
+def _raise_interrupt(_signum: int, _frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def _write_json(path: str, data: dict[str, Any]) -> None:
+    directory = os.path.dirname(path)
+    if directory:
+        os.makedirs(directory, exist_ok=True)
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(dump_json(data))
+    os.replace(tmp, path)

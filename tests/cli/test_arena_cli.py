@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import json
 import re
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -70,3 +74,24 @@ def test_arena_rejects_bad_settings(
 ) -> None:
     assert main(["arena", *args, "--no-progress"]) == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupted_arena_reports_and_writes_the_games_played(tmp_path: Path, sig: int) -> None:
+    """Started in the background (SIGINT ignored by default there), stopped by a signal:
+    the partial table is printed and the JSON written, marked interrupted."""
+    path = tmp_path / "partial.json"
+    command = (f"trap '' INT; exec '{sys.executable}' -m service.cli arena --game aton "
+               f"--bots random,greedy --games 100000 --seed 1 --workers 2 --json '{path}'")
+    proc = subprocess.Popen(["sh", "-c", command], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    while "0/100000 games" not in proc.stderr.readline():
+        pass
+    time.sleep(1.0)
+    proc.send_signal(sig)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert "INTERRUPTED: partial results" in out
+    data = json.loads(path.read_text())
+    assert data["interrupted"] is True
+    assert data["games_played"] == len(data["games"]) < 200000
