@@ -309,7 +309,11 @@ class ArenaResult:
         return fit_elo(self.pair_results(), names=played, anchor=anchor)
 
     def to_json(self) -> dict[str, Any]:
-        ratings = self.ratings()
+        try:
+            ratings = self.ratings()
+            rating_error = ""
+        except ValueError as exc:  # e.g. an interrupted run whose bots never met
+            ratings, rating_error = [], str(exc)
         anchor = "random" if "random" in self.config.bots else "mean"
         return {
             "game": self.config.game,
@@ -332,6 +336,7 @@ class ArenaResult:
                 "games decomposed into pairwise results weighted 1/(K-1)",
                 "anchor": anchor,
                 "bots": [r.to_dict() for r in ratings],
+                **({"error": rating_error} if rating_error else {}),
             },
             "games": [r.to_dict() for r in self.records],
         }

@@ -14,6 +14,7 @@ from ai.api import Decision, Diagnostics
 from ai.arena import (
     ArenaConfig,
     ArenaError,
+    ArenaResult,
     GameRecord,
     derive_seed,
     expected_block_note,
@@ -21,6 +22,7 @@ from ai.arena import (
     make_pairings,
     make_schedule,
     pairwise_results,
+    play_game,
     run_arena,
 )
 from engine.core import (
@@ -349,3 +351,16 @@ class BrokenBot:
 
 def make_broken(_params: str) -> BrokenBot:
     return BrokenBot()
+
+
+def test_partial_results_whose_bots_never_met_still_serialise() -> None:
+    config = ArenaConfig("race-test", ("smart", "random", "broken"), games=2, seed=1)
+    pairings, tasks = make_schedule(config, 2)
+    game = RACE
+    # Only the games of pairing 0 (smart vs random) finished: "broken" never played.
+    records = [play_game(game, t, 2, {}) for t in tasks if t.pairing == 0]
+    result = ArenaResult(config, 2, pairings, records, len(tasks), 0.1, interrupted=True)
+    data = result.to_json()
+    assert [r["name"] for r in data["ratings"]["bots"]] == ["smart", "random"]
+    assert data["interrupted"] is True and data["games_played"] == 2
+    assert "INTERRUPTED" in result.format_table()
