@@ -16,7 +16,7 @@ from typing import Any
 
 import grpc
 
-from engine.core import SECRET_ACTION, Game, IllegalActionError, State
+from engine.core import SECRET_ACTION, ActionParseError, Game, IllegalActionError, State
 from engine.registry import get_game, list_games
 from service import convert, metrics
 from service.config import Config
@@ -52,6 +52,12 @@ def _preset(name: str) -> tuple[int | None, float | None]:
         return _FALLBACK_PRESETS[name]
     b = PRESETS[name]
     return b.iterations, b.milliseconds
+
+
+def _legal_hint(state: State) -> str:
+    n = len(state.legal_actions())
+    plural = "s" if n != 1 else ""
+    return f"{n} legal action{plural} for seat {state.current_player()}; ListLegalActions lists them"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -163,11 +169,8 @@ class GameService(pb_grpc.GameServiceServicer):
         except IllegalActionError as exc:
             if state.is_terminal():
                 raise
-            legal = state.legal_actions()  # apply_action left the state unchanged
-            raise IllegalActionError(
-                f"{exc} ({len(legal)} legal action{'s' if len(legal) != 1 else ''} for seat "
-                f"{state.current_player()}; ListLegalActions lists them)"
-            ) from exc
+            # apply_action left the state unchanged
+            raise IllegalActionError(f"{exc} ({_legal_hint(state)})") from exc
         metrics.ACTIONS_APPLIED.labels(state.game.descriptor.name).inc()
         self._finished(state, False)
         return events
@@ -334,11 +337,14 @@ class GameService(pb_grpc.GameServiceServicer):
                 raise invalid(
                     "action_id",
                     f"unknown action id {action}: {game.descriptor.name} action ids are "
-                    f"0..{game.descriptor.num_distinct_actions - 1}",
+                    f"0..{game.descriptor.num_distinct_actions - 1} ({_legal_hint(state)})",
                     "unknown_action",
                 )
         elif which == "action_text":
-            action = game.string_to_action(request.action_text)
+            try:
+                action = game.string_to_action(request.action_text)
+            except ActionParseError as exc:
+                raise ActionParseError(f"{exc} ({_legal_hint(state)})") from exc
         else:
             raise invalid("action", "give the action as action_id or action_text", "bad_request")
         events = self._apply(state, action)

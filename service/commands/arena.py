@@ -181,8 +181,15 @@ def run(args: argparse.Namespace) -> int:
         # Checkpoint: a long run killed hard still leaves its finished games on disk.
         if args.json and time.monotonic() - last_save[0] >= CHECKPOINT_SECONDS:
             last_save[0] = time.monotonic()
-            partial = ArenaResult(config, players, pairings, sorted(done, key=lambda r: r.index), total,
-                                  time.perf_counter() - started, interrupted=True)
+            partial = ArenaResult(
+                config,
+                players,
+                pairings,
+                sorted(done, key=lambda r: r.index),
+                total,
+                time.perf_counter() - started,
+                interrupted=True,
+            )
             _write_json(args.json, partial.to_json())
 
     # SIGINT (also when started in the background, where it is ignored by default) and

@@ -461,6 +461,13 @@ def test_bad_input_catalogue(  # noqa: PLR0917
     assert reason  # ErrorInfo always present
 
 
+@pytest.mark.parametrize("request_kwargs", [{"action_id": 999999}, {"action_text": "fly to the moon"}])
+def test_unknown_action_says_how_many_legal_actions(stub: Any, tokens: Tokens, request_kwargs: Any) -> None:
+    legal = stub.ListLegalActions(pb.ListLegalActionsRequest(state=tokens.aton)).actions
+    err = call_error(stub.ApplyAction, pb.ApplyActionRequest(state=tokens.aton, **request_kwargs))
+    assert f"{len(legal)} legal actions for seat 0" in err.details()
+
+
 def test_illegal_action_says_how_many_legal_actions(stub: Any, tokens: Tokens) -> None:
     legal = {a.id for a in stub.ListLegalActions(pb.ListLegalActionsRequest(state=tokens.aton)).actions}
     n = get_game("aton").descriptor.num_distinct_actions
