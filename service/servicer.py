@@ -317,11 +317,10 @@ class GameService(pb_grpc.GameServiceServicer):
     ) -> pb.ListLegalActionsResponse:
         state = self._open(request.state, request.game)
         current = self._to_act(state, self._player_arg(state, request))
-        game = state.game
-        get = self.actions.get
-        return pb.ListLegalActionsResponse(
-            player=current, decision=state.decision(), actions=[get(game, a) for a in state.legal_actions()]
-        )
+        resp = pb.ListLegalActionsResponse(player=current, decision=state.decision())
+        field = pb.ListLegalActionsResponse.DESCRIPTOR.fields_by_name["actions"].number
+        resp.MergeFromString(self.actions.encoded_list(state.game, state.legal_actions(), field))
+        return resp
 
     def ApplyAction(
         self, request: pb.ApplyActionRequest, context: grpc.ServicerContext
