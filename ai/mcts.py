@@ -225,6 +225,23 @@ class SearchRandom(random.Random):
             x[i], x[j] = x[j], x[i]
 
 
+# sqrt(ln k) and 1/sqrt(k) by k, grown on demand (UCB without per-edge log/sqrt calls).
+_SQRT_LOG: list[float] = [0.0, 0.0]
+_INV_SQRT: list[float] = [0.0, 1.0]
+
+
+def _grow_tables(size: int) -> None:
+    n = len(_SQRT_LOG)
+    if size <= n:
+        return
+    size = max(size, 2 * n)
+    _SQRT_LOG.extend(math.sqrt(math.log(k)) for k in range(n, size))
+    _INV_SQRT.extend(1.0 / math.sqrt(k) for k in range(n, size))
+
+
+_grow_tables(4096)
+
+
 class _Edge:
     """Statistics of one action at one decision (for the seat acting there)."""
 
@@ -343,8 +360,10 @@ class Search:
         state = self.root_state.sample_consistent_state(self.player, rng)
         node = self.root
         c = self.params.c
-        log = math.log
-        sqrt = math.sqrt
+        if self.iterations + 2 >= len(_SQRT_LOG):
+            _grow_tables(self.iterations + 3)
+        sqrt_log = _SQRT_LOG
+        inv_sqrt = _INV_SQRT
         path: list[tuple[_Edge, int]] = []
         expanded = False
         while True:
@@ -370,7 +389,7 @@ class Search:
                 e.avail += 1
                 if untried is None:
                     v = e.visits
-                    u = e.total / v + c * sqrt(log(e.avail) / v)
+                    u = e.total / v + c * sqrt_log[e.avail] * inv_sqrt[v]
                     if u > best_u:
                         best_u = u
                         best = a
@@ -439,6 +458,7 @@ class Search:
         while True:
             self.iterate()
             done += 1
+            self.iterations = done
             if iterations is not None and done >= iterations:
                 break
             if stop_at is not None and time.monotonic() >= stop_at:
