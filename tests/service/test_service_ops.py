@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
 import time
 import urllib.request
@@ -328,3 +330,47 @@ def test_many_concurrent_cheap_calls(stub: Any) -> None:
     for t in threads:
         t.join()
     assert not errors
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as fh:
+                    fields = fh.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                out.append(int(entry))
+    return out
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return fh.read().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+def test_a_killed_search_worker_gives_unavailable_then_the_pool_recovers(start_server: Any) -> None:
+    server: ServerProcess = start_server("--search-workers", "1", HEKA_STATE_KEYS=KEY1)
+    stub = server.stub
+    token = stub.CreateGame(pb.CreateGameRequest(game="aton", seed=4)).state
+    call = stub.BotMove.future(pb.BotMoveRequest(state=token, bot=slow_mcts(3000)), timeout=30)
+    _wait_in_flight(server, 1)
+    forkservers = [p for p in _children(server.proc.pid) if "forkserver" in _cmdline(p)]
+    workers = [w for f in forkservers for w in _children(f)]
+    assert workers
+    for w in workers:
+        os.kill(w, signal.SIGKILL)
+    with pytest.raises(grpc.RpcError) as info:
+        call.result()
+    assert info.value.code() == grpc.StatusCode.UNAVAILABLE
+    assert "worker died" in info.value.details()
+    bot = pb.BotSettings(kind=pb.BOT_KIND_MCTS, budget=pb.SearchBudget(iterations=20))
+    assert stub.BotMove(pb.BotMoveRequest(state=token, bot=bot), timeout=30).action.id in legal_ids(
+        stub, token
+    )
+    assert server.stop() == 0
