@@ -225,3 +225,23 @@ def test_server_chooses_a_seed_when_absent(stub: Any) -> None:
     va = stub.GetView(pb.GetViewRequest(state=a.state, player=0)).view
     vb = stub.GetView(pb.GetViewRequest(state=b.state, player=0)).view
     assert va.details == vb.details
+
+
+def test_osirium_deities_option_round_trips_through_the_struct(stub: Any) -> None:
+    """O2.1 / O9.2: deities chosen at creation, passed as a JSON list."""
+    req = pb.CreateGameRequest(game="osirium", num_players=3, seed=2, include_public_view=True)
+    req.options.update({"deities": ["seth", "isis", "bastet"]})
+    created = stub.CreateGame(req)
+    text = str(created.view.details).lower() + created.view.text.lower()
+    assert "seth" in text and "bastet" in text
+    bad = pb.CreateGameRequest(game="osirium", num_players=2)
+    bad.options.update({"deities": ["ra", "isis"]})
+    import grpc
+
+    try:
+        stub.CreateGame(bad)
+    except grpc.RpcError as err:
+        assert err.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "ra" in err.details()
+    else:
+        raise AssertionError("an unknown deity must be refused")
