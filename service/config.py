@@ -325,7 +325,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             kwargs["type"] = s.parse
             if s.metavar:
                 kwargs["metavar"] = s.metavar
-        kwargs["help"] = f"{s.help} [env {s.env}, default {s.default!r}]"
+        kwargs["help"] = f"{s.help} [env {s.env}, default {s.default!r}]".replace("%", "%%")
         parser.add_argument(s.flag, **kwargs)
 
 

@@ -7,6 +7,7 @@ import base64
 import io
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from service_helpers import KEY1, KEY2, ServerProcess
@@ -152,6 +153,17 @@ def test_docs_list_every_setting_and_metric() -> None:
         "heka_invalid_requests_total",
     ):
         assert name in doc, name
+
+
+def test_serve_help_lists_every_flag(capsys: Any) -> None:
+    from service.cli import main
+
+    with pytest.raises(SystemExit) as info:
+        main(["serve", "--help"])
+    assert info.value.code == 0
+    out = capsys.readouterr().out
+    for s in cfg.SETTINGS:
+        assert s.flag in out and s.env in out
 
 
 def test_bad_config_exits_2() -> None:
