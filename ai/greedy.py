@@ -113,7 +113,8 @@ def aton_square_value(board: Sequence[int], player: int, square: int) -> float:
         value += 0.4 + 4.0 * _contest(gm - go)
     elif kind in "12":
         value += 1.5 * int(kind)
-    # Instant wins (A6.4): own progress where the opponent is absent, and blocking theirs.
+    # Instant wins (A6.4): own progress where the opponent is absent, and blocking theirs
+    # (a set the opponent holds all but a few squares of, with none of ours in it).
     for group in WIN_SETS:
         if square not in group:
             continue
@@ -121,10 +122,16 @@ def aton_square_value(board: Sequence[int], player: int, square: int) -> float:
         mine = sum(1 for i in group if board[i] == player and i != square)
         theirs = sum(1 for i in group if board[i] == opp and i != square)
         if theirs == 0 and mine >= size // 2:
-            value += 0.4 * (mine - size // 2 + 1)
-        if mine == 0 and theirs >= size - 6:
-            value += 0.8 * (theirs - (size - 7))
+            value += _PROGRESS.get(size - mine - 1, 0.3)
+        if mine == 0:
+            value += _BLOCK.get(size - theirs, 0.0)
     return value
+
+
+#: Bonus for holding a square of a set that would then miss k squares to an instant win.
+_PROGRESS = {0: 10.0, 1: 6.0, 2: 4.0, 3: 3.0, 4: 2.0, 5: 1.2, 6: 0.8}
+#: Bonus for the first counter in a set the opponent misses k squares of.
+_BLOCK = {1: 12.0, 2: 9.0, 3: 6.0, 4: 4.0, 5: 2.5, 6: 1.5}
 
 
 class AtonGreedy:
