@@ -7,7 +7,10 @@ counters and the latency histogram move; one JSON access-log line is written.
 
 from __future__ import annotations
 
+import json
 import logging
+import sys
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -76,21 +79,40 @@ class ServerInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
                 if log_enabled:
                     level = logging.DEBUG if quiet else logging.INFO
                     if access_log.isEnabledFor(level):
-                        extra = {
-                            "method": method,
-                            "code": code.name,
-                            "duration_ms": round(elapsed * 1000, 3),
-                            "peer": context.peer(),
-                        }
-                        if message:
-                            extra["error"] = message
-                        access_log.log(level, "rpc", extra={"fields": extra})
+                        write_access_line(
+                            level, method, code.name, elapsed, peer=context.peer(), error=message
+                        )
 
         return grpc.unary_unary_rpc_method_handler(
             wrapped,
             request_deserializer=handler.request_deserializer,
             response_serializer=handler.response_serializer,
         )
+
+
+_write_lock = threading.Lock()
+_LEVEL_NAMES = {logging.DEBUG: "debug", logging.INFO: "info"}
+
+
+def write_access_line(level: int, method: str, code: str, elapsed: float, *, peer: str, error: str) -> None:
+    """One JSON access-log line on stderr, in the format of :class:`service.server.JsonFormatter`,
+    built directly: the ``logging`` machinery would cost more than the RPC it logs."""
+    now = time.time()
+    ts = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now * 1000) % 1000:03d}+00:00"
+    line = (
+        f'{{"ts": "{ts}", "level": "{_LEVEL_NAMES.get(level, "info")}", "logger": "heka.access", '
+        f'"msg": "rpc", "method": {json.dumps(method)}, "code": "{code}", '
+        f'"duration_ms": {elapsed * 1000:.3f}, "peer": {json.dumps(peer)}'
+    )
+    if error:
+        line += f', "error": {json.dumps(error)}'
+    line += "}\n"
+    with _write_lock:
+        try:
+            sys.stderr.write(line)
+            sys.stderr.flush()
+        except (OSError, ValueError):  # stderr closed
+            pass
 
 
 def _aborted_code(context: grpc.ServicerContext) -> grpc.StatusCode | None:

@@ -193,12 +193,20 @@ def run(args: argparse.Namespace) -> int:
             _write_json(args.json, partial.to_json())
 
     # SIGINT (also when started in the background, where it is ignored by default) and
-    # SIGTERM stop the arena and report the games finished so far.
+    # SIGTERM stop the arena after the games in progress are dropped, and the games
+    # finished so far are reported; a second signal interrupts at once.
+    stop_requested: list[int] = []
+
+    def on_signal(signum: int, _frame: Any) -> None:
+        if stop_requested:
+            raise KeyboardInterrupt
+        stop_requested.append(signum)
+
     previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, _raise_interrupt)
+    for sig in previous:
+        signal.signal(sig, on_signal)
     try:
-        result = run_arena(config, on_result=on_result)
+        result = run_arena(config, on_result=on_result, should_stop=lambda: bool(stop_requested))
     except (ArenaError, BotSpecError, EngineError) as exc:
         print(f"\nheka arena: {exc}", file=sys.stderr)
         return 1
@@ -216,10 +224,6 @@ def run(args: argparse.Namespace) -> int:
 
 #: How often a running arena rewrites its --json file with the games finished so far.
 CHECKPOINT_SECONDS = 60.0
-
-
-def _raise_interrupt(_signum: int, _frame: Any) -> None:
-    raise KeyboardInterrupt
 
 
 def _write_json(path: str, data: dict[str, Any]) -> None:

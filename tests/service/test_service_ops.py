@@ -243,6 +243,14 @@ def test_access_log_has_one_json_line_per_rpc(server: ServerProcess) -> None:
     assert lines
     line = lines[-1]
     assert line["code"] == "OK" and line["duration_ms"] >= 0 and "peer" in line
+    assert line["level"] == "info" and line["msg"] == "rpc" and line["ts"].endswith("+00:00")
+    with pytest.raises(grpc.RpcError):
+        server.stub.CreateGame(pb.CreateGameRequest(game='chess "quoted"'))
+    time.sleep(0.2)
+    (failed,) = [
+        x for x in server.log_lines() if x.get("method") == f"/{SERVICE}/CreateGame" and "error" in x
+    ]
+    assert failed["code"] == "INVALID_ARGUMENT" and 'chess "quoted"' in failed["error"]
 
 
 # ---------------------------------------------------------------------------------------
