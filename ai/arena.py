@@ -429,12 +429,15 @@ def run_arena(
     config: ArenaConfig,
     *,
     on_result: Callable[[GameRecord, int, int], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
 ) -> ArenaResult:
     """Play the whole schedule (``config.workers`` processes; 1 = in this process).
 
     ``on_result(record, done, total)`` is called as each game finishes (in completion
-    order). A ``KeyboardInterrupt`` stops the arena and returns the games finished so far
-    with ``interrupted=True``. A failing game raises :class:`ArenaError`.
+    order). When ``should_stop()`` becomes true (polled between games, and twice a second
+    while workers play) or a ``KeyboardInterrupt`` arrives, the arena stops and returns the
+    games finished so far with ``interrupted=True`` (games in progress are dropped). A
+    failing game raises :class:`ArenaError`.
     """
     game = get_game(config.game)
     options = config.game_options()
@@ -453,6 +456,7 @@ def run_arena(
     done: list[GameRecord] = []
     t0 = time.perf_counter()
     interrupted = False
+    stop = should_stop or (lambda: False)
 
     def record(rec: GameRecord) -> None:
         done.append(rec)
@@ -463,19 +467,23 @@ def run_arena(
         pairings, tasks = make_schedule(config, players)
         if config.workers == 1:
             for task in tasks:
+                if stop():
+                    interrupted = True
+                    break
                 record(play_game(game, task, players, options))
         else:
-            _run_parallel(config, players, options, tasks, record)
+            interrupted = _run_parallel(config, players, options, tasks, record, stop=stop)
     except KeyboardInterrupt:
         interrupted = True
     done.sort(key=lambda r: r.index)
     return ArenaResult(config, players, pairings, done, total, time.perf_counter() - t0, interrupted)
 
 
-def _run_parallel(config: ArenaConfig, players: int, options: dict[str, Any],
-                  tasks: list[GameTask], record: Callable[[GameRecord], None]) -> None:
-    """Play ``tasks`` in ``config.workers`` forked processes; workers are always stopped
-    and joined, also when the caller is interrupted (``KeyboardInterrupt`` propagates)."""
+def _run_parallel(config: ArenaConfig, players: int, options: dict[str, Any], tasks: list[GameTask],
+                  record: Callable[[GameRecord], None], *, stop: Callable[[], bool]) -> bool:
+    """Play ``tasks`` in ``config.workers`` forked processes, keeping two games queued per
+    worker; returns whether ``stop()`` ended it early. Workers are always stopped and
+    joined, also when a ``KeyboardInterrupt`` propagates."""
     ctx = multiprocessing.get_context("fork")
     task_q: Any = ctx.Queue()
     result_q: Any = ctx.Queue()
@@ -484,15 +492,25 @@ def _run_parallel(config: ArenaConfig, players: int, options: dict[str, Any],
         ctx.Process(target=_worker, args=(config.game, players, options, task_q, result_q), daemon=False)
         for _ in range(workers)
     ]
+    sent = 0
+
+    def feed(n: int) -> None:
+        nonlocal sent
+        for _ in range(n):
+            if sent < len(tasks):
+                task_q.put(tasks[sent])
+            elif sent < len(tasks) + workers:
+                task_q.put(None)  # one stop sentinel per worker
+            sent += 1
+
     try:
         for p in procs:
             p.start()
-        for t in tasks:
-            task_q.put(t)
-        for _ in range(workers):
-            task_q.put(None)
+        feed(2 * workers)
         received = 0
         while received < len(tasks):
+            if stop():
+                return True
             try:
                 msg = result_q.get(timeout=0.5)
             except queue.Empty:
@@ -508,7 +526,10 @@ def _run_parallel(config: ArenaConfig, players: int, options: dict[str, Any],
                     f"bot seed {task.bot_seed}) failed:\n{text}"
                 )
             received += 1
+            feed(1)
             record(msg[1])
+        feed(workers)  # make sure every worker has its sentinel
+        return False
     finally:
         for p in procs:
             if p.is_alive():

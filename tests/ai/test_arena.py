@@ -364,3 +364,14 @@ def test_partial_results_whose_bots_never_met_still_serialise() -> None:
     assert [r["name"] for r in data["ratings"]["bots"]] == ["smart", "random"]
     assert data["interrupted"] is True and data["games_played"] == 2
     assert "INTERRUPTED" in result.format_table()
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_should_stop_ends_the_arena_with_the_games_finished(workers: int) -> None:
+    finished: list[int] = []
+    config = ArenaConfig("race-test", ("smart", "random"), games=400, seed=2, workers=workers)
+    result = run_arena(config, on_result=lambda r, _d, _t: finished.append(r.index),
+                       should_stop=lambda: len(finished) >= 5)
+    assert result.interrupted
+    assert 5 <= len(result.records) < 400
+    assert sorted(finished) == [r.index for r in result.records]
