@@ -375,3 +375,18 @@ def test_should_stop_ends_the_arena_with_the_games_finished(workers: int) -> Non
     assert result.interrupted
     assert 5 <= len(result.records) < 400
     assert sorted(finished) == [r.index for r in result.records]
+
+
+@pytest.mark.parametrize("game,players", [("aton", 2), ("osirium", 3)])
+def test_real_games_are_reproducible_across_worker_counts(game: str, players: int) -> None:
+    config = ArenaConfig(game, ("greedy", "random"), games=6, seed=21, players=players)
+    one = run_arena(config)
+    two = run_arena(dataclasses.replace(config, workers=2))
+
+    def strip(r: GameRecord) -> tuple[Any, ...]:
+        return (r.index, r.seats, r.deal_seed, r.winners, r.scores, r.reason, r.plies, r.rounds)
+
+    assert [strip(r) for r in one.records] == [strip(r) for r in two.records]
+    # Seat rotation with 3 players: every arrangement of the 6-game block once.
+    assert len({r.seats for r in one.records}) == (6 if players == 3 else 2)
+    assert len({r.deal_seed for r in one.records}) == (1 if players == 3 else 3)
