@@ -380,7 +380,7 @@ def make_local_session(args: argparse.Namespace) -> LocalSession:
 
 def run(args: argparse.Namespace) -> int:
     if getattr(args, "server", None):
-        from service.remote_play import run_remote  # type: ignore[import-not-found, unused-ignore]
+        from service.remote_play import run_remote
 
         code: int = run_remote(args)
         return code
