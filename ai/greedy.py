@@ -169,12 +169,14 @@ class AtonGreedy:
         allowed = 12 * view.cartouches[player][2]
         remaining = view.remaining
         # A6.4: complete a temple / yellow / green with the placements left, if possible.
+        # A set already complete during this placement step wins when the step ends: any
+        # square will do then.
         plans = []
         for group in WIN_SETS:
             missing = [i for i in group if board[i] != player]
             if len(missing) <= remaining and all(board[i] < 0 and i < allowed for i in missing):
                 plans.append(missing)
-        if plans:
+        if plans and all(plans):
             plan = min(plans, key=len)
             return _best([A_PLACE + i for i in plan], lambda a: aton_square_value(board, player, a - A_PLACE),
                          rng)

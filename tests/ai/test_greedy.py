@@ -251,3 +251,17 @@ def test_greedy_beats_random_clearly(game: str, players: int, games: int, minimu
                          lineup="one-vs-rest")
     (stats,) = run_arena(config).pairing_stats()
     assert stats.a_wins.successes >= minimum, stats
+
+
+def test_aton_greedy_keeps_placing_after_completing_a_temple_mid_step() -> None:
+    """A6.4 is checked when the placement step ends: with temple 4 already full of our
+    counters and placements left, any square still wins."""
+    board = [-1] * 48
+    for i in range(36, 48):
+        board[i] = 0
+    state = aton_place_position(board, c3=4, c4=2)
+    action = GreedyBot().choose(state, seed=0).action
+    assert action in state.legal_actions()
+    state.apply(action)
+    state.apply(GreedyBot().choose(state, seed=1).action)
+    assert state.is_terminal() and state.outcome().reason == "temple"
