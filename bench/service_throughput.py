@@ -16,7 +16,7 @@ In one run:
 The client is one ``grpc.aio`` process. Prints a table; asserts nothing. On a 2-CPU machine
 client and server share the CPUs, so the ceiling is mostly the client's.
 
-    .venv/bin/python bench/service_throughput.py            # ~3 minutes
+    .venv/bin/python bench/service_throughput.py            # ~4 minutes
     .venv/bin/python bench/service_throughput.py --quick
 """
 
@@ -235,26 +235,15 @@ async def bench_all(args: argparse.Namespace) -> list[tuple[str, ...]]:
     from service.gen.heka.v1 import game_service_pb2 as pb
     from service.gen.heka.v1 import game_service_pb2_grpc as pb_grpc
 
-    rows: list[tuple[str, ...]] = []
-
-    # 1. echo ceiling -----------------------------------------------------------------------
     echo_proc, echo_port = start_echo()
-    try:
-        echo = Stubs(f"127.0.0.1:{echo_port}", args.channels, lambda ch: ch.unary_unary(ECHO_METHOD))
-        payload = os.urandom(2048)
-        r = await closed_loop(lambda n: echo[n](payload), args.concurrency, args.seconds)
-        await echo.close()
-        ceiling = r["rate"]
-        rows.append(row("echo 2 KB (ceiling)", "1 process", r, ceiling))
-        print("#", rows[-1], flush=True)
-    finally:
-        stop(echo_proc)
-
-    # 2. heka cheap calls -------------------------------------------------------------------
     heka, port, log = start_heka(args.workers, args.processes)
     cold, cold_port, cold_log = start_heka(1, args.processes, HEKA_STATE_CACHE_SIZE="0")
+    rows: list[tuple[str, ...]] = []
     try:
+        echo = Stubs(f"127.0.0.1:{echo_port}", args.channels, lambda ch: ch.unary_unary(ECHO_METHOD))
         stubs = Stubs(f"127.0.0.1:{port}", args.channels, pb_grpc.GameServiceStub)
+        cold_stubs = Stubs(f"127.0.0.1:{cold_port}", args.channels, pb_grpc.GameServiceStub)
+        payload = os.urandom(2048)
         pools: dict[str, list[tuple[str, int, int]]] = {}
         for label, game, players in (("aton", "aton", 2), ("osirium 4p", "osirium", 4)):
             pools[label] = await collect_positions(stubs[0], game, players, args.positions)
@@ -265,15 +254,28 @@ async def bench_all(args: argparse.Namespace) -> list[tuple[str, ...]]:
                 flush=True,
             )
 
-        def cheap_calls(st: Stubs, pool: list[tuple[str, int, int]]) -> dict[str, Any]:
-            return {
-                "ListLegalActions": lambda n: st[n].ListLegalActions(
-                    pb.ListLegalActionsRequest(state=pool[n % len(pool)][0])
-                ),
-                "ApplyAction": lambda n: st[n].ApplyAction(
-                    pb.ApplyActionRequest(state=pool[n % len(pool)][0], action_id=pool[n % len(pool)][1])
-                ),
-            }
+        def cheap_calls(st: Stubs) -> list[tuple[str, Any]]:
+            out = []
+            for label, pool in pools.items():
+                out.append(
+                    (
+                        f"ListLegalActions {label}",
+                        lambda n, st=st, pool=pool: st[n].ListLegalActions(
+                            pb.ListLegalActionsRequest(state=pool[n % len(pool)][0])
+                        ),
+                    )
+                )
+                out.append(
+                    (
+                        f"ApplyAction {label}",
+                        lambda n, st=st, pool=pool: st[n].ApplyAction(
+                            pb.ApplyActionRequest(
+                                state=pool[n % len(pool)][0], action_id=pool[n % len(pool)][1]
+                            )
+                        ),
+                    )
+                )
+            return out
 
         busy_stop = asyncio.Event()
         busy_done = 0
@@ -289,33 +291,54 @@ async def bench_all(args: argparse.Namespace) -> list[tuple[str, ...]]:
                 except Exception:
                     await asyncio.sleep(0.05)
 
+        # Every workload once per repeat, interleaved, so that a noisy neighbour hurts all
+        # rows alike; the table shows medians over the repeats.
         capacity = args.workers * args.processes
-        for phase in ("alone", f"{capacity} searches busy"):
-            tasks = []
-            if phase != "alone":
-                busy_stop.clear()
-                tasks = [asyncio.create_task(keep_busy(i)) for i in range(capacity)]
-                await asyncio.sleep(0.5)
-            for label, pool in pools.items():
-                for method, call in cheap_calls(stubs, pool).items():
-                    r = await closed_loop(call, args.concurrency, args.seconds)
-                    rows.append(row(f"{method} {label}", phase, r, ceiling))
-                    print("#", rows[-1], flush=True)
-            if tasks:
-                busy_stop.set()
-                await asyncio.gather(*tasks)
-                print(f"# {busy_done} background searches (1 s each) completed in the busy phase", flush=True)
+        busy = f"{capacity} searches busy"
+        results: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        for rep in range(args.repeats):
+            print(f"# repeat {rep + 1}/{args.repeats}", flush=True)
+            r = await closed_loop(lambda n: echo[n](payload), args.concurrency, args.seconds)
+            results.setdefault(("echo 2 KB (ceiling)", "1 process"), []).append(r)
+            for name, call in cheap_calls(stubs):
+                results.setdefault((name, "alone"), []).append(
+                    await closed_loop(call, args.concurrency, args.seconds)
+                )
+            busy_stop.clear()
+            tasks = [asyncio.create_task(keep_busy(i)) for i in range(capacity)]
+            await asyncio.sleep(0.5)
+            for name, call in cheap_calls(stubs):
+                results.setdefault((name, busy), []).append(
+                    await closed_loop(call, args.concurrency, args.seconds)
+                )
+            busy_stop.set()
+            await asyncio.gather(*tasks)
+            # Tokens that server has never seen: every call decodes (HMAC, deserialise, validate).
+            for name, call in cheap_calls(cold_stubs):
+                results.setdefault((name, "no state cache"), []).append(
+                    await closed_loop(call, args.concurrency, args.seconds)
+                )
+        print(f"# {busy_done} background searches (1 s each) completed in the busy phases", flush=True)
 
-        # Tokens the server has not seen: every call decodes (HMAC + deserialise + validate).
-        cold_stubs = Stubs(f"127.0.0.1:{cold_port}", args.channels, pb_grpc.GameServiceStub)
-        for label, pool in pools.items():
-            for method, call in cheap_calls(cold_stubs, pool).items():
-                r = await closed_loop(call, args.concurrency, args.seconds)
-                rows.append(row(f"{method} {label}", "no state cache", r, ceiling))
-                print("#", rows[-1], flush=True)
-        await cold_stubs.close()
+        def med(rs: list[dict[str, Any]], key: str) -> float:
+            return statistics.median(x[key] for x in rs)
 
-        # 3. bot moves per difficulty -------------------------------------------------------
+        ceiling = med(results[("echo 2 KB (ceiling)", "1 process")], "rate")
+        for (name, phase), rs in results.items():
+            rate = med(rs, "rate")
+            rows.append(
+                (
+                    name,
+                    phase,
+                    f"{rate:.0f}",
+                    f"{100 * rate / ceiling:.0f}%",
+                    f"{med(rs, 'p50_ms'):.2f}",
+                    f"{med(rs, 'p99_ms'):.2f}",
+                    str(sum(x["errors"] for x in rs)),
+                )
+            )
+
+        # Bot moves per difficulty, alone, on positions with at least 5 legal actions.
         for label, pool in pools.items():
             mid = [t for t, _, n in pool[len(pool) // 3 :] if n >= 5][:3]
             for name, diff in (
@@ -346,8 +369,10 @@ async def bench_all(args: argparse.Namespace) -> list[tuple[str, ...]]:
                     )
                 )
                 print("#", rows[-1], flush=True)
-        await stubs.close()
+        for st in (echo, stubs, cold_stubs):
+            await st.close()
     finally:
+        stop(echo_proc)
         stop(heka)
         stop(cold)
         log.unlink(missing_ok=True)
@@ -359,7 +384,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--echo-server", type=int, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--concurrency", type=int, default=64, help="calls in flight (default 64)")
-    parser.add_argument("--seconds", type=float, default=5.0, help="measure time per row (default 5)")
+    parser.add_argument(
+        "--seconds", type=float, default=4.0, help="measure time per row and repeat (default 4)"
+    )
+    parser.add_argument("--repeats", type=int, default=3, help="repeats; medians are shown (default 3)")
     parser.add_argument("--workers", type=int, default=1, help="search workers per gRPC process (default 1)")
     parser.add_argument("--processes", type=int, default=2, help="gRPC processes of the server (default 2)")
     parser.add_argument("--channels", type=int, default=8, help="client connections (default 8)")
@@ -371,13 +399,15 @@ def main() -> int:
         return 0
     args.bot_runs = {"easy": 5, "medium": 3, "hard": 2}
     if args.quick:
-        args.seconds, args.positions, args.bot_runs = 1.0, 40, {"easy": 1, "medium": 1, "hard": 1}
+        args.seconds, args.positions, args.repeats = 1.0, 40, 1
+        args.bot_runs = {"easy": 1, "medium": 1, "hard": 1}
     rows = asyncio.run(bench_all(args))
     header = ("workload", "phase", "calls/s", "% echo", "p50 ms", "p99/max ms", "errors")
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
     print()
     print(
-        f"concurrency {args.concurrency} over {args.channels} connections, {args.seconds:g} s per row, "
+        f"concurrency {args.concurrency} over {args.channels} connections, medians of {args.repeats} x "
+        f"{args.seconds:g} s per row, "
         f"{args.processes} gRPC processes x {args.workers} search workers, {os.cpu_count()} CPUs"
     )
     for r in [header, *rows]:

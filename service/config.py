@@ -228,8 +228,9 @@ SETTINGS: tuple[Setting, ...] = (
         "worker_nice",
         "HEKA_WORKER_NICE",
         int,
-        5,
-        "Niceness added to search workers so RPC threads and health checks keep the CPU.",
+        10,
+        "Niceness added to search workers so RPC threads and health checks keep the CPU (searches "
+        "use what cheap calls leave; their budgets and deadlines still hold).",
     ),
 )
 
@@ -263,7 +264,7 @@ class Config:
     metrics_dir: str = ""
     trusted_decode: bool = False
     reflection: bool = True
-    worker_nice: int = 5
+    worker_nice: int = 10
 
     @property
     def workers(self) -> int:

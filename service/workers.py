@@ -120,7 +120,7 @@ class SearchPool:
     """The worker processes and the admission counter."""
 
     def __init__(
-        self, workers: int, capacity: int, metrics_dir: str, nice: int = 5, slots: Any = None
+        self, workers: int, capacity: int, metrics_dir: str, nice: int = 10, slots: Any = None
     ) -> None:
         """``slots``: a ``multiprocessing`` semaphore shared by several gRPC processes, so that
         ``capacity`` is global; ``None``: a counter of this process."""
