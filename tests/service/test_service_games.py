@@ -45,8 +45,12 @@ def play_mixed(stub: Any, game: str, players: int, seed: int, options: dict[str,
                 req_a = pb.ApplyActionRequest(state=token, action_id=choice.id, player=0, viewer=0)
             else:
                 req_a = pb.ApplyActionRequest(state=token, action_text=choice.text.upper(), viewer=0)
+            req_a.include_view = moves % 5 == 0
             resp = stub.ApplyAction(req_a)
             assert resp.action.id == choice.id
+            assert resp.HasField("view") == req_a.include_view
+            if req_a.include_view:
+                assert resp.view.player == 0 and resp.view.status == resp.status
             check_events_visible(resp.events, 0)
             token, status = resp.state, resp.status
         else:
