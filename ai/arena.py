@@ -302,10 +302,10 @@ class ArenaResult:
         return pairwise_results(self.records, self.players)
 
     def ratings(self) -> list[Rating]:
-        anchor = "random" if "random" in self.config.bots else None
         played = [b for b in self.config.bots if any(b in r.seats for r in self.records)]
         if len(played) < 2:
             return []
+        anchor = "random" if "random" in played else None
         return fit_elo(self.pair_results(), names=played, anchor=anchor)
 
     def to_json(self) -> dict[str, Any]:
