@@ -184,7 +184,7 @@ SECRET = pb.Action(id=SECRET_ACTION, text="(secret)", kind="secret")
 
 
 def event_message(event: Event) -> pb.Event:
-    msg = pb.Event(kind=event.kind, text=event.text, public=event.visible_to is None)
+    msg = pb.Event(kind=event.kind, text=event.text, is_public=event.visible_to is None)
     if event.player is not None:
         msg.player = event.player
     if event.data:

@@ -17,7 +17,7 @@ def tiny_mcts(iterations: int = 8) -> pb.BotSettings:
 
 def check_events_visible(events: Any, viewer: int | None) -> None:
     for e in events:
-        assert e.public or (viewer is not None and viewer in e.visible_to), e
+        assert e.is_public or (viewer is not None and viewer in e.visible_to), e
 
 
 def play_mixed(stub: Any, game: str, players: int, seed: int, options: dict[str, Any] | None = None) -> Any:

@@ -108,20 +108,20 @@ class Action(_message.Message):
     def __init__(self, id: _Optional[int] = ..., text: _Optional[str] = ..., kind: _Optional[str] = ..., fields: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
 
 class Event(_message.Message):
-    __slots__ = ("kind", "text", "player", "data", "public", "visible_to")
+    __slots__ = ("kind", "text", "player", "data", "is_public", "visible_to")
     KIND_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
     PLAYER_FIELD_NUMBER: _ClassVar[int]
     DATA_FIELD_NUMBER: _ClassVar[int]
-    PUBLIC_FIELD_NUMBER: _ClassVar[int]
+    IS_PUBLIC_FIELD_NUMBER: _ClassVar[int]
     VISIBLE_TO_FIELD_NUMBER: _ClassVar[int]
     kind: str
     text: str
     player: int
     data: _struct_pb2.Struct
-    public: bool
+    is_public: bool
     visible_to: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, kind: _Optional[str] = ..., text: _Optional[str] = ..., player: _Optional[int] = ..., data: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., public: _Optional[bool] = ..., visible_to: _Optional[_Iterable[int]] = ...) -> None: ...
+    def __init__(self, kind: _Optional[str] = ..., text: _Optional[str] = ..., player: _Optional[int] = ..., data: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., is_public: _Optional[bool] = ..., visible_to: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class Outcome(_message.Message):
     __slots__ = ("winners", "reason", "text", "scores", "returns", "is_draw")
