@@ -314,7 +314,7 @@ class ArenaResult:
             rating_error = ""
         except ValueError as exc:  # e.g. an interrupted run whose bots never met
             ratings, rating_error = [], str(exc)
-        anchor = "random" if "random" in self.config.bots else "mean"
+        anchor = "random" if any(r.name == "random" for r in ratings) else "mean"
         return {
             "game": self.config.game,
             "players": self.players,
