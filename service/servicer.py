@@ -156,8 +156,10 @@ class GameService(pb_grpc.GameServiceServicer):
             return None
         return self._seat(state, request.player, "player")
 
-    def _finished(self, state: State, was_over: bool) -> None:
-        if not was_over and state.is_terminal():
+    @staticmethod
+    def _count_finished(state: State) -> None:
+        """heka_games_finished_total, for a state that an action just ended."""
+        if state.is_terminal():
             outcome = state.outcome()
             metrics.GAMES_FINISHED.labels(
                 state.game.descriptor.name, convert.outcome_label(outcome) if outcome else "unknown"
@@ -172,7 +174,7 @@ class GameService(pb_grpc.GameServiceServicer):
             # apply_action left the state unchanged
             raise IllegalActionError(f"{exc} ({_legal_hint(state)})") from exc
         metrics.ACTIONS_APPLIED.labels(state.game.descriptor.name).inc()
-        self._finished(state, False)
+        self._count_finished(state)
         return events
 
     # ---- bots ----------------------------------------------------------------------------
