@@ -231,3 +231,17 @@ def test_cli_progress_line_goes_to_stderr(capsys):
     assert code == 0
     assert "rpcs" in captured.err and "errors 0" in captured.err
     assert "Summary:" in captured.out and "rpcs," not in captured.out
+
+
+def test_durations_parse_with_units():
+    import argparse
+
+    from service.commands.loadtest import parse_duration
+
+    assert parse_duration("10") == 10.0
+    assert parse_duration("1.5m") == 90.0
+    assert parse_duration("500ms") == 0.5
+    assert parse_duration("1h") == 3600.0
+    for bad in ("0", "ten", "5d", "-1s"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            parse_duration(bad)
