@@ -36,8 +36,10 @@ between an ``a`` and a ``b`` seat. (With teams, the winners are a whole team.) R
 with 95% Wilson intervals (:mod:`ai.ratings`).
 
 For the Elo ratings every game is decomposed into pairwise results between seats held by
-*different* specs: seat ``i`` beats seat ``j`` when its return is higher, draws when equal
-(O8.5: the sole winner beats everyone, the losers draw among themselves). Each comparison
+*different* specs: seat ``i`` beats seat ``j`` when it placed higher — a higher return (O8.5:
+the sole winner beats everyone), then, between seats with equal returns in a free-for-all
+game, a higher final score (the losers are ranked by their scores; equal scores draw). In
+team games only the returns count (partners share them). Each comparison
 weighs ``1 / (K − 1)`` of a game, so that every seat of a K-player game counts at most one
 game in total — a 2-player game is one game. Ratings are then fitted from all pairwise
 results at once (:func:`ai.ratings.fit_elo`), anchored at ``random = 0`` when ``random``
@@ -299,7 +301,7 @@ class ArenaResult:
                 for p in self.pairings]
 
     def pair_results(self) -> list[PairResult]:
-        return pairwise_results(self.records, self.players)
+        return pairwise_results(self.records, self.players, teams=self.config.teams)
 
     def ratings(self) -> list[Rating]:
         played = [b for b in self.config.bots if any(b in r.seats for r in self.records)]
@@ -333,7 +335,8 @@ class ArenaResult:
             "ratings": {
                 "model": "Bradley-Terry on the Elo scale, maximum likelihood, draws = 1/2, "
                 "1 virtual draw per pair, 95% CI from the Fisher information; multi-player "
-                "games decomposed into pairwise results weighted 1/(K-1)",
+                "games decomposed into pairwise results (return, then final score in free-for-all "
+                "games) weighted 1/(K-1)",
                 "anchor": anchor,
                 "bots": [r.to_dict() for r in ratings],
                 **({"error": rating_error} if rating_error else {}),
@@ -411,15 +414,18 @@ def pairing_stats(pairing: Pairing, records: Sequence[GameRecord]) -> PairingSta
     )
 
 
-def pairwise_results(records: Sequence[GameRecord], players: int) -> list[PairResult]:
-    """Every game as weighted pairwise results between seats of different specs."""
+def pairwise_results(records: Sequence[GameRecord], players: int, *, teams: bool = False) -> list[PairResult]:
+    """Every game as weighted pairwise results between seats of different specs, ranked by
+    return, then (free-for-all games with 3+ players) by final score."""
     weight = 1.0 / (players - 1)
+    by_score = players > 2 and not teams
     out: list[PairResult] = []
     for r in records:
         for i, j in itertools.combinations(range(len(r.seats)), 2):
             if r.seats[i] == r.seats[j]:
                 continue
-            ri, rj = r.returns[i], r.returns[j]
+            ri: tuple[float, ...] = (r.returns[i], r.scores[i]) if by_score else (r.returns[i],)
+            rj: tuple[float, ...] = (r.returns[j], r.scores[j]) if by_score else (r.returns[j],)
             s = 1.0 if ri > rj else 0.5 if ri == rj else 0.0
             out.append(PairResult(r.seats[i], r.seats[j], weight, s * weight))
     return out

@@ -268,8 +268,16 @@ def test_pairwise_decomposition_of_a_four_player_game() -> None:
     # Same-spec seats are not compared; losers draw among themselves.
     res = pairwise_results([record(("a", "b", "a", "b"), (0,), (1, -1, -1, -1))], 4)
     scores = sorted((r.a, r.b, round(r.score_a * 3, 6)) for r in res)
-    # (0,1) and (0,3): a wins; (1,2) and (2,3): two losers draw.
+    # (0,1) and (0,3): a wins; (1,2) and (2,3): two losers with equal scores draw.
     assert scores == [("a", "b", 0.5), ("a", "b", 1.0), ("a", "b", 1.0), ("b", "a", 0.5)]
+    # Losers are ranked by their final scores in a free-for-all game...
+    ranked = dataclasses.replace(record(("a", "b", "a", "b"), (0,), (1, -1, -1, -1)), scores=(30, 12, 20, 20))
+    scores = sorted((r.a, r.b, round(r.score_a * 3, 6)) for r in pairwise_results([ranked], 4))
+    # (1,2): b 12 < a 20, a wins; (2,3): 20 = 20, a draw.
+    assert scores == [("a", "b", 0.5), ("a", "b", 1.0), ("a", "b", 1.0), ("b", "a", 0.0)]
+    # ...but in team games only the (shared) returns count.
+    res = pairwise_results([ranked], 4, teams=True)
+    assert sorted(round(r.score_a * 3, 6) for r in res) == [0.5, 0.5, 1.0, 1.0]
 
 
 # ---------------------------------------------------------------------------------------
