@@ -380,3 +380,28 @@ def test_a_killed_search_worker_gives_unavailable_then_the_pool_recovers(start_s
         stub, token
     )
     assert server.stop() == 0
+
+
+def test_health_and_cheap_calls_answer_while_every_worker_searches(server: ServerProcess) -> None:
+    """Both gRPC processes' search workers busy (more searches than workers are admitted):
+    health checks and cheap calls still answer."""
+    stub = server.stub
+    token = stub.CreateGame(pb.CreateGameRequest(game="osirium", num_players=4, seed=6)).state
+    channels = [grpc.insecure_channel(server.address, options=[("test.channel", i)]) for i in range(4)]
+    try:
+        calls = [
+            pb_grpc.GameServiceStub(ch).BotMove.future(
+                pb.BotMoveRequest(state=token, bot=slow_mcts(1500)), timeout=30
+            )
+            for ch in channels
+        ]
+        _wait_in_flight(server, 2)
+        for _ in range(5):
+            assert health_status(server) == health_pb2.HealthCheckResponse.SERVING
+            assert health_status(server, SERVICE) == health_pb2.HealthCheckResponse.SERVING
+            assert legal_ids(stub, token)
+        for call in calls:
+            assert call.result().action.id in legal_ids(stub, token)
+    finally:
+        for ch in channels:
+            ch.close()
