@@ -20,6 +20,7 @@ from typing import Any
 
 from engine.aton import board
 from engine.core import State
+from engine.osirium.actions import CAST as OSIRIUM_CAST
 from engine.osirium.board import RITUAL_SIG, TYPE_COLOUR
 from engine.osirium.cards import COLOURS, EXALTATIONS, ORDER, RITUALS, RITUALS_TO_END
 
@@ -80,7 +81,7 @@ _POLICIES: dict[tuple[str, str], RolloutPolicy] = {}
 #: Default cut-off per game (actions after the leaf); games not listed roll out to the end.
 _DEFAULT_CUTOFF: dict[str, int] = {}
 
-ROLLOUTS: tuple[str, ...] = ("random",)
+ROLLOUTS: tuple[str, ...] = ("random", "guided")
 
 
 def register_evaluator(game: str, evaluator: Evaluator, default_cutoff: int | None = None) -> None:
@@ -107,13 +108,12 @@ def default_cutoff(game: str) -> int:
 
 def policy_for(game: str, name: str) -> RolloutPolicy | None:
     """The rollout policy ``name`` for ``game``; ``None`` for the built-in random policy
-    (the search inlines it); raises ``KeyError`` for an unknown name."""
+    (the search inlines it; also the fallback for a game without a policy of that name);
+    raises ``KeyError`` for a name not in :data:`ROLLOUTS`."""
     _load_game_heuristics()
-    if name == "random":
-        return None
-    if (game, name) in _POLICIES:
-        return _POLICIES[(game, name)]
-    raise KeyError(name)
+    if name not in ROLLOUTS:
+        raise KeyError(name)
+    return _POLICIES.get((game, name))
 
 
 def _load_game_heuristics() -> None:
@@ -219,6 +219,50 @@ _ATON = _aton_tables()
 register_evaluator("aton", aton_evaluate, default_cutoff=10)
 
 
+def _aton_static_values() -> tuple[float, ...]:
+    kind, bonus, temple, _, _ = _ATON
+    out = []
+    for sq in range(board.NUM_SQUARES):
+        v = 1.0 + 0.3 * temple[sq] + 1.5 * bonus[sq]
+        if kind[sq] == 4:
+            v += 1.5
+        elif kind[sq] == 3:
+            v += 1.0
+        out.append(v)
+    return tuple(out)
+
+
+_ATON_SQUARE_VALUE = _aton_static_values()
+#: Static value of the square of each remove/place action id (A1.6 square kinds).
+_ATON_ACTION_VALUE: tuple[float, ...] = tuple(
+    _ATON_SQUARE_VALUE[(a - board.REMOVE_BASE) % board.NUM_SQUARES]
+    if board.REMOVE_BASE <= a < board.RESET_BASE
+    else 0.0
+    for a in range(board.NUM_ACTIONS)
+)
+
+
+def aton_guided_policy(state: State, legal: list[int], rng: random.Random) -> int:
+    """Light guidance for Aton rollouts: for a placement or a removal of the opponent's
+    counter, the better (by a static square value: blue, grey, bonus, higher temples) of
+    two random legal squares; for a removal of one's own counter the worse; anything else
+    uniformly at random. Reads ``state.tgt`` and ``state.cur``."""
+    n = len(legal)
+    a = legal[int(rng.random() * n)]
+    if n == 1 or a < board.REMOVE_BASE or a >= board.RESET_BASE:
+        return a
+    b = legal[int(rng.random() * n)]
+    va = _ATON_ACTION_VALUE[a]
+    vb = _ATON_ACTION_VALUE[b]
+    s: Any = state
+    if a < board.PLACE_BASE and s.tgt == s.cur:  # A6.2, cartouche 2 = 1: own counter
+        return a if va <= vb else b
+    return a if va >= vb else b
+
+
+register_policy("aton", "guided", aton_guided_policy)
+
+
 # ---------------------------------------------------------------------------------------
 # Osirium
 # ---------------------------------------------------------------------------------------
@@ -292,3 +336,19 @@ def osirium_evaluate(state: State) -> tuple[float, ...]:
 
 
 register_evaluator("osirium", osirium_evaluate, default_cutoff=10)
+
+
+def osirium_guided_policy(_state: State, legal: list[int], rng: random.Random) -> int:
+    """Light guidance for Osirium rollouts: when a ritual can be cast (cast ids are the
+    highest, O10), cast one (uniformly among the casts) with probability 3/4; otherwise a
+    uniformly random legal action."""
+    n = len(legal)
+    if legal[-1] >= OSIRIUM_CAST and rng.random() < 0.75:
+        lo = n - 1
+        while lo > 0 and legal[lo - 1] >= OSIRIUM_CAST:
+            lo -= 1
+        return legal[lo + int(rng.random() * (n - lo))]
+    return legal[int(rng.random() * n)]
+
+
+register_policy("osirium", "guided", osirium_guided_policy)
