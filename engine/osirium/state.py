@@ -1300,9 +1300,9 @@ class OsiriumState(State):
         zones += [(f"broken pile {p}", b) for p, b in enumerate(self.broken)]
         zones.append(("board", [t for t in self.board_t if t != -1]))
         for name, cards in zones:
+            if cards and not (0 <= min(cards) and max(cards) < NUM_TYPES):
+                raise bad(f"unknown amulet type in {name}: {cards}")
             for t in cards:
-                if not 0 <= t < NUM_TYPES:
-                    raise bad(f"unknown amulet type {t} in {name}")
                 counts[t] += 1
         if counts != list(TYPE_COUNT):
             diff = [
