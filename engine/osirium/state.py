@@ -1300,7 +1300,7 @@ class OsiriumState(State):
         zones += [(f"broken pile {p}", b) for p, b in enumerate(self.broken)]
         zones.append(("board", [t for t in self.board_t if t != -1]))
         for name, cards in zones:
-            if cards and not (0 <= min(cards) and max(cards) < NUM_TYPES):
+            if cards and not (min(cards) >= 0 and max(cards) < NUM_TYPES):
                 raise bad(f"unknown amulet type in {name}: {cards}")
             for t in cards:
                 counts[t] += 1
