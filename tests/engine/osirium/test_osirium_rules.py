@@ -694,3 +694,39 @@ def test_hidden_slot_deck_is_public() -> None:
     s = GAME.new_initial_state(2, 3)
     assert s.view(1).rituals[0][2] == HIDDEN_SIMPLE
     assert s.view(0).rituals[0][2] == s.slots[0][2]
+
+
+def test_O1_1_O9_1_two_to_four_players() -> None:
+    for n in (2, 3, 4):
+        assert GAME.new_initial_state(n, 1).num_players == n
+    for n in (0, 1, 5):
+        with pytest.raises(GameOptionsError):
+            GAME.new_initial_state(n, 1)
+    assert GAME.new_initial_state(None, 1).num_players == 2
+
+
+def test_O1_2_at_most_one_amulet_per_cell() -> None:
+    s = build(board={"2,2": "red-tee"}, hands=[["blue-tee"], []])
+    texts = legal_texts(s)
+    assert not any("@2,2" in t for t in texts) and "place blue-tee@2,1 r0" in texts
+    with pytest.raises(IllegalActionError):
+        act(s, "place blue-tee@2,2 r0")
+
+
+def test_O1_7_market_is_four_public_cards() -> None:
+    s = GAME.new_initial_state(2, 9)
+    market = s.view(None).market
+    assert len(market) == 4 and all(market)
+    assert s.view(0).market == s.view(1).market == market
+
+
+def test_every_action_reports_events() -> None:
+    for seed in range(4):
+        s = GAME.new_initial_state(2 + seed % 3, seed)
+        rng = random.Random(seed)
+        while not s.is_terminal():
+            a = rng.choice(s.legal_actions())
+            events = s.apply_action(a)
+            assert events, s.action_to_string(a)
+            assert any(e.visible_to is None for e in events)  # something public every time
+        assert [e.kind for e in events][-1] == "win"
