@@ -997,9 +997,12 @@ class OsiriumState(State):
         s = self.clone()
         others = [q for q in range(self.n) if q != player]
         # Amulets: other hands + draw pile, re-dealt with the same sizes (O6.2, O6.3).
+        # (Pools are sorted before shuffling so that the result depends on the view and
+        # ``rng`` only, never on the hidden arrangement being replaced.)
         pool = list(s.pile)
         for q in others:
             pool += s.hands[q]
+        pool.sort()
         rng.shuffle(pool)
         i = 0
         for q in others:
@@ -1016,7 +1019,7 @@ class OsiriumState(State):
                 for q in others
                 if s.slots[q][HIDDEN_SLOT] >= 0 and RITUALS[s.slots[q][HIDDEN_SLOT]].advanced == advanced
             ]
-            rpool = pile + [s.slots[q][HIDDEN_SLOT] for q in holders]
+            rpool = sorted(pile + [s.slots[q][HIDDEN_SLOT] for q in holders])
             rng.shuffle(rpool)
             for q in holders:
                 s.slots[q][HIDDEN_SLOT] = rpool.pop()

@@ -293,3 +293,15 @@ def test_events_hide_private_draws_from_others() -> None:
     private = [e for e in ev if e.visible_to is not None]
     assert private and all(e.visible_to == (0,) and not e.is_visible_to(1) for e in private)
     assert any(e.kind == "pass" and e.visible_to is None for e in ev)
+
+
+def test_determinisation_depends_on_the_view_only() -> None:
+    # Two states with the same view for seat p give the same sample for the same rng seed.
+    for seed in range(5):
+        s = _play(seed, 3, 60 + 40 * seed)
+        p = s.current_player() if not s.is_terminal() else 0
+        other = s.sample_consistent_state(p, random.Random(99))
+        assert other.serialize() != s.serialize()
+        a = s.sample_consistent_state(p, random.Random(5)).serialize()
+        b = other.sample_consistent_state(p, random.Random(5)).serialize()
+        assert a == b
