@@ -5,7 +5,8 @@ scenario in turn with ``heka loadtest``; prints a Markdown table.
 
 The server runs like a pod of k8s/deployment.yaml (HEKA_SEARCH_WORKERS=2, encrypted
 tokens, access log off); the load generator shares the machine with it. Each run's full
-report is kept as ``<out>/<name>.json``.
+report is kept as ``<out>/<name>.json``; the last column is the machine's 1-minute load
+average when the run started (other jobs share the machine).
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ def wait_serving(target: str, proc: subprocess.Popen[bytes]) -> None:
     raise SystemExit("server not SERVING in time")
 
 
-def row(name: str, report: dict) -> str:
+def row(name: str, report: dict, loadavg: float) -> str:
     s = report["settings"]
     load = f"rate {s['rate']:g}/s" if s.get("rate") else f"concurrency {s['concurrency']}"
     methods = "; ".join(
@@ -76,7 +77,7 @@ def row(name: str, report: dict) -> str:
         for m, v in report["methods"].items()
     )
     rates = f"{report['rate']:.1f} | {report['tasks']['rate']:.2f}"
-    return f"| {name} | {load} | {rates} | {report['errors']} | {methods} |"
+    return f"| {name} | {load} | {rates} | {report['errors']} | {methods} | {loadavg:.1f} |"
 
 
 def main() -> int:
@@ -104,8 +105,8 @@ def main() -> int:
     log = open(args.out / "server.log", "wb")  # noqa: SIM115 - closed below
     server = subprocess.Popen([str(BIN / "heka"), "serve"], env=env, stdout=log, stderr=subprocess.STDOUT)
     lines = [
-        "| run | load | RPC/s | tasks/s | errors | p50/p90/p99 ms per RPC |",
-        "|---|---|---|---|---|---|",
+        "| run | load | RPC/s | tasks/s | errors | p50/p90/p99 ms per RPC | machine load avg |",
+        "|---|---|---|---|---|---|---|",
     ]
     try:
         wait_serving(target, server)
@@ -123,11 +124,12 @@ def main() -> int:
                 "--no-progress",
                 *extra,
             ]
+            loadavg = os.getloadavg()[0]
             print("$ heka loadtest " + " ".join(cmd[2:]), file=sys.stderr, flush=True)
             with open(args.out / f"{name}.json", "wb") as out:
                 subprocess.run(cmd, stdout=out, check=False)
             report = json.loads((args.out / f"{name}.json").read_text())
-            lines.append(row(name, report))
+            lines.append(row(name, report, loadavg))
             print(lines[-1], file=sys.stderr, flush=True)
     finally:
         server.send_signal(signal.SIGTERM)
