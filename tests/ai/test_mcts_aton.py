@@ -149,3 +149,19 @@ def test_heuristic_is_zero_sum_and_bounded() -> None:
     for s in positions(10, 3):
         v = aton_evaluate(s)
         assert len(v) == 2 and v[0] == -v[1] and -1 < v[0] < 1
+
+
+def test_guided_rollouts_prefer_valuable_squares() -> None:
+    """The 'guided' Aton rollout policy takes the better of two random squares."""
+    from ai.evaluation import aton_guided_policy
+
+    s = positions(1, 0)[0]
+    while s.decision() != "place":  # type: ignore[attr-defined]
+        s.apply(random.Random(3).choice(s.legal_actions()))
+    legal = s.legal_actions()
+    blue_t4 = PLACE_BASE + 36 + 7  # T4.7, a blue square
+    low = PLACE_BASE + 8  # T1.8, a plain green square
+    picks = [aton_guided_policy(s, [low, blue_t4], random.Random(k)) for k in range(40)]
+    assert picks.count(blue_t4) > 25  # chosen whenever it is one of the two draws
+    d = MctsBot(MctsParams(iterations=100, rollout="guided")).choose(s, seed=1)
+    assert d.action in legal

@@ -164,3 +164,15 @@ def test_heuristic_is_bounded() -> None:
         for s in positions(5, 50 + players, players):
             v = osirium_evaluate(s)
             assert len(v) == players and all(-1 < x < 1 for x in v)
+
+
+def test_guided_rollouts_cast_when_possible() -> None:
+    from ai.evaluation import osirium_guided_policy
+
+    s, _ = fifth_ritual_positions(1)[0]
+    legal = s.legal_actions()
+    casts = [a for a in legal if a >= A.CAST]
+    picks = [osirium_guided_policy(s, legal, random.Random(k)) for k in range(40)]
+    assert sum(1 for a in picks if a in casts) > 25
+    d = MctsBot(MctsParams(iterations=100, rollout="guided")).choose(s, seed=1)
+    assert d.action in legal
