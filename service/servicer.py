@@ -302,9 +302,9 @@ class GameService(pb_grpc.GameServiceServicer):
         seed = request.seed if request.HasField("seed") else secrets.randbits(32)
         options = convert.options_from_struct(request.options, game.descriptor)
         state = game.new_initial_state(num_players, seed=seed, options=options)
+        viewer = self._viewer(state, request)
         metrics.GAMES_CREATED.labels(game.descriptor.name).inc()
         resp = pb.CreateGameResponse(state=self._seal(state), seed=seed, status=convert.status_message(state))
-        viewer = self._viewer(state, request)
         if viewer is not None or request.include_public_view:
             resp.view.CopyFrom(convert.view_message(state, viewer))
         return resp
