@@ -430,7 +430,13 @@ class GameService(pb_grpc.GameServiceServicer):
                     stop = pb.STOP_REASON_DEADLINE
                     break
                 seed = (plan.seed + moves) & 0xFFFFFFFFFFFFFFFF
-                action, diag = self._search(state, plan, context, seed)
+                try:
+                    action, diag = self._search(state, plan, context, seed)
+                except ServiceError as exc:
+                    if exc.code != grpc.StatusCode.DEADLINE_EXCEEDED or moves == 0:
+                        raise
+                    stop = pb.STOP_REASON_DEADLINE  # keep the moves already made
+                    break
                 hidden = state.public_action(action) == SECRET_ACTION and viewer != current
                 events = self._apply(state, action)
                 turn = resp.turns.add(player=current)
