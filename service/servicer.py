@@ -25,7 +25,7 @@ from service.errors import ServiceError, failed_precondition, invalid, resource_
 from service.gen.heka.v1 import game_service_pb2 as pb
 from service.gen.heka.v1 import game_service_pb2_grpc as pb_grpc
 from service.statecache import StateCache
-from service.workers import CapacityFull, SearchJob, SearchPool
+from service.workers import CapacityFull, SearchJob, SearchPool, Ticket
 
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["GameService"].full_name
 
@@ -243,7 +243,9 @@ class GameService(pb_grpc.GameServiceServicer):
         margin = self.config.deadline_margin_ms / 1000.0 + 0.05 * max(remaining, 0.0)
         return min(cap, now + remaining - margin), now + remaining
 
-    def _search(self, state: State, plan: BotPlan, context: grpc.ServicerContext, seed: int) -> Any:
+    def _search(
+        self, state: State, plan: BotPlan, context: grpc.ServicerContext, seed: int, ticket: Ticket | None
+    ) -> Any:
         """Run one search; returns (action, diagnostics)."""
         game_name = state.game.descriptor.name
         deadline, call_deadline = self._search_deadline(context)
@@ -265,6 +267,7 @@ class GameService(pb_grpc.GameServiceServicer):
             iterations=plan.iterations,
             milliseconds=plan.milliseconds,
             deadline=deadline,
+            cancel_index=ticket.index if ticket is not None else None,
         )
         # Wait a little past the search deadline for the result to travel back; a search
         # that overruns its deadline beyond that is reported as DEADLINE_EXCEEDED.
@@ -364,8 +367,8 @@ class GameService(pb_grpc.GameServiceServicer):
         viewer = self._viewer(state, request)
         self._to_act(state, self._player_arg(state, request))
         plan = self._bot_plan(request.bot, "bot")
-        with self._slot(plan):
-            action, diag = self._search(state, plan, context, plan.seed)
+        with self._slot(plan, context) as ticket:
+            action, diag = self._search(state, plan, context, plan.seed, ticket)
         game = state.game
         resp = pb.BotMoveResponse(
             action=self.actions.get(game, action),
@@ -380,8 +383,8 @@ class GameService(pb_grpc.GameServiceServicer):
         resp.status.CopyFrom(convert.status_message(state))
         return resp
 
-    def _slot(self, plan: BotPlan) -> _Slot | _NullSlot:
-        return _NullSlot() if plan.inline else _Slot(self.searches)
+    def _slot(self, plan: BotPlan, context: grpc.ServicerContext) -> _Slot | _NullSlot:
+        return _NullSlot() if plan.inline else _Slot(self.searches, context)
 
     def AdvanceBots(
         self, request: pb.AdvanceBotsRequest, context: grpc.ServicerContext
@@ -409,9 +412,9 @@ class GameService(pb_grpc.GameServiceServicer):
         resp = pb.AdvanceBotsResponse()
         stop = pb.STOP_REASON_UNSPECIFIED
         all_inline = all(p.inline for p in plans.values())
-        slot = _NullSlot() if all_inline else _Slot(self.searches)
+        slot = _NullSlot() if all_inline else _Slot(self.searches, context)
         margin = self.config.deadline_margin_ms / 1000.0
-        with slot:
+        with slot as ticket:
             moves = 0
             while True:
                 current = state.current_player()
@@ -425,13 +428,17 @@ class GameService(pb_grpc.GameServiceServicer):
                 if moves >= max_moves:
                     stop = pb.STOP_REASON_MOVE_LIMIT
                     break
+                if not context.is_active():
+                    raise ServiceError(
+                        grpc.StatusCode.CANCELLED, "the call was cancelled", reason="cancelled"
+                    )
                 remaining = context.time_remaining()
                 if remaining is not None and moves > 0 and remaining < 2 * margin + 0.05:
                     stop = pb.STOP_REASON_DEADLINE
                     break
                 seed = (plan.seed + moves) & 0xFFFFFFFFFFFFFFFF
                 try:
-                    action, diag = self._search(state, plan, context, seed)
+                    action, diag = self._search(state, plan, context, seed, ticket)
                 except ServiceError as exc:
                     if exc.code != grpc.StatusCode.DEADLINE_EXCEEDED or moves == 0:
                         raise
@@ -479,7 +486,9 @@ class GameService(pb_grpc.GameServiceServicer):
 
 
 class _NullSlot:
-    def __enter__(self) -> None:
+    """No slot (random bots run inline)."""
+
+    def __enter__(self) -> Ticket | None:
         return None
 
     def __exit__(self, *exc: object) -> None:
@@ -487,18 +496,24 @@ class _NullSlot:
 
 
 class _Slot:
-    """One admitted search slot, or RESOURCE_EXHAUSTED at once."""
+    """One admitted search slot, or RESOURCE_EXHAUSTED at once. While held, the call's end
+    (a client that cancels or disconnects) cancels its search."""
 
-    def __init__(self, pool: SearchPool) -> None:
+    def __init__(self, pool: SearchPool, context: grpc.ServicerContext) -> None:
+        self._pool = pool
+        self._context = context
         self._cm = pool.admit()
 
-    def __enter__(self) -> None:
+    def __enter__(self) -> Ticket | None:
         try:
-            self._cm.__enter__()
+            ticket = self._cm.__enter__()
         except CapacityFull as exc:
             metrics.SEARCHES_REJECTED.labels("capacity").inc()
             raise resource_exhausted(str(exc), "capacity") from None
         metrics.SEARCHES_IN_FLIGHT.inc()
+        if not self._context.add_callback(lambda: self._pool.cancel(ticket)):
+            self._pool.cancel(ticket)  # the call has already ended
+        return ticket
 
     def __exit__(self, *exc: Any) -> None:
         metrics.SEARCHES_IN_FLIGHT.dec()

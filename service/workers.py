@@ -55,6 +55,8 @@ class SearchJob:
     iterations: int | None
     milliseconds: float | None
     deadline: float | None
+    #: Index of this call's cancel flag (set when the client goes away), if any.
+    cancel_index: int | None = None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -69,9 +71,12 @@ class SearchResult:
 # ---------------------------------------------------------------------------------------
 
 _BOTS: dict[str, Any] = {}
+#: This worker's shared objects (set by the initializer): "cancel_flags".
+_SHARED: dict[str, Any] = {}
 
 
-def _init_worker(metrics_dir: str, nice: int) -> None:
+def _init_worker(metrics_dir: str, nice: int, cancel_flags: Any = None) -> None:
+    _SHARED["cancel_flags"] = cancel_flags
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
     if nice:
         with contextlib.suppress(OSError):
@@ -101,7 +106,14 @@ def run_search(job: SearchJob) -> SearchResult:
     budget = None
     if job.iterations is not None or job.milliseconds is not None:
         budget = Budget(iterations=job.iterations, milliseconds=job.milliseconds)
-    decision = bot.choose(state, seed=job.seed, budget=budget, deadline=job.deadline)
+    should_stop = None
+    flags, index = _SHARED.get("cancel_flags"), job.cancel_index
+    if flags is not None and index is not None:
+
+        def should_stop() -> bool:
+            return bool(flags[index])
+
+    decision = bot.choose(state, seed=job.seed, budget=budget, deadline=job.deadline, should_stop=should_stop)
     seconds = time.monotonic() - start
     metrics.record_search(job.game, job.label, decision.diagnostics.iterations, seconds)
     return SearchResult(decision.action, decision.diagnostics, seconds)
@@ -114,6 +126,16 @@ def run_search(job: SearchJob) -> SearchResult:
 
 class CapacityFull(Exception):
     """Every search slot is taken."""
+
+
+class Ticket:
+    """One admitted bot call: its cancel-flag index while it holds the slot."""
+
+    __slots__ = ("active", "index")
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+        self.active = True
 
 
 class SearchPool:
@@ -133,6 +155,10 @@ class SearchPool:
         self._in_flight = 0
         self._ctx = multiprocessing.get_context("forkserver")
         self._ctx.set_forkserver_preload(PRELOAD)
+        # One cancel flag per slot this process can admit, shared with the workers: a search
+        # polls its flag (``should_stop``) and ends early when its client has gone away.
+        self._flags = self._ctx.Array("b", max(1, capacity), lock=False)
+        self._free = list(range(max(1, capacity)))
         self._executor = self._new_executor()
 
     def _new_executor(self) -> ProcessPoolExecutor:
@@ -140,7 +166,7 @@ class SearchPool:
             max_workers=self.workers,
             mp_context=self._ctx,
             initializer=_init_worker,
-            initargs=(self._metrics_dir, self._nice),
+            initargs=(self._metrics_dir, self._nice, self._flags),
         )
 
     def warm(self, timeout: float = 60.0) -> list[int]:
@@ -153,7 +179,7 @@ class SearchPool:
         return self._in_flight
 
     @contextlib.contextmanager
-    def admit(self) -> Iterator[None]:
+    def admit(self) -> Iterator[Ticket]:
         """Hold one search slot for the ``with`` block; :class:`CapacityFull` at once when
         none is free."""
         full = CapacityFull(
@@ -162,16 +188,28 @@ class SearchPool:
         if self._slots is not None and not self._slots.acquire(False):
             raise full
         with self._lock:
-            if self._slots is None and self._in_flight >= self.capacity:
+            if (self._slots is None and self._in_flight >= self.capacity) or not self._free:
+                if self._slots is not None:
+                    self._slots.release()
                 raise full
             self._in_flight += 1
+            ticket = Ticket(self._free.pop())
+            self._flags[ticket.index] = 0
         try:
-            yield
+            yield ticket
         finally:
             with self._lock:
+                ticket.active = False
+                self._free.append(ticket.index)
                 self._in_flight -= 1
             if self._slots is not None:
                 self._slots.release()
+
+    def cancel(self, ticket: Ticket) -> None:
+        """Ask the search of ``ticket`` to stop (no-op once the ticket's call is done)."""
+        with self._lock:
+            if ticket.active:
+                self._flags[ticket.index] = 1
 
     def submit(self, job: SearchJob) -> Future[SearchResult]:
         try:

@@ -405,3 +405,31 @@ def test_health_and_cheap_calls_answer_while_every_worker_searches(server: Serve
     finally:
         for ch in channels:
             ch.close()
+
+
+def test_a_cancelled_call_stops_its_search_and_frees_the_slot(start_server: Any) -> None:
+    """The client gives up on a 20 s search: the server stops it (should_stop) and the single
+    search slot is free again long before the budget would have run out."""
+    server: ServerProcess = start_server(
+        "--search-workers",
+        "1",
+        "--max-concurrent-searches",
+        "1",
+        "--max-milliseconds",
+        "30000",
+        HEKA_STATE_KEYS=KEY1,
+    )
+    stub = server.stub
+    token = stub.CreateGame(pb.CreateGameRequest(game="aton", seed=4)).state
+    call = stub.BotMove.future(pb.BotMoveRequest(state=token, bot=slow_mcts(20000)), timeout=60)
+    _wait_in_flight(server, 1)
+    call.cancel()
+    end = time.monotonic() + 10
+    while total(scrape(server), "heka_searches_in_flight") > 0:
+        assert time.monotonic() < end, "the cancelled search kept its slot"
+        time.sleep(0.1)
+    bot = pb.BotSettings(kind=pb.BOT_KIND_MCTS, budget=pb.SearchBudget(iterations=20))
+    assert stub.BotMove(pb.BotMoveRequest(state=token, bot=bot), timeout=30).action.id in legal_ids(
+        stub, token
+    )
+    assert server.stop() == 0
