@@ -13,7 +13,9 @@ the budget and an absolute ``time.monotonic()`` deadline (CLOCK_MONOTONIC is sha
 all processes on Linux); it records its own metrics (multiprocess mode).
 
 :class:`SearchPool.admit` caps the bot calls in flight: the excess is refused at once with
-``RESOURCE_EXHAUSTED``, never queued without bound.
+``RESOURCE_EXHAUSTED``, never queued without bound. Each admitted call owns a cancel flag in
+shared memory that its search polls (the bot's ``should_stop``): when the client cancels or
+disconnects, the flag is set and the search ends early.
 """
 
 from __future__ import annotations
