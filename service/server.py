@@ -367,18 +367,26 @@ def _serve_processes(config: Config, keys: KeyRing, metrics_dir: str) -> int:
         if config.metrics_port >= 0:
             metrics_server, metrics_port = metrics.start_http_endpoint(config.metrics_port)
         announce_listening(config, keys, port, metrics_port, processes=len(children), workers=workers)
-        codes = []
+        # Wait for every process; one that dies on its own takes the others down (exit 1,
+        # so that the orchestrator restarts the whole server).
+        failed = False
+        while any(child.is_alive() for child in children):
+            time.sleep(0.5)
+            if not stopping.is_set() and any(not c.is_alive() for c in children):
+                failed = True
+                log.error(
+                    "a gRPC process died; stopping the others",
+                    extra={"fields": {"event": "child_exit", "codes": [c.exitcode for c in children]}},
+                )
+                forward(signal.SIGTERM)
+        codes = [child.exitcode for child in children]
         for child in children:
-            while child.is_alive():
-                child.join(timeout=1.0)
-            codes.append(child.exitcode)
             if child.pid is not None:
                 metrics.mark_process_dead(child.pid)
         if metrics_server is not None:
             metrics_server.shutdown()
-        if not stopping.is_set() or any(code != 0 for code in codes):
-            log.error("gRPC process exited", extra={"fields": {"event": "child_exit", "codes": codes}})
-            forward(signal.SIGTERM)
+        if failed or any(code != 0 for code in codes):
+            log.error("gRPC processes exited", extra={"fields": {"event": "child_exit", "codes": codes}})
             return 1
         log.info("stopped", extra={"fields": {"event": "stopped", "grpc_processes": len(children)}})
         return 0

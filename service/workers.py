@@ -77,13 +77,30 @@ _BOTS: dict[str, Any] = {}
 _SHARED: dict[str, Any] = {}
 
 
-def _init_worker(metrics_dir: str, nice: int, cancel_flags: Any = None) -> None:
+def _init_worker(
+    metrics_dir: str, nice: int, cancel_flags: Any = None, server_pid: int | None = None
+) -> None:
     _SHARED["cancel_flags"] = cancel_flags
+    if server_pid is not None:
+        threading.Thread(target=_exit_with, args=(server_pid,), name="watch-server", daemon=True).start()
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
     if nice:
         with contextlib.suppress(OSError):
             os.nice(nice)
     import service.metrics  # noqa: F401  (creates this process's metric files lazily)
+
+
+def _exit_with(server_pid: int) -> None:
+    """End this worker when its gRPC process is gone (e.g. killed with SIGKILL): workers
+    are children of the forkserver, which they keep alive, so nothing else would end them."""
+    while True:
+        time.sleep(1.0)
+        try:
+            os.kill(server_pid, 0)
+        except ProcessLookupError:
+            os._exit(0)
+        except PermissionError:  # pragma: no cover - pid reused by another user's process
+            os._exit(0)
 
 
 def _warm() -> int:
@@ -168,7 +185,7 @@ class SearchPool:
             max_workers=self.workers,
             mp_context=self._ctx,
             initializer=_init_worker,
-            initargs=(self._metrics_dir, self._nice, self._flags),
+            initargs=(self._metrics_dir, self._nice, self._flags, os.getpid()),
         )
 
     def warm(self, timeout: float = 60.0) -> list[int]:

@@ -433,3 +433,40 @@ def test_a_cancelled_call_stops_its_search_and_frees_the_slot(start_server: Any)
         stub, token
     )
     assert server.stop() == 0
+
+
+def test_a_dead_grpc_process_stops_the_supervisor_with_exit_1(start_server: Any) -> None:
+    server: ServerProcess = start_server(
+        "--grpc-processes", "2", "--search-workers", "1", HEKA_STATE_KEYS=KEY1
+    )
+    grpc_children = [p for p in _children(server.proc.pid) if "serve" in _cmdline(p)]
+    assert len(grpc_children) == 2
+    descendants = _descendants(server.proc.pid)
+    assert len(descendants) >= 6  # 2 gRPC processes, their forkservers and search workers
+    os.kill(grpc_children[0], signal.SIGKILL)
+    assert server.proc.wait(timeout=60) == 1
+    assert any(x.get("event") == "child_exit" for x in server.log_lines())
+    # Nothing is left behind, not even the killed process's forkserver and search worker.
+    end = time.monotonic() + 15
+    while left := [p for p in descendants if _running(p)]:
+        assert time.monotonic() < end, f"processes left behind: {[_cmdline(p)[:80] for p in left]}"
+        time.sleep(0.2)
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _descendants(pid: int) -> list[int]:
+    out: list[int] = []
+    todo = [pid]
+    while todo:
+        kids = _children(todo.pop())
+        out.extend(kids)
+        todo.extend(kids)
+    return out
