@@ -3,10 +3,11 @@ scenario in turn with ``heka loadtest``; prints a Markdown table.
 
     nice -n 10 .venv/bin/python scripts/capacity.py --duration 30s --out /tmp/heka-capacity
 
-The server runs like a pod of k8s/deployment.yaml (HEKA_SEARCH_WORKERS=2, encrypted
-tokens, access log off); the load generator shares the machine with it. Each run's full
-report is kept as ``<out>/<name>.json``; the last column is the machine's 1-minute load
-average when the run started (other jobs share the machine).
+The server runs like a pod of k8s/deployment.yaml (2 search workers in all, encrypted
+tokens, access log off; ``--grpc-processes`` sets HEKA_GRPC_PROCESSES); the load
+generator shares the machine with it. Each run's full report is kept as
+``<out>/<name>.json``; the last column is the machine's 1-minute load average when the run
+started (other jobs share the machine).
 """
 
 from __future__ import annotations
@@ -83,7 +84,8 @@ def row(name: str, report: dict, loadavg: float) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--duration", default="30s")
-    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--workers", type=int, default=2, help="search workers in all (default 2)")
+    ap.add_argument("--grpc-processes", type=int, default=1, help="HEKA_GRPC_PROCESSES (default 1)")
     ap.add_argument("--only", nargs="*", choices=sorted(RUNS), help="run only these")
     ap.add_argument("--out", type=Path, default=Path("/tmp/heka-capacity"))
     args = ap.parse_args()
@@ -95,7 +97,9 @@ def main() -> int:
         "HEKA_PORT": str(port),
         "HEKA_METRICS_PORT": str(free_port()),
         "HEKA_METRICS_DIR": str(args.out / "metrics"),
-        "HEKA_SEARCH_WORKERS": str(args.workers),
+        "HEKA_GRPC_PROCESSES": str(args.grpc_processes),
+        # Workers are per gRPC process: keep the total at --workers.
+        "HEKA_SEARCH_WORKERS": str(max(1, args.workers // args.grpc_processes)),
         "HEKA_ACCESS_LOG": "false",
         "HEKA_ENCRYPT_STATE": "true",
     }
