@@ -136,8 +136,12 @@ class ActionCache:
 
     def __init__(self) -> None:
         self._cache: dict[tuple[str, int], pb.Action] = {}
-        self._encoded: dict[tuple[str, int], bytes] = {}
+        self._encoded: dict[tuple[str, int, int], bytes] = {}
         self._lock = threading.Lock()
+
+    def encoded(self, game: Game, action: int, field_number: int) -> bytes:
+        """The wire bytes of one action as message field ``field_number``."""
+        return self.encoded_list(game, (action,), field_number)
 
     def encoded_list(self, game: Game, actions: Sequence[int], field_number: int) -> bytes:
         """The wire bytes of ``actions`` as repeated message field ``field_number``: merged into
@@ -145,12 +149,12 @@ class ActionCache:
         name = game.descriptor.name
         out = []
         for a in actions:
-            chunk = self._encoded.get((name, a))
+            chunk = self._encoded.get((name, a, field_number))
             if chunk is None:
                 body = self.get(game, a).SerializeToString()
                 chunk = _varint(field_number << 3 | 2) + _varint(len(body)) + body
                 with self._lock:
-                    self._encoded[(name, a)] = chunk
+                    self._encoded[(name, a, field_number)] = chunk
             out.append(chunk)
         return b"".join(out)
 
@@ -184,19 +188,29 @@ SECRET = pb.Action(id=SECRET_ACTION, text="(secret)", kind="secret")
 
 
 def event_message(event: Event) -> pb.Event:
-    msg = pb.Event(kind=event.kind, text=event.text, is_public=event.visible_to is None)
+    msg = pb.Event()
+    fill_event(msg, event)
+    return msg
+
+
+def fill_event(msg: pb.Event, event: Event) -> None:
+    msg.kind = event.kind
+    msg.text = event.text
+    msg.is_public = event.visible_to is None
     if event.player is not None:
         msg.player = event.player
     if event.data:
         fill_struct(msg.data, event.data)
     if event.visible_to is not None:
         msg.visible_to.extend(event.visible_to)
-    return msg
 
 
 def add_events(target: Any, events: Iterable[Event], viewer: int | None) -> None:
-    """Append the events ``viewer`` may see (``None``: public ones) to a repeated field."""
-    target.extend(event_message(e) for e in events if e.is_visible_to(viewer))
+    """Append the events ``viewer`` may see (``None``: public ones) to a repeated field,
+    built in place."""
+    for e in events:
+        if e.is_visible_to(viewer):
+            fill_event(target.add(), e)
 
 
 def outcome_message(o: Outcome) -> pb.Outcome:
@@ -216,27 +230,32 @@ def outcome_label(o: Outcome) -> str:
 
 
 def status_message(state: State) -> pb.GameStatus:
+    msg = pb.GameStatus()
+    fill_status(msg, state)
+    return msg
+
+
+def fill_status(msg: pb.GameStatus, state: State) -> None:
+    """Fill a (sub-)message in place: cheaper than building one and copying it."""
     current = state.current_player()
-    msg = pb.GameStatus(
-        game=state.game.descriptor.name,
-        num_players=state.num_players,
-        decision=state.decision(),
-        is_over=current < 0,
-        scores=list(state.scores()),
-        teams=list(state.teams()),
-    )
+    msg.game = state.game.descriptor.name
+    msg.num_players = state.num_players
+    msg.decision = state.decision()
+    msg.is_over = current < 0
+    msg.scores.extend(state.scores())
+    msg.teams.extend(state.teams())
     if current >= 0:
         msg.current_player = current
     else:
         outcome = state.outcome()
         if outcome is not None:
             msg.outcome.CopyFrom(outcome_message(outcome))
-    return msg
 
 
 def view_message(state: State, player: int | None) -> pb.View:
     view = state.view(player)
-    msg = pb.View(status=status_message(state), text=view.to_text())
+    msg = pb.View(text=view.to_text())
+    fill_status(msg.status, state)
     if player is not None:
         msg.player = player
     fill_struct(msg.details, view.to_dict())

@@ -28,6 +28,8 @@ from service.statecache import StateCache
 from service.workers import CapacityFull, SearchJob, SearchPool, Ticket
 
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["GameService"].full_name
+_APPLY_ACTION_FIELD = pb.ApplyActionResponse.DESCRIPTOR.fields_by_name["action"].number
+_LEGAL_ACTIONS_FIELD = pb.ListLegalActionsResponse.DESCRIPTOR.fields_by_name["actions"].number
 
 _KINDS = {
     pb.BOT_KIND_UNSPECIFIED: "mcts",
@@ -307,7 +309,8 @@ class GameService(pb_grpc.GameServiceServicer):
         state = game.new_initial_state(num_players, seed=seed, options=options)
         viewer = self._viewer(state, request)
         metrics.GAMES_CREATED.labels(game.descriptor.name).inc()
-        resp = pb.CreateGameResponse(state=self._seal(state), seed=seed, status=convert.status_message(state))
+        resp = pb.CreateGameResponse(state=self._seal(state), seed=seed)
+        convert.fill_status(resp.status, state)
         if viewer is not None or request.include_public_view:
             resp.view.CopyFrom(convert.view_message(state, viewer))
         return resp
@@ -323,8 +326,9 @@ class GameService(pb_grpc.GameServiceServicer):
         state = self._open(request.state, request.game)
         current = self._to_act(state, self._player_arg(state, request))
         resp = pb.ListLegalActionsResponse(player=current, decision=state.decision())
-        field = pb.ListLegalActionsResponse.DESCRIPTOR.fields_by_name["actions"].number
-        resp.MergeFromString(self.actions.encoded_list(state.game, state.legal_actions(), field))
+        resp.MergeFromString(
+            self.actions.encoded_list(state.game, state.legal_actions(), _LEGAL_ACTIONS_FIELD)
+        )
         return resp
 
     def ApplyAction(
@@ -352,11 +356,9 @@ class GameService(pb_grpc.GameServiceServicer):
         else:
             raise invalid("action", "give the action as action_id or action_text", "bad_request")
         events = self._apply(state, action)
-        resp = pb.ApplyActionResponse(
-            state=self._seal(state),
-            action=self.actions.get(game, action),
-            status=convert.status_message(state),
-        )
+        resp = pb.ApplyActionResponse(state=self._seal(state))
+        resp.MergeFromString(self.actions.encoded(game, action, _APPLY_ACTION_FIELD))
+        convert.fill_status(resp.status, state)
         convert.add_events(resp.events, events, viewer)
         if request.include_view:
             resp.view.CopyFrom(convert.view_message(state, viewer))
@@ -380,7 +382,7 @@ class GameService(pb_grpc.GameServiceServicer):
             convert.add_events(resp.events, events, viewer)
             if request.include_view:
                 resp.view.CopyFrom(convert.view_message(state, viewer))
-        resp.status.CopyFrom(convert.status_message(state))
+        convert.fill_status(resp.status, state)
         return resp
 
     def _slot(self, plan: BotPlan, context: grpc.ServicerContext) -> _Slot | _NullSlot:
@@ -457,7 +459,7 @@ class GameService(pb_grpc.GameServiceServicer):
                 convert.add_events(turn.events, events, viewer)
                 moves += 1
         resp.state = self._seal(state)
-        resp.status.CopyFrom(convert.status_message(state))
+        convert.fill_status(resp.status, state)
         resp.stop_reason = stop
         if request.include_view:
             resp.view.CopyFrom(convert.view_message(state, viewer))
