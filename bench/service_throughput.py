@@ -2,8 +2,9 @@
 
 In one run:
 
-1. a plain gRPC echo server (one sync Python process, 2 KB messages) driven by the same
-   client as everything else: the ceiling;
+1. a plain gRPC echo server (sync Python, 2 KB messages), with as many processes sharing the
+   port as the heka server has gRPC processes (the ceiling: the best rate seen), and with
+   one process, driven by the same client as everything else;
 2. ``heka serve`` (subprocesses; ``--processes`` gRPC processes x ``--workers`` search
    workers, access logs on): ``ListLegalActions`` and ``ApplyAction`` calls per second with
    ``--concurrency`` calls in flight over ``--channels`` connections, on pools of real positions
@@ -66,13 +67,18 @@ def run_echo_server(port: int) -> None:
     server.wait_for_termination()
 
 
-def start_echo() -> tuple[subprocess.Popen[bytes], int]:
-    proc = subprocess.Popen(
-        [sys.executable, __file__, "--echo-server", "0"], stdout=subprocess.PIPE, cwd=ROOT
-    )
-    assert proc.stdout is not None
-    line = json.loads(proc.stdout.readline())
-    return proc, int(line["port"])
+def start_echo(processes: int = 1) -> tuple[list[subprocess.Popen[bytes]], int]:
+    """``processes`` echo servers on one port (gRPC sets SO_REUSEPORT by default)."""
+    procs: list[subprocess.Popen[bytes]] = []
+    port = 0
+    for _ in range(processes):
+        proc = subprocess.Popen(
+            [sys.executable, __file__, "--echo-server", str(port)], stdout=subprocess.PIPE, cwd=ROOT
+        )
+        assert proc.stdout is not None
+        port = int(json.loads(proc.stdout.readline())["port"])
+        procs.append(proc)
+    return procs, port
 
 
 BENCH_KEY = "bench:" + "QmVuY2htYXJrIGtleSBvZiAzMiBieXRlcyEhISEhISE"
@@ -235,12 +241,14 @@ async def bench_all(args: argparse.Namespace) -> list[tuple[str, ...]]:
     from service.gen.heka.v1 import game_service_pb2 as pb
     from service.gen.heka.v1 import game_service_pb2_grpc as pb_grpc
 
-    echo_proc, echo_port = start_echo()
+    echo_procs, echo_port = start_echo(1)
+    echo_n_procs, echo_n_port = start_echo(args.processes) if args.processes > 1 else ([], echo_port)
     heka, port, log = start_heka(args.workers, args.processes)
     cold, cold_port, cold_log = start_heka(1, args.processes, HEKA_STATE_CACHE_SIZE="0")
     rows: list[tuple[str, ...]] = []
     try:
         echo = Stubs(f"127.0.0.1:{echo_port}", args.channels, lambda ch: ch.unary_unary(ECHO_METHOD))
+        echo_n = Stubs(f"127.0.0.1:{echo_n_port}", args.channels, lambda ch: ch.unary_unary(ECHO_METHOD))
         stubs = Stubs(f"127.0.0.1:{port}", args.channels, pb_grpc.GameServiceStub)
         cold_stubs = Stubs(f"127.0.0.1:{cold_port}", args.channels, pb_grpc.GameServiceStub)
         payload = os.urandom(2048)
@@ -298,8 +306,14 @@ async def bench_all(args: argparse.Namespace) -> list[tuple[str, ...]]:
         results: dict[tuple[str, str], list[dict[str, Any]]] = {}
         for rep in range(args.repeats):
             print(f"# repeat {rep + 1}/{args.repeats}", flush=True)
-            r = await closed_loop(lambda n: echo[n](payload), args.concurrency, args.seconds)
-            results.setdefault(("echo 2 KB (ceiling)", "1 process"), []).append(r)
+            echo_key = (f"echo 2 KB, {args.processes} process(es) (ceiling)", "")
+            results.setdefault(echo_key, []).append(
+                await closed_loop(lambda n: echo_n[n](payload), args.concurrency, args.seconds)
+            )
+            if args.processes > 1:
+                results.setdefault(("echo 2 KB, 1 process", ""), []).append(
+                    await closed_loop(lambda n: echo[n](payload), args.concurrency, args.seconds)
+                )
             for name, call in cheap_calls(stubs):
                 results.setdefault((name, "alone"), []).append(
                     await closed_loop(call, args.concurrency, args.seconds)
@@ -313,6 +327,9 @@ async def bench_all(args: argparse.Namespace) -> list[tuple[str, ...]]:
                 )
             busy_stop.set()
             await asyncio.gather(*tasks)
+            results[echo_key].append(
+                await closed_loop(lambda n: echo_n[n](payload), args.concurrency, args.seconds)
+            )
             # Tokens that server has never seen: every call decodes (HMAC, deserialise, validate).
             for name, call in cheap_calls(cold_stubs):
                 results.setdefault((name, "no state cache"), []).append(
@@ -323,9 +340,16 @@ async def bench_all(args: argparse.Namespace) -> list[tuple[str, ...]]:
         def med(rs: list[dict[str, Any]], key: str) -> float:
             return statistics.median(x[key] for x in rs)
 
-        ceiling = med(results[("echo 2 KB (ceiling)", "1 process")], "rate")
+        # The ceiling is the best echo rate seen (measured twice per repeat): on a shared
+        # machine this keeps the percentages conservative.
+        echo_runs = results[echo_key]
+        ceiling = max(x["rate"] for x in echo_runs)
+        echo_rates = ", ".join(str(round(x["rate"])) for x in echo_runs)
+        print(f"# echo rates: {echo_rates}", flush=True)
         for (name, phase), rs in results.items():
-            rate = med(rs, "rate")
+            rate = ceiling if rs is echo_runs else med(rs, "rate")
+            if rs is echo_runs:
+                phase = f"best of {len(rs)}"
             rows.append(
                 (
                     name,
@@ -369,10 +393,11 @@ async def bench_all(args: argparse.Namespace) -> list[tuple[str, ...]]:
                     )
                 )
                 print("#", rows[-1], flush=True)
-        for st in (echo, stubs, cold_stubs):
+        for st in (echo, echo_n, stubs, cold_stubs):
             await st.close()
     finally:
-        stop(echo_proc)
+        for proc in echo_procs + echo_n_procs:
+            stop(proc)
         stop(heka)
         stop(cold)
         log.unlink(missing_ok=True)
