@@ -84,10 +84,23 @@ _DEFAULT_CUTOFF: dict[str, int] = {}
 ROLLOUTS: tuple[str, ...] = ("random", "guided")
 
 
-def register_evaluator(game: str, evaluator: Evaluator, default_cutoff: int | None = None) -> None:
+#: Default rollout policy per game (``"random"`` unless measured otherwise).
+_DEFAULT_ROLLOUT: dict[str, str] = {}
+
+
+def register_evaluator(
+    game: str, evaluator: Evaluator, default_cutoff: int | None = None, default_rollout: str | None = None
+) -> None:
     _EVALUATORS[game] = evaluator
     if default_cutoff is not None:
         _DEFAULT_CUTOFF[game] = default_cutoff
+    if default_rollout is not None:
+        _DEFAULT_ROLLOUT[game] = default_rollout
+
+
+def default_rollout(game: str) -> str:
+    """The game's default rollout policy name."""
+    return _DEFAULT_ROLLOUT.get(game, "random")
 
 
 def register_policy(game: str, name: str, policy: RolloutPolicy) -> None:
@@ -216,7 +229,8 @@ def aton_evaluate(state: State) -> tuple[float, ...]:
 
 
 _ATON = _aton_tables()
-register_evaluator("aton", aton_evaluate, default_cutoff=10)
+# Defaults measured with bench/mcts_tune.py (docs/bots.md): guided rollouts, cut-off 20.
+register_evaluator("aton", aton_evaluate, default_cutoff=20, default_rollout="guided")
 
 
 def _aton_static_values() -> tuple[float, ...]:

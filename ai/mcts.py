@@ -92,12 +92,14 @@ from engine.core import SECRET_ACTION, State
 @dataclasses.dataclass(frozen=True, slots=True)
 class MctsParams:
     """Search settings. ``cutoff``: ``None`` = the game's default (:mod:`ai.evaluation`),
-    ``FULL_ROLLOUT`` (-1) = roll out to the end, ``k >= 0`` = heuristic after k actions."""
+    ``FULL_ROLLOUT`` (-1) = roll out to the end, ``k >= 0`` = heuristic after k actions.
+    ``rollout``: a policy name of :data:`ai.evaluation.ROLLOUTS`, ``None`` = the game's
+    default."""
 
     iterations: int | None = 1000
     milliseconds: float | None = None
     c: float = 0.7
-    rollout: str = "random"
+    rollout: str | None = None
     cutoff: int | None = None
     workers: int = 1
     #: Per-ply discount of returns (plies from the root to the end of the rollout): among
@@ -303,7 +305,8 @@ class Search:
         cutoff = params.cutoff if params.cutoff is not None else evaluation.default_cutoff(game)
         self.cutoff = cutoff
         self.evaluate = evaluation.evaluator_for(game)
-        self.policy = evaluation.policy_for(game, params.rollout)
+        rollout = params.rollout if params.rollout is not None else evaluation.default_rollout(game)
+        self.policy = evaluation.policy_for(game, rollout)
         teams = state.teams()
         self.teams: tuple[int, ...] | None = teams if len(set(teams)) < len(teams) else None
         self._next_key = 1
