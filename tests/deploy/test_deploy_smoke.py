@@ -5,10 +5,11 @@ The builder stage of the Dockerfile is replayed: its COPY instructions copy the 
 into a scratch build context, and its RUN commands run *verbatim* except that the image's
 absolute paths (/src, /wheels, /opt/heka, /tmp) are mapped into a scratch directory and
 ``python`` is this machine's interpreter (same minor version as the image's base). Then
-the runtime stage's ENV and ENTRYPOINT start the server from the fresh virtualenv, as the
-image's numeric USER when the test runs as root. The test waits for gRPC health SERVING
-(both "" and heka.v1.GameService), plays a few calls, scrapes /metrics, sends SIGTERM
-and checks a clean exit (status 0, "stopped" logged, no traceback).
+the runtime stage's ENV, with k8s/configmap.yaml on top as in a pod, and its ENTRYPOINT
+start the server from the fresh virtualenv (as the image's numeric USER when the test runs
+as root and that user can reach the interpreter). The test waits for gRPC health SERVING
+(both "" and heka.v1.GameService), plays a few calls, scrapes /metrics, sends SIGTERM and
+checks a clean exit (status 0, drain logged, no traceback).
 
 Needs the package index (PyPI or the machine's mirror) to build the dependency wheels.
 """
@@ -202,6 +203,11 @@ def test_entrypoint_serves_health_metrics_and_stops_on_sigterm(image):
     executable = shutil.which(argv[0], path=env["PATH"])
     assert executable is not None and executable.startswith(str(mapping["/opt/heka"])), executable
 
+    # The pod's configuration on top of the image's (k8s/configmap.yaml), paths mapped.
+    yaml = pytest.importorskip("yaml")
+    (config,) = [d for d in yaml.safe_load_all((ROOT / "k8s" / "configmap.yaml").read_text()) if d]
+    env.update({k: map_paths(str(v), mapping) for k, v in config["data"].items()})
+
     port, metrics_port = free_port(), free_port()
     key = subprocess.run(
         [executable, "serve", "--new-key"], capture_output=True, text=True, check=True
@@ -210,8 +216,6 @@ def test_entrypoint_serves_health_metrics_and_stops_on_sigterm(image):
         HEKA_PORT=str(port),
         HEKA_METRICS_PORT=str(metrics_port),
         HEKA_STATE_KEYS=key.strip(),
-        HEKA_ENCRYPT_STATE="true",
-        HEKA_SEARCH_WORKERS="1",
         HEKA_GRACE_SECONDS="5",
         LANG="C.UTF-8",
     )
