@@ -2,8 +2,9 @@
 
     nice -n 10 .venv/bin/python scripts/soak.py --minutes 10 --out /tmp/heka-soak
 
-Starts ``heka serve`` on free loopback ports (``--workers`` search processes), lets it
-settle, then runs two ``heka loadtest`` processes side by side for the whole duration:
+Starts ``heka serve`` on free loopback ports (``--grpc-processes`` gRPC processes and
+``--workers`` search processes in all, as k8s/configmap.yaml), lets it settle, then runs
+two ``heka loadtest`` processes side by side for the whole duration:
 
 * cheap calls at a fixed rate (open loop, ``--cheap-rate`` tasks/s over 4 connections);
 * frontends playing complete games against MCTS bots (``--bot``, closed loop,
@@ -99,7 +100,8 @@ def wait_serving(target: str, proc: subprocess.Popen[bytes], timeout: float = 60
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--minutes", type=float, default=10.0)
-    ap.add_argument("--workers", type=int, default=2, help="HEKA_SEARCH_WORKERS (default 2)")
+    ap.add_argument("--workers", type=int, default=2, help="search workers in all (default 2)")
+    ap.add_argument("--grpc-processes", type=int, default=2, help="HEKA_GRPC_PROCESSES (default 2, as k8s/)")
     ap.add_argument("--cheap-rate", type=float, default=100.0, help="cheap tasks/s (default 100)")
     ap.add_argument("--play-concurrency", type=int, default=2, help="games at a time (default 2)")
     ap.add_argument("--bot", default="mcts", choices=("random", "greedy", "mcts"))
@@ -120,7 +122,8 @@ def main() -> int:
         "HEKA_PORT": str(port),
         "HEKA_METRICS_PORT": str(metrics_port),
         "HEKA_METRICS_DIR": str(args.out / "metrics"),
-        "HEKA_SEARCH_WORKERS": str(args.workers),
+        "HEKA_GRPC_PROCESSES": str(args.grpc_processes),
+        "HEKA_SEARCH_WORKERS": str(max(1, args.workers // args.grpc_processes)),
         "HEKA_ACCESS_LOG": "false",
         "HEKA_ENCRYPT_STATE": "true",
     }
@@ -199,6 +202,7 @@ def main() -> int:
         "minutes": args.minutes,
         "warmup_seconds": args.warmup,
         "workers": args.workers,
+        "grpc_processes": args.grpc_processes,
         "idle_rss_mb": round(idle["total_rss_mb"], 1),
         "start_rss_mb": round(first["total_rss_mb"], 1),
         "end_rss_mb": round(last["total_rss_mb"], 1),
