@@ -128,15 +128,64 @@ def pct(values: list[float], q: float) -> float:
     return s[min(len(s) - 1, int(q * len(s)))]
 
 
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU time of ``pids`` (Linux /proc)."""
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+        except (OSError, IndexError, ValueError):
+            pass
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def children(pid: int) -> list[int]:
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as fh:
+                    if int(fh.read().rsplit(")", 1)[1].split()[1]) == pid:
+                        out.append(int(entry))
+            except (OSError, ValueError):
+                pass
+    return out
+
+
+def grpc_pids(proc: subprocess.Popen[bytes]) -> list[int]:
+    """The gRPC serving processes of a heka server (the supervisor's children that are not
+    forkservers or resource trackers; the server itself with one process)."""
+    kids = []
+    for pid in children(proc.pid):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                cmd = fh.read().decode(errors="replace")
+        except OSError:
+            continue
+        if "serve" in cmd and "forkserver" not in cmd and "resource_tracker" not in cmd:
+            kids.append(pid)
+    return kids or [proc.pid]
+
+
 async def closed_loop(
-    make_call: Any, concurrency: int, seconds: float, warmup: float = 0.5
+    make_call: Any, concurrency: int, seconds: float, warmup: float = 0.5, cpu_pids: list[int] | None = None
 ) -> dict[str, Any]:
-    """``concurrency`` tasks calling back to back; returns rate and latencies (after warm-up)."""
+    """``concurrency`` tasks calling back to back; returns rate and latencies (after warm-up)
+    and, given the server's pids, the server CPU time per call (robust on a shared machine)."""
     latencies: list[float] = []
     errors = 0
     t0 = time.perf_counter()
     start_measure = t0 + warmup
     end = start_measure + seconds
+    cpu: list[float] = []
+
+    async def sample_cpu() -> None:
+        await asyncio.sleep(warmup)
+        cpu.append(cpu_seconds(cpu_pids or []))
+        await asyncio.sleep(max(0.0, end - time.perf_counter()))
+        cpu.append(cpu_seconds(cpu_pids or []))
 
     async def worker(i: int) -> None:
         nonlocal errors
@@ -154,8 +203,9 @@ async def closed_loop(
                 latencies.append(done - now)
             n += concurrency
 
-    await asyncio.gather(*(worker(i) for i in range(concurrency)))
+    await asyncio.gather(sample_cpu(), *(worker(i) for i in range(concurrency)))
     return {
+        "cpu_us": (cpu[1] - cpu[0]) / max(1, len(latencies)) * 1e6 if cpu_pids else float("nan"),
         "rate": len(latencies) / seconds,
         "p50_ms": pct(latencies, 0.50) * 1000,
         "p99_ms": pct(latencies, 0.99) * 1000,
@@ -246,6 +296,9 @@ async def bench_all(args: argparse.Namespace) -> list[tuple[str, ...]]:
     heka, port, log = start_heka(args.workers, args.processes)
     cold, cold_port, cold_log = start_heka(1, args.processes, HEKA_STATE_CACHE_SIZE="0")
     rows: list[tuple[str, ...]] = []
+    echo_1_pids = [p.pid for p in echo_procs]
+    echo_n_pids = [p.pid for p in echo_n_procs] or echo_1_pids
+    heka_pids, cold_pids = grpc_pids(heka), grpc_pids(cold)
     try:
         echo = Stubs(f"127.0.0.1:{echo_port}", args.channels, lambda ch: ch.unary_unary(ECHO_METHOD))
         echo_n = Stubs(f"127.0.0.1:{echo_n_port}", args.channels, lambda ch: ch.unary_unary(ECHO_METHOD))
@@ -308,32 +361,38 @@ async def bench_all(args: argparse.Namespace) -> list[tuple[str, ...]]:
             print(f"# repeat {rep + 1}/{args.repeats}", flush=True)
             echo_key = (f"echo 2 KB, {args.processes} process(es) (ceiling)", "")
             results.setdefault(echo_key, []).append(
-                await closed_loop(lambda n: echo_n[n](payload), args.concurrency, args.seconds)
+                await closed_loop(
+                    lambda n: echo_n[n](payload), args.concurrency, args.seconds, cpu_pids=echo_n_pids
+                )
             )
             if args.processes > 1:
                 results.setdefault(("echo 2 KB, 1 process", ""), []).append(
-                    await closed_loop(lambda n: echo[n](payload), args.concurrency, args.seconds)
+                    await closed_loop(
+                        lambda n: echo[n](payload), args.concurrency, args.seconds, cpu_pids=echo_1_pids
+                    )
                 )
             for name, call in cheap_calls(stubs):
                 results.setdefault((name, "alone"), []).append(
-                    await closed_loop(call, args.concurrency, args.seconds)
+                    await closed_loop(call, args.concurrency, args.seconds, cpu_pids=heka_pids)
                 )
             busy_stop.clear()
             tasks = [asyncio.create_task(keep_busy(i)) for i in range(capacity)]
             await asyncio.sleep(0.5)
             for name, call in cheap_calls(stubs):
                 results.setdefault((name, busy), []).append(
-                    await closed_loop(call, args.concurrency, args.seconds)
+                    await closed_loop(call, args.concurrency, args.seconds, cpu_pids=heka_pids)
                 )
             busy_stop.set()
             await asyncio.gather(*tasks)
             results[echo_key].append(
-                await closed_loop(lambda n: echo_n[n](payload), args.concurrency, args.seconds)
+                await closed_loop(
+                    lambda n: echo_n[n](payload), args.concurrency, args.seconds, cpu_pids=echo_n_pids
+                )
             )
             # Tokens that server has never seen: every call decodes (HMAC, deserialise, validate).
             for name, call in cheap_calls(cold_stubs):
                 results.setdefault((name, "no state cache"), []).append(
-                    await closed_loop(call, args.concurrency, args.seconds)
+                    await closed_loop(call, args.concurrency, args.seconds, cpu_pids=cold_pids)
                 )
         print(f"# {busy_done} background searches (1 s each) completed in the busy phases", flush=True)
 
@@ -346,10 +405,12 @@ async def bench_all(args: argparse.Namespace) -> list[tuple[str, ...]]:
         ceiling = max(x["rate"] for x in echo_runs)
         echo_rates = ", ".join(str(round(x["rate"])) for x in echo_runs)
         print(f"# echo rates: {echo_rates}", flush=True)
+        echo_cpu = med(echo_runs, "cpu_us")
         for (name, phase), rs in results.items():
             rate = ceiling if rs is echo_runs else med(rs, "rate")
             if rs is echo_runs:
                 phase = f"best of {len(rs)}"
+            cpu_us = med(rs, "cpu_us")
             rows.append(
                 (
                     name,
@@ -358,6 +419,8 @@ async def bench_all(args: argparse.Namespace) -> list[tuple[str, ...]]:
                     f"{100 * rate / ceiling:.0f}%",
                     f"{med(rs, 'p50_ms'):.2f}",
                     f"{med(rs, 'p99_ms'):.2f}",
+                    f"{cpu_us:.0f}",
+                    f"{100 * echo_cpu / cpu_us:.0f}%",
                     str(sum(x["errors"] for x in rs)),
                 )
             )
@@ -389,6 +452,8 @@ async def bench_all(args: argparse.Namespace) -> list[tuple[str, ...]]:
                         "",
                         f"{statistics.median(lat) * 1000:.0f}",
                         f"{max(lat) * 1000:.0f}",
+                        "",
+                        "",
                         "0",
                     )
                 )
@@ -427,7 +492,17 @@ def main() -> int:
         args.seconds, args.positions, args.repeats = 1.0, 40, 1
         args.bot_runs = {"easy": 1, "medium": 1, "hard": 1}
     rows = asyncio.run(bench_all(args))
-    header = ("workload", "phase", "calls/s", "% echo", "p50 ms", "p99/max ms", "errors")
+    header = (
+        "workload",
+        "phase",
+        "calls/s",
+        "% echo",
+        "p50 ms",
+        "p99/max ms",
+        "srv CPU us/call",
+        "% echo (CPU)",
+        "errors",
+    )
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
     print()
     print(
@@ -437,7 +512,10 @@ def main() -> int:
     )
     for r in [header, *rows]:
         print("  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)))
-    print("(BotMove rows: p50 column = median latency, last column = max latency)")
+    print("(BotMove rows: p50 column = median latency, p99/max column = max latency)")
+    print("(srv CPU us/call: CPU time of the gRPC serving processes per call; % echo (CPU): the echo")
+    print(" server's CPU per call over this row's, i.e. the share of the echo rate the server would")
+    print(" reach with the same CPUs; robust to other load on the machine)")
     return 0
 
 
