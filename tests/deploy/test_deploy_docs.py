@@ -45,3 +45,7 @@ def test_loadtest_flags_named_exist():
     for flag in set(re.findall(r"(--[a-z][a-z-]+)", section)):
         assert flag in flags, flag
 
+
+
+def test_no_placeholder_left():
+    assert "PLACEHOLDER" not in DOC
