@@ -259,7 +259,224 @@ def view_message(state: State, player: int | None) -> pb.View:
     if player is not None:
         msg.player = player
     fill_struct(msg.details, view.to_dict())
+    fill_typed_view(msg, view)
     return msg
+
+
+# ---------------------------------------------------------------------------------------
+# Typed per-game views (View.aton / View.osirium)
+# ---------------------------------------------------------------------------------------
+
+
+def fill_typed_view(msg: pb.View, view: Any) -> None:
+    """Fill the ``game_view`` oneof of ``msg`` from an engine view, when its game has a
+    typed message (the untyped ``details`` stay the reference for any other game)."""
+    from engine.aton.view import AtonView
+    from engine.osirium.view import OsiriumView
+
+    if isinstance(view, AtonView):
+        fill_aton_view(msg.aton, view)
+    elif isinstance(view, OsiriumView):
+        fill_osirium_view(msg.osirium, view)
+
+
+_ATON_DECISIONS = {
+    "exchange": pb.ATON_DECISION_EXCHANGE,
+    "arrange": pb.ATON_DECISION_ARRANGE,
+    "remove": pb.ATON_DECISION_REMOVE,
+    "place": pb.ATON_DECISION_PLACE,
+    "reset": pb.ATON_DECISION_RESET,
+    "over": pb.ATON_DECISION_OVER,
+}
+_SQUARE_KINDS = {
+    "Y": pb.SQUARE_KIND_YELLOW,
+    "K": pb.SQUARE_KIND_GREY,
+    "B": pb.SQUARE_KIND_BLUE,
+    "G": pb.SQUARE_KIND_GREEN,
+    "1": pb.SQUARE_KIND_BONUS1,
+    "2": pb.SQUARE_KIND_BONUS2,
+}
+_EXCHANGE_CHOICES = {"keep": pb.ATON_EXCHANGE_CHOICE_KEEP, "exchange": pb.ATON_EXCHANGE_CHOICE_EXCHANGE}
+
+
+def fill_aton_view(msg: pb.AtonView, v: Any) -> None:
+    """An engine ``AtonView`` (engine/aton/view.py) as a typed ``AtonView`` message."""
+    from engine.aton.board import KINDS, NUM_TEMPLES, SLOTS
+
+    msg.round = v.round
+    msg.decision = _ATON_DECISIONS.get(v.decision, pb.ATON_DECISION_UNSPECIFIED)
+    if v.decision != "over" and v.current_player >= 0:
+        msg.current_player = v.current_player
+    for t in range(NUM_TEMPLES):
+        temple = msg.temples.add(number=t + 1)
+        for slot in range(SLOTS):
+            i = t * SLOTS + slot
+            kind = _SQUARE_KINDS.get(KINDS[i], pb.SQUARE_KIND_UNSPECIFIED)
+            square = temple.squares.add(slot=slot, index=i, kind=kind)
+            if v.board[i] >= 0:
+                square.owner = v.board[i]
+    for p in range(len(v.scores)):
+        seat = msg.seats.add(
+            seat=p,
+            score=v.scores[p],
+            kingdom=v.kingdom[p],
+            stock=v.stocks[p],
+            deck_size=v.deck_sizes[p],
+            hand_size=v.hand_sizes[p],
+            discard_counts=list(v.discards[p]),
+            has_token=v.tokens[p],
+            exchanged=v.exchanged[p],
+            committed=v.committed[p],
+            revealed=v.revealed[p],
+        )
+        for k, card in enumerate(v.cartouches[p]):
+            if card:  # 0: hidden from this viewer (A3.4), or not arranged
+                seat.cartouches.add(position=k + 1, value=card)
+    if v.first_player is not None:
+        msg.first_player = v.first_player
+    for a, b in v.war:
+        msg.war.add(seat0_card=a, seat1_card=b)
+    msg.remaining = v.remaining
+    if v.removal_target is not None:
+        msg.removal_target = v.removal_target
+    msg.overflow = v.overflow
+    if v.reset_temple is not None:
+        msg.reset_temple = v.reset_temple
+    msg.hand.extend(v.hand)
+    if v.exchange_decision is not None:
+        choice = _EXCHANGE_CHOICES.get(v.exchange_decision, pb.ATON_EXCHANGE_CHOICE_UNSPECIFIED)
+        msg.exchange_decision = choice
+    if v.winners is not None:
+        msg.winners.extend(v.winners)
+    msg.reason = v.reason or ""
+    msg.kingdom_total = sum(v.kingdom)
+
+
+_OSIRIUM_STEPS = {
+    "main": pb.OSIRIUM_STEP_MAIN,
+    "place": pb.OSIRIUM_STEP_PLACE,
+    "draw": pb.OSIRIUM_STEP_DRAW,
+    "break": pb.OSIRIUM_STEP_BREAK,
+    "refill": pb.OSIRIUM_STEP_REFILL,
+    "over": pb.OSIRIUM_STEP_OVER,
+}
+#: Engine colour / pattern index -> enum value (engine/osirium/cards.py COLOURS, PATTERNS).
+_COLOURS = (pb.AMULET_COLOUR_BLUE, pb.AMULET_COLOUR_RED, pb.AMULET_COLOUR_GREEN, pb.AMULET_COLOUR_YELLOW)
+_PATTERNS = (
+    pb.AMULET_PATTERN_SINGLE,
+    pb.AMULET_PATTERN_STRAIGHT,
+    pb.AMULET_PATTERN_CORNER,
+    pb.AMULET_PATTERN_TEE,
+    pb.AMULET_PATTERN_CROSS,
+)
+_PRINCIPLES = {"order": pb.PRINCIPLE_ORDER, "chaos": pb.PRINCIPLE_CHAOS}
+
+
+def _fill_amulet(msg: pb.Amulet, name: str) -> None:
+    from engine.osirium.board import TYPE_BY_NAME, TYPE_COLOUR, TYPE_PATTERN
+
+    t = TYPE_BY_NAME[name]
+    msg.colour = _COLOURS[TYPE_COLOUR[t]]
+    msg.pattern = _PATTERNS[TYPE_PATTERN[t]]
+    msg.name = name
+
+
+def _fill_ritual(msg: pb.Ritual, rid: int) -> None:
+    from engine.osirium.cards import RITUALS
+
+    r = RITUALS[rid]
+    msg.id = rid
+    msg.name = r.name
+    for c, count in enumerate(r.requirement):
+        if count:
+            msg.requirement.add(colour=_COLOURS[c], count=count)
+    msg.advanced = r.advanced
+    msg.order_ankhs = r.order_ankhs
+    msg.order_breaks = r.order_breaks
+    msg.chaos_ankhs = r.chaos_ankhs
+    msg.chaos_breaks = r.chaos_breaks
+
+
+def fill_osirium_view(msg: pb.OsiriumView, v: Any) -> None:
+    """An engine ``OsiriumView`` (engine/osirium/view.py) as a typed ``OsiriumView``."""
+    from engine.osirium.board import SIZE, TYPE_ARROWS, TYPE_BY_NAME, cells_of
+    from engine.osirium.cards import DEITIES, EXALTATIONS, E, N, S, W
+    from engine.osirium.view import EMPTY_SLOT, HIDDEN_ADVANCED, HIDDEN_SIMPLE
+
+    deities = {d.name: d for d in DEITIES}
+    directions = (
+        (N, pb.DIRECTION_NORTH),
+        (E, pb.DIRECTION_EAST),
+        (S, pb.DIRECTION_SOUTH),
+        (W, pb.DIRECTION_WEST),
+    )
+    msg.num_players = v.num_players
+    msg.step = _OSIRIUM_STEPS.get(v.decision, pb.OSIRIUM_STEP_UNSPECIFIED)
+    if v.current_player >= 0:
+        msg.current_player = v.current_player
+    msg.round = v.round
+    for c, text in enumerate(v.board):
+        cell = msg.board.add(cell=c, row=c // SIZE, column=c % SIZE)
+        if text:  # "<colour>-<pattern> r<degrees>"
+            name, rot = text.split(" r")
+            _fill_amulet(cell.amulet, name)
+            cell.rotation_degrees = int(rot)
+            arrows = TYPE_ARROWS[TYPE_BY_NAME[name]][int(rot) // 90]
+            cell.arrows.extend(d for bit, d in directions if arrows & bit)
+    for k, name in enumerate(v.market):
+        slot = msg.market.add(slot=k)
+        if name:
+            _fill_amulet(slot.amulet, name)
+    msg.draw_pile_size = v.draw_pile_size
+    for name in v.discard:
+        _fill_amulet(msg.discard.add(), name)
+    for p in range(v.num_players):
+        seat = msg.seats.add(
+            seat=p,
+            team=v.teams[p],
+            power_used=v.powers_used[p],
+            hand_size=v.hand_sizes[p],
+            ritual_ankhs=v.ritual_ankhs[p],
+            score=v.scores[p],
+        )
+        d = deities.get(v.deities[p])
+        if d is not None:
+            seat.deity.id, seat.deity.name, seat.deity.power, seat.deity.text = d.id, d.name, d.power, d.text
+        else:
+            seat.deity.name = v.deities[p]
+        for k, rid in enumerate(v.rituals[p]):
+            slot_msg = seat.rituals.add(slot=k, empty=rid == EMPTY_SLOT)
+            if rid == HIDDEN_SIMPLE:  # O6: the deck of a face-down card is public
+                slot_msg.hidden_deck = pb.RITUAL_DECK_SIMPLE
+            elif rid == HIDDEN_ADVANCED:
+                slot_msg.hidden_deck = pb.RITUAL_DECK_ADVANCED
+            elif rid >= 0:
+                _fill_ritual(slot_msg.ritual, rid)
+        for rid, principle in v.completed[p]:
+            done = seat.completed.add(principle=_PRINCIPLES.get(principle, pb.PRINCIPLE_UNSPECIFIED))
+            _fill_ritual(done.ritual, rid)
+        for name in v.broken[p]:
+            _fill_amulet(seat.broken.add(), name)
+        if v.exaltations[p] >= 0:  # -1: unknown to this viewer
+            x = EXALTATIONS[v.exaltations[p]]
+            seat.exaltation.id, seat.exaltation.name = x.id, x.name
+            seat.exaltation.text, seat.exaltation.ankhs = x.text, x.ankhs
+    msg.simple_pile_size = v.simple_pile_size
+    msg.advanced_pile_size = v.advanced_pile_size
+    msg.started = v.started
+    msg.placed = v.placed
+    if v.clear_cell >= 0:
+        msg.clear_cell = v.clear_cell
+    if v.cast:
+        slot_index, mask, left, last = v.cast
+        msg.cast.slot = slot_index
+        msg.cast.cells.extend(cells_of(mask))
+        msg.cast.breaks_left = left
+        if last >= 0:
+            msg.cast.last_broken_cell = last
+    for name in v.hand or ():
+        _fill_amulet(msg.hand.add(), name)
+    msg.result = v.result
 
 
 def diagnostics_message(

@@ -38,6 +38,79 @@ class StopReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     STOP_REASON_GAME_OVER: _ClassVar[StopReason]
     STOP_REASON_MOVE_LIMIT: _ClassVar[StopReason]
     STOP_REASON_DEADLINE: _ClassVar[StopReason]
+
+class AtonDecision(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    ATON_DECISION_UNSPECIFIED: _ClassVar[AtonDecision]
+    ATON_DECISION_EXCHANGE: _ClassVar[AtonDecision]
+    ATON_DECISION_ARRANGE: _ClassVar[AtonDecision]
+    ATON_DECISION_REMOVE: _ClassVar[AtonDecision]
+    ATON_DECISION_PLACE: _ClassVar[AtonDecision]
+    ATON_DECISION_RESET: _ClassVar[AtonDecision]
+    ATON_DECISION_OVER: _ClassVar[AtonDecision]
+
+class SquareKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SQUARE_KIND_UNSPECIFIED: _ClassVar[SquareKind]
+    SQUARE_KIND_YELLOW: _ClassVar[SquareKind]
+    SQUARE_KIND_GREY: _ClassVar[SquareKind]
+    SQUARE_KIND_BLUE: _ClassVar[SquareKind]
+    SQUARE_KIND_GREEN: _ClassVar[SquareKind]
+    SQUARE_KIND_BONUS1: _ClassVar[SquareKind]
+    SQUARE_KIND_BONUS2: _ClassVar[SquareKind]
+
+class AtonExchangeChoice(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    ATON_EXCHANGE_CHOICE_UNSPECIFIED: _ClassVar[AtonExchangeChoice]
+    ATON_EXCHANGE_CHOICE_KEEP: _ClassVar[AtonExchangeChoice]
+    ATON_EXCHANGE_CHOICE_EXCHANGE: _ClassVar[AtonExchangeChoice]
+
+class OsiriumStep(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    OSIRIUM_STEP_UNSPECIFIED: _ClassVar[OsiriumStep]
+    OSIRIUM_STEP_MAIN: _ClassVar[OsiriumStep]
+    OSIRIUM_STEP_PLACE: _ClassVar[OsiriumStep]
+    OSIRIUM_STEP_DRAW: _ClassVar[OsiriumStep]
+    OSIRIUM_STEP_BREAK: _ClassVar[OsiriumStep]
+    OSIRIUM_STEP_REFILL: _ClassVar[OsiriumStep]
+    OSIRIUM_STEP_OVER: _ClassVar[OsiriumStep]
+
+class AmuletColour(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    AMULET_COLOUR_UNSPECIFIED: _ClassVar[AmuletColour]
+    AMULET_COLOUR_BLUE: _ClassVar[AmuletColour]
+    AMULET_COLOUR_RED: _ClassVar[AmuletColour]
+    AMULET_COLOUR_GREEN: _ClassVar[AmuletColour]
+    AMULET_COLOUR_YELLOW: _ClassVar[AmuletColour]
+
+class AmuletPattern(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    AMULET_PATTERN_UNSPECIFIED: _ClassVar[AmuletPattern]
+    AMULET_PATTERN_SINGLE: _ClassVar[AmuletPattern]
+    AMULET_PATTERN_STRAIGHT: _ClassVar[AmuletPattern]
+    AMULET_PATTERN_CORNER: _ClassVar[AmuletPattern]
+    AMULET_PATTERN_TEE: _ClassVar[AmuletPattern]
+    AMULET_PATTERN_CROSS: _ClassVar[AmuletPattern]
+
+class Direction(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    DIRECTION_UNSPECIFIED: _ClassVar[Direction]
+    DIRECTION_NORTH: _ClassVar[Direction]
+    DIRECTION_EAST: _ClassVar[Direction]
+    DIRECTION_SOUTH: _ClassVar[Direction]
+    DIRECTION_WEST: _ClassVar[Direction]
+
+class Principle(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    PRINCIPLE_UNSPECIFIED: _ClassVar[Principle]
+    PRINCIPLE_ORDER: _ClassVar[Principle]
+    PRINCIPLE_CHAOS: _ClassVar[Principle]
+
+class RitualDeck(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    RITUAL_DECK_UNSPECIFIED: _ClassVar[RitualDeck]
+    RITUAL_DECK_SIMPLE: _ClassVar[RitualDeck]
+    RITUAL_DECK_ADVANCED: _ClassVar[RitualDeck]
 OPTION_KIND_UNSPECIFIED: OptionKind
 OPTION_KIND_BOOL: OptionKind
 OPTION_KIND_INT: OptionKind
@@ -56,6 +129,52 @@ STOP_REASON_SEAT_NOT_NAMED: StopReason
 STOP_REASON_GAME_OVER: StopReason
 STOP_REASON_MOVE_LIMIT: StopReason
 STOP_REASON_DEADLINE: StopReason
+ATON_DECISION_UNSPECIFIED: AtonDecision
+ATON_DECISION_EXCHANGE: AtonDecision
+ATON_DECISION_ARRANGE: AtonDecision
+ATON_DECISION_REMOVE: AtonDecision
+ATON_DECISION_PLACE: AtonDecision
+ATON_DECISION_RESET: AtonDecision
+ATON_DECISION_OVER: AtonDecision
+SQUARE_KIND_UNSPECIFIED: SquareKind
+SQUARE_KIND_YELLOW: SquareKind
+SQUARE_KIND_GREY: SquareKind
+SQUARE_KIND_BLUE: SquareKind
+SQUARE_KIND_GREEN: SquareKind
+SQUARE_KIND_BONUS1: SquareKind
+SQUARE_KIND_BONUS2: SquareKind
+ATON_EXCHANGE_CHOICE_UNSPECIFIED: AtonExchangeChoice
+ATON_EXCHANGE_CHOICE_KEEP: AtonExchangeChoice
+ATON_EXCHANGE_CHOICE_EXCHANGE: AtonExchangeChoice
+OSIRIUM_STEP_UNSPECIFIED: OsiriumStep
+OSIRIUM_STEP_MAIN: OsiriumStep
+OSIRIUM_STEP_PLACE: OsiriumStep
+OSIRIUM_STEP_DRAW: OsiriumStep
+OSIRIUM_STEP_BREAK: OsiriumStep
+OSIRIUM_STEP_REFILL: OsiriumStep
+OSIRIUM_STEP_OVER: OsiriumStep
+AMULET_COLOUR_UNSPECIFIED: AmuletColour
+AMULET_COLOUR_BLUE: AmuletColour
+AMULET_COLOUR_RED: AmuletColour
+AMULET_COLOUR_GREEN: AmuletColour
+AMULET_COLOUR_YELLOW: AmuletColour
+AMULET_PATTERN_UNSPECIFIED: AmuletPattern
+AMULET_PATTERN_SINGLE: AmuletPattern
+AMULET_PATTERN_STRAIGHT: AmuletPattern
+AMULET_PATTERN_CORNER: AmuletPattern
+AMULET_PATTERN_TEE: AmuletPattern
+AMULET_PATTERN_CROSS: AmuletPattern
+DIRECTION_UNSPECIFIED: Direction
+DIRECTION_NORTH: Direction
+DIRECTION_EAST: Direction
+DIRECTION_SOUTH: Direction
+DIRECTION_WEST: Direction
+PRINCIPLE_UNSPECIFIED: Principle
+PRINCIPLE_ORDER: Principle
+PRINCIPLE_CHAOS: Principle
+RITUAL_DECK_UNSPECIFIED: RitualDeck
+RITUAL_DECK_SIMPLE: RitualDeck
+RITUAL_DECK_ADVANCED: RitualDeck
 
 class GameOption(_message.Message):
     __slots__ = ("name", "kind", "default_value", "description", "choices")
@@ -160,16 +279,302 @@ class GameStatus(_message.Message):
     def __init__(self, game: _Optional[str] = ..., num_players: _Optional[int] = ..., current_player: _Optional[int] = ..., decision: _Optional[str] = ..., is_over: _Optional[bool] = ..., scores: _Optional[_Iterable[int]] = ..., teams: _Optional[_Iterable[int]] = ..., outcome: _Optional[_Union[Outcome, _Mapping]] = ...) -> None: ...
 
 class View(_message.Message):
-    __slots__ = ("player", "status", "details", "text")
+    __slots__ = ("player", "status", "details", "text", "aton", "osirium")
     PLAYER_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     DETAILS_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
+    ATON_FIELD_NUMBER: _ClassVar[int]
+    OSIRIUM_FIELD_NUMBER: _ClassVar[int]
     player: int
     status: GameStatus
     details: _struct_pb2.Struct
     text: str
-    def __init__(self, player: _Optional[int] = ..., status: _Optional[_Union[GameStatus, _Mapping]] = ..., details: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., text: _Optional[str] = ...) -> None: ...
+    aton: AtonView
+    osirium: OsiriumView
+    def __init__(self, player: _Optional[int] = ..., status: _Optional[_Union[GameStatus, _Mapping]] = ..., details: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., text: _Optional[str] = ..., aton: _Optional[_Union[AtonView, _Mapping]] = ..., osirium: _Optional[_Union[OsiriumView, _Mapping]] = ...) -> None: ...
+
+class AtonSquare(_message.Message):
+    __slots__ = ("slot", "index", "kind", "owner")
+    SLOT_FIELD_NUMBER: _ClassVar[int]
+    INDEX_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    OWNER_FIELD_NUMBER: _ClassVar[int]
+    slot: int
+    index: int
+    kind: SquareKind
+    owner: int
+    def __init__(self, slot: _Optional[int] = ..., index: _Optional[int] = ..., kind: _Optional[_Union[SquareKind, str]] = ..., owner: _Optional[int] = ...) -> None: ...
+
+class AtonTemple(_message.Message):
+    __slots__ = ("number", "squares")
+    NUMBER_FIELD_NUMBER: _ClassVar[int]
+    SQUARES_FIELD_NUMBER: _ClassVar[int]
+    number: int
+    squares: _containers.RepeatedCompositeFieldContainer[AtonSquare]
+    def __init__(self, number: _Optional[int] = ..., squares: _Optional[_Iterable[_Union[AtonSquare, _Mapping]]] = ...) -> None: ...
+
+class AtonCartouche(_message.Message):
+    __slots__ = ("position", "value")
+    POSITION_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    position: int
+    value: int
+    def __init__(self, position: _Optional[int] = ..., value: _Optional[int] = ...) -> None: ...
+
+class AtonWarStep(_message.Message):
+    __slots__ = ("seat0_card", "seat1_card")
+    SEAT0_CARD_FIELD_NUMBER: _ClassVar[int]
+    SEAT1_CARD_FIELD_NUMBER: _ClassVar[int]
+    seat0_card: int
+    seat1_card: int
+    def __init__(self, seat0_card: _Optional[int] = ..., seat1_card: _Optional[int] = ...) -> None: ...
+
+class AtonSeat(_message.Message):
+    __slots__ = ("seat", "score", "kingdom", "stock", "deck_size", "hand_size", "discard_counts", "has_token", "exchanged", "committed", "revealed", "cartouches")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    SCORE_FIELD_NUMBER: _ClassVar[int]
+    KINGDOM_FIELD_NUMBER: _ClassVar[int]
+    STOCK_FIELD_NUMBER: _ClassVar[int]
+    DECK_SIZE_FIELD_NUMBER: _ClassVar[int]
+    HAND_SIZE_FIELD_NUMBER: _ClassVar[int]
+    DISCARD_COUNTS_FIELD_NUMBER: _ClassVar[int]
+    HAS_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    EXCHANGED_FIELD_NUMBER: _ClassVar[int]
+    COMMITTED_FIELD_NUMBER: _ClassVar[int]
+    REVEALED_FIELD_NUMBER: _ClassVar[int]
+    CARTOUCHES_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    score: int
+    kingdom: int
+    stock: int
+    deck_size: int
+    hand_size: int
+    discard_counts: _containers.RepeatedScalarFieldContainer[int]
+    has_token: bool
+    exchanged: bool
+    committed: bool
+    revealed: int
+    cartouches: _containers.RepeatedCompositeFieldContainer[AtonCartouche]
+    def __init__(self, seat: _Optional[int] = ..., score: _Optional[int] = ..., kingdom: _Optional[int] = ..., stock: _Optional[int] = ..., deck_size: _Optional[int] = ..., hand_size: _Optional[int] = ..., discard_counts: _Optional[_Iterable[int]] = ..., has_token: _Optional[bool] = ..., exchanged: _Optional[bool] = ..., committed: _Optional[bool] = ..., revealed: _Optional[int] = ..., cartouches: _Optional[_Iterable[_Union[AtonCartouche, _Mapping]]] = ...) -> None: ...
+
+class AtonView(_message.Message):
+    __slots__ = ("round", "decision", "current_player", "temples", "seats", "first_player", "war", "remaining", "removal_target", "overflow", "reset_temple", "hand", "exchange_decision", "winners", "reason", "kingdom_total")
+    ROUND_FIELD_NUMBER: _ClassVar[int]
+    DECISION_FIELD_NUMBER: _ClassVar[int]
+    CURRENT_PLAYER_FIELD_NUMBER: _ClassVar[int]
+    TEMPLES_FIELD_NUMBER: _ClassVar[int]
+    SEATS_FIELD_NUMBER: _ClassVar[int]
+    FIRST_PLAYER_FIELD_NUMBER: _ClassVar[int]
+    WAR_FIELD_NUMBER: _ClassVar[int]
+    REMAINING_FIELD_NUMBER: _ClassVar[int]
+    REMOVAL_TARGET_FIELD_NUMBER: _ClassVar[int]
+    OVERFLOW_FIELD_NUMBER: _ClassVar[int]
+    RESET_TEMPLE_FIELD_NUMBER: _ClassVar[int]
+    HAND_FIELD_NUMBER: _ClassVar[int]
+    EXCHANGE_DECISION_FIELD_NUMBER: _ClassVar[int]
+    WINNERS_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    KINGDOM_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    round: int
+    decision: AtonDecision
+    current_player: int
+    temples: _containers.RepeatedCompositeFieldContainer[AtonTemple]
+    seats: _containers.RepeatedCompositeFieldContainer[AtonSeat]
+    first_player: int
+    war: _containers.RepeatedCompositeFieldContainer[AtonWarStep]
+    remaining: int
+    removal_target: int
+    overflow: int
+    reset_temple: int
+    hand: _containers.RepeatedScalarFieldContainer[int]
+    exchange_decision: AtonExchangeChoice
+    winners: _containers.RepeatedScalarFieldContainer[int]
+    reason: str
+    kingdom_total: int
+    def __init__(self, round: _Optional[int] = ..., decision: _Optional[_Union[AtonDecision, str]] = ..., current_player: _Optional[int] = ..., temples: _Optional[_Iterable[_Union[AtonTemple, _Mapping]]] = ..., seats: _Optional[_Iterable[_Union[AtonSeat, _Mapping]]] = ..., first_player: _Optional[int] = ..., war: _Optional[_Iterable[_Union[AtonWarStep, _Mapping]]] = ..., remaining: _Optional[int] = ..., removal_target: _Optional[int] = ..., overflow: _Optional[int] = ..., reset_temple: _Optional[int] = ..., hand: _Optional[_Iterable[int]] = ..., exchange_decision: _Optional[_Union[AtonExchangeChoice, str]] = ..., winners: _Optional[_Iterable[int]] = ..., reason: _Optional[str] = ..., kingdom_total: _Optional[int] = ...) -> None: ...
+
+class Amulet(_message.Message):
+    __slots__ = ("colour", "pattern", "name")
+    COLOUR_FIELD_NUMBER: _ClassVar[int]
+    PATTERN_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    colour: AmuletColour
+    pattern: AmuletPattern
+    name: str
+    def __init__(self, colour: _Optional[_Union[AmuletColour, str]] = ..., pattern: _Optional[_Union[AmuletPattern, str]] = ..., name: _Optional[str] = ...) -> None: ...
+
+class OsiriumCell(_message.Message):
+    __slots__ = ("cell", "row", "column", "amulet", "rotation_degrees", "arrows")
+    CELL_FIELD_NUMBER: _ClassVar[int]
+    ROW_FIELD_NUMBER: _ClassVar[int]
+    COLUMN_FIELD_NUMBER: _ClassVar[int]
+    AMULET_FIELD_NUMBER: _ClassVar[int]
+    ROTATION_DEGREES_FIELD_NUMBER: _ClassVar[int]
+    ARROWS_FIELD_NUMBER: _ClassVar[int]
+    cell: int
+    row: int
+    column: int
+    amulet: Amulet
+    rotation_degrees: int
+    arrows: _containers.RepeatedScalarFieldContainer[Direction]
+    def __init__(self, cell: _Optional[int] = ..., row: _Optional[int] = ..., column: _Optional[int] = ..., amulet: _Optional[_Union[Amulet, _Mapping]] = ..., rotation_degrees: _Optional[int] = ..., arrows: _Optional[_Iterable[_Union[Direction, str]]] = ...) -> None: ...
+
+class MarketSlot(_message.Message):
+    __slots__ = ("slot", "amulet")
+    SLOT_FIELD_NUMBER: _ClassVar[int]
+    AMULET_FIELD_NUMBER: _ClassVar[int]
+    slot: int
+    amulet: Amulet
+    def __init__(self, slot: _Optional[int] = ..., amulet: _Optional[_Union[Amulet, _Mapping]] = ...) -> None: ...
+
+class ColourCount(_message.Message):
+    __slots__ = ("colour", "count")
+    COLOUR_FIELD_NUMBER: _ClassVar[int]
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    colour: AmuletColour
+    count: int
+    def __init__(self, colour: _Optional[_Union[AmuletColour, str]] = ..., count: _Optional[int] = ...) -> None: ...
+
+class Ritual(_message.Message):
+    __slots__ = ("id", "name", "requirement", "advanced", "order_ankhs", "order_breaks", "chaos_ankhs", "chaos_breaks")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    REQUIREMENT_FIELD_NUMBER: _ClassVar[int]
+    ADVANCED_FIELD_NUMBER: _ClassVar[int]
+    ORDER_ANKHS_FIELD_NUMBER: _ClassVar[int]
+    ORDER_BREAKS_FIELD_NUMBER: _ClassVar[int]
+    CHAOS_ANKHS_FIELD_NUMBER: _ClassVar[int]
+    CHAOS_BREAKS_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    name: str
+    requirement: _containers.RepeatedCompositeFieldContainer[ColourCount]
+    advanced: bool
+    order_ankhs: int
+    order_breaks: int
+    chaos_ankhs: int
+    chaos_breaks: int
+    def __init__(self, id: _Optional[int] = ..., name: _Optional[str] = ..., requirement: _Optional[_Iterable[_Union[ColourCount, _Mapping]]] = ..., advanced: _Optional[bool] = ..., order_ankhs: _Optional[int] = ..., order_breaks: _Optional[int] = ..., chaos_ankhs: _Optional[int] = ..., chaos_breaks: _Optional[int] = ...) -> None: ...
+
+class RitualSlot(_message.Message):
+    __slots__ = ("slot", "empty", "ritual", "hidden_deck")
+    SLOT_FIELD_NUMBER: _ClassVar[int]
+    EMPTY_FIELD_NUMBER: _ClassVar[int]
+    RITUAL_FIELD_NUMBER: _ClassVar[int]
+    HIDDEN_DECK_FIELD_NUMBER: _ClassVar[int]
+    slot: int
+    empty: bool
+    ritual: Ritual
+    hidden_deck: RitualDeck
+    def __init__(self, slot: _Optional[int] = ..., empty: _Optional[bool] = ..., ritual: _Optional[_Union[Ritual, _Mapping]] = ..., hidden_deck: _Optional[_Union[RitualDeck, str]] = ...) -> None: ...
+
+class CompletedRitual(_message.Message):
+    __slots__ = ("ritual", "principle")
+    RITUAL_FIELD_NUMBER: _ClassVar[int]
+    PRINCIPLE_FIELD_NUMBER: _ClassVar[int]
+    ritual: Ritual
+    principle: Principle
+    def __init__(self, ritual: _Optional[_Union[Ritual, _Mapping]] = ..., principle: _Optional[_Union[Principle, str]] = ...) -> None: ...
+
+class Exaltation(_message.Message):
+    __slots__ = ("id", "name", "text", "ankhs")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    ANKHS_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    name: str
+    text: str
+    ankhs: int
+    def __init__(self, id: _Optional[int] = ..., name: _Optional[str] = ..., text: _Optional[str] = ..., ankhs: _Optional[int] = ...) -> None: ...
+
+class Deity(_message.Message):
+    __slots__ = ("id", "name", "power", "text")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    POWER_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    name: str
+    power: str
+    text: str
+    def __init__(self, id: _Optional[int] = ..., name: _Optional[str] = ..., power: _Optional[str] = ..., text: _Optional[str] = ...) -> None: ...
+
+class OsiriumSeat(_message.Message):
+    __slots__ = ("seat", "team", "deity", "power_used", "hand_size", "rituals", "completed", "broken", "ritual_ankhs", "exaltation", "score")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    TEAM_FIELD_NUMBER: _ClassVar[int]
+    DEITY_FIELD_NUMBER: _ClassVar[int]
+    POWER_USED_FIELD_NUMBER: _ClassVar[int]
+    HAND_SIZE_FIELD_NUMBER: _ClassVar[int]
+    RITUALS_FIELD_NUMBER: _ClassVar[int]
+    COMPLETED_FIELD_NUMBER: _ClassVar[int]
+    BROKEN_FIELD_NUMBER: _ClassVar[int]
+    RITUAL_ANKHS_FIELD_NUMBER: _ClassVar[int]
+    EXALTATION_FIELD_NUMBER: _ClassVar[int]
+    SCORE_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    team: int
+    deity: Deity
+    power_used: bool
+    hand_size: int
+    rituals: _containers.RepeatedCompositeFieldContainer[RitualSlot]
+    completed: _containers.RepeatedCompositeFieldContainer[CompletedRitual]
+    broken: _containers.RepeatedCompositeFieldContainer[Amulet]
+    ritual_ankhs: int
+    exaltation: Exaltation
+    score: int
+    def __init__(self, seat: _Optional[int] = ..., team: _Optional[int] = ..., deity: _Optional[_Union[Deity, _Mapping]] = ..., power_used: _Optional[bool] = ..., hand_size: _Optional[int] = ..., rituals: _Optional[_Iterable[_Union[RitualSlot, _Mapping]]] = ..., completed: _Optional[_Iterable[_Union[CompletedRitual, _Mapping]]] = ..., broken: _Optional[_Iterable[_Union[Amulet, _Mapping]]] = ..., ritual_ankhs: _Optional[int] = ..., exaltation: _Optional[_Union[Exaltation, _Mapping]] = ..., score: _Optional[int] = ...) -> None: ...
+
+class CastProgress(_message.Message):
+    __slots__ = ("slot", "cells", "breaks_left", "last_broken_cell")
+    SLOT_FIELD_NUMBER: _ClassVar[int]
+    CELLS_FIELD_NUMBER: _ClassVar[int]
+    BREAKS_LEFT_FIELD_NUMBER: _ClassVar[int]
+    LAST_BROKEN_CELL_FIELD_NUMBER: _ClassVar[int]
+    slot: int
+    cells: _containers.RepeatedScalarFieldContainer[int]
+    breaks_left: int
+    last_broken_cell: int
+    def __init__(self, slot: _Optional[int] = ..., cells: _Optional[_Iterable[int]] = ..., breaks_left: _Optional[int] = ..., last_broken_cell: _Optional[int] = ...) -> None: ...
+
+class OsiriumView(_message.Message):
+    __slots__ = ("num_players", "step", "current_player", "round", "board", "market", "draw_pile_size", "discard", "seats", "simple_pile_size", "advanced_pile_size", "started", "placed", "clear_cell", "cast", "hand", "result")
+    NUM_PLAYERS_FIELD_NUMBER: _ClassVar[int]
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    CURRENT_PLAYER_FIELD_NUMBER: _ClassVar[int]
+    ROUND_FIELD_NUMBER: _ClassVar[int]
+    BOARD_FIELD_NUMBER: _ClassVar[int]
+    MARKET_FIELD_NUMBER: _ClassVar[int]
+    DRAW_PILE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    DISCARD_FIELD_NUMBER: _ClassVar[int]
+    SEATS_FIELD_NUMBER: _ClassVar[int]
+    SIMPLE_PILE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    ADVANCED_PILE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    STARTED_FIELD_NUMBER: _ClassVar[int]
+    PLACED_FIELD_NUMBER: _ClassVar[int]
+    CLEAR_CELL_FIELD_NUMBER: _ClassVar[int]
+    CAST_FIELD_NUMBER: _ClassVar[int]
+    HAND_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    num_players: int
+    step: OsiriumStep
+    current_player: int
+    round: int
+    board: _containers.RepeatedCompositeFieldContainer[OsiriumCell]
+    market: _containers.RepeatedCompositeFieldContainer[MarketSlot]
+    draw_pile_size: int
+    discard: _containers.RepeatedCompositeFieldContainer[Amulet]
+    seats: _containers.RepeatedCompositeFieldContainer[OsiriumSeat]
+    simple_pile_size: int
+    advanced_pile_size: int
+    started: bool
+    placed: bool
+    clear_cell: int
+    cast: CastProgress
+    hand: _containers.RepeatedCompositeFieldContainer[Amulet]
+    result: str
+    def __init__(self, num_players: _Optional[int] = ..., step: _Optional[_Union[OsiriumStep, str]] = ..., current_player: _Optional[int] = ..., round: _Optional[int] = ..., board: _Optional[_Iterable[_Union[OsiriumCell, _Mapping]]] = ..., market: _Optional[_Iterable[_Union[MarketSlot, _Mapping]]] = ..., draw_pile_size: _Optional[int] = ..., discard: _Optional[_Iterable[_Union[Amulet, _Mapping]]] = ..., seats: _Optional[_Iterable[_Union[OsiriumSeat, _Mapping]]] = ..., simple_pile_size: _Optional[int] = ..., advanced_pile_size: _Optional[int] = ..., started: _Optional[bool] = ..., placed: _Optional[bool] = ..., clear_cell: _Optional[int] = ..., cast: _Optional[_Union[CastProgress, _Mapping]] = ..., hand: _Optional[_Iterable[_Union[Amulet, _Mapping]]] = ..., result: _Optional[str] = ...) -> None: ...
 
 class SearchBudget(_message.Message):
     __slots__ = ("iterations", "milliseconds")
