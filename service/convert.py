@@ -12,7 +12,12 @@ from typing import Any
 
 from google.protobuf import struct_pb2
 
+from engine.aton.board import KINDS, NUM_TEMPLES, SLOTS
+from engine.aton.view import AtonView
 from engine.core import SECRET_ACTION, ActionInfo, Event, Game, GameDescriptor, Outcome, State
+from engine.osirium.board import SIZE, TYPE_ARROWS, TYPE_BY_NAME, TYPE_COLOUR, TYPE_PATTERN, cells_of
+from engine.osirium.cards import DEITIES, EXALTATIONS, RITUALS, E, N, S, W
+from engine.osirium.view import EMPTY_SLOT, HIDDEN_ADVANCED, HIDDEN_SIMPLE, OsiriumView
 from service.gen.heka.v1 import game_service_pb2 as pb
 
 _OPTION_KINDS = {
@@ -271,9 +276,6 @@ def view_message(state: State, player: int | None) -> pb.View:
 def fill_typed_view(msg: pb.View, view: Any) -> None:
     """Fill the ``game_view`` oneof of ``msg`` from an engine view, when its game has a
     typed message (the untyped ``details`` stay the reference for any other game)."""
-    from engine.aton.view import AtonView
-    from engine.osirium.view import OsiriumView
-
     if isinstance(view, AtonView):
         fill_aton_view(msg.aton, view)
     elif isinstance(view, OsiriumView):
@@ -301,8 +303,6 @@ _EXCHANGE_CHOICES = {"keep": pb.ATON_EXCHANGE_CHOICE_KEEP, "exchange": pb.ATON_E
 
 def fill_aton_view(msg: pb.AtonView, v: Any) -> None:
     """An engine ``AtonView`` (engine/aton/view.py) as a typed ``AtonView`` message."""
-    from engine.aton.board import KINDS, NUM_TEMPLES, SLOTS
-
     msg.round = v.round
     msg.decision = _ATON_DECISIONS.get(v.decision, pb.ATON_DECISION_UNSPECIFIED)
     if v.decision != "over" and v.current_player >= 0:
@@ -373,17 +373,14 @@ _PRINCIPLES = {"order": pb.PRINCIPLE_ORDER, "chaos": pb.PRINCIPLE_CHAOS}
 
 
 def _fill_amulet(msg: pb.Amulet, name: str) -> None:
-    from engine.osirium.board import TYPE_BY_NAME, TYPE_COLOUR, TYPE_PATTERN
-
     t = TYPE_BY_NAME[name]
     msg.colour = _COLOURS[TYPE_COLOUR[t]]
     msg.pattern = _PATTERNS[TYPE_PATTERN[t]]
     msg.name = name
 
 
-def _fill_ritual(msg: pb.Ritual, rid: int) -> None:
-    from engine.osirium.cards import RITUALS
-
+def _ritual_message(rid: int) -> pb.Ritual:
+    msg = pb.Ritual()
     r = RITUALS[rid]
     msg.id = rid
     msg.name = r.name
@@ -395,21 +392,26 @@ def _fill_ritual(msg: pb.Ritual, rid: int) -> None:
     msg.order_breaks = r.order_breaks
     msg.chaos_ankhs = r.chaos_ankhs
     msg.chaos_breaks = r.chaos_breaks
+    return msg
+
+
+#: Ritual cards are fixed: each message is built once and copied.
+_RITUAL_MESSAGES: tuple[pb.Ritual, ...] = tuple(_ritual_message(rid) for rid in range(len(RITUALS)))
+_DEITIES_BY_NAME = {d.name: d for d in DEITIES}
+_DIRECTIONS = (
+    (N, pb.DIRECTION_NORTH),
+    (E, pb.DIRECTION_EAST),
+    (S, pb.DIRECTION_SOUTH),
+    (W, pb.DIRECTION_WEST),
+)
+
+
+def _fill_ritual(msg: pb.Ritual, rid: int) -> None:
+    msg.CopyFrom(_RITUAL_MESSAGES[rid])
 
 
 def fill_osirium_view(msg: pb.OsiriumView, v: Any) -> None:
     """An engine ``OsiriumView`` (engine/osirium/view.py) as a typed ``OsiriumView``."""
-    from engine.osirium.board import SIZE, TYPE_ARROWS, TYPE_BY_NAME, cells_of
-    from engine.osirium.cards import DEITIES, EXALTATIONS, E, N, S, W
-    from engine.osirium.view import EMPTY_SLOT, HIDDEN_ADVANCED, HIDDEN_SIMPLE
-
-    deities = {d.name: d for d in DEITIES}
-    directions = (
-        (N, pb.DIRECTION_NORTH),
-        (E, pb.DIRECTION_EAST),
-        (S, pb.DIRECTION_SOUTH),
-        (W, pb.DIRECTION_WEST),
-    )
     msg.num_players = v.num_players
     msg.step = _OSIRIUM_STEPS.get(v.decision, pb.OSIRIUM_STEP_UNSPECIFIED)
     if v.current_player >= 0:
@@ -422,7 +424,7 @@ def fill_osirium_view(msg: pb.OsiriumView, v: Any) -> None:
             _fill_amulet(cell.amulet, name)
             cell.rotation_degrees = int(rot)
             arrows = TYPE_ARROWS[TYPE_BY_NAME[name]][int(rot) // 90]
-            cell.arrows.extend(d for bit, d in directions if arrows & bit)
+            cell.arrows.extend(d for bit, d in _DIRECTIONS if arrows & bit)
     for k, name in enumerate(v.market):
         slot = msg.market.add(slot=k)
         if name:
@@ -439,7 +441,7 @@ def fill_osirium_view(msg: pb.OsiriumView, v: Any) -> None:
             ritual_ankhs=v.ritual_ankhs[p],
             score=v.scores[p],
         )
-        d = deities.get(v.deities[p])
+        d = _DEITIES_BY_NAME.get(v.deities[p])
         if d is not None:
             seat.deity.id, seat.deity.name, seat.deity.power, seat.deity.text = d.id, d.name, d.power, d.text
         else:
