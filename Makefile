@@ -34,9 +34,10 @@ lint: venv
 typecheck: venv
 	$(BIN)/mypy
 
-## The tests: ruff, mypy (strict on engine/ and ai/), pytest.
+## The tests: ruff, mypy (strict on engine/ and ai/), pytest (on TEST_JOBS processes).
+TEST_JOBS ?= 2
 test: venv lint typecheck
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n $(TEST_JOBS) --durations=15
 
 test-fast: venv
 	$(BIN)/pytest -q -m "not slow"

@@ -350,6 +350,15 @@ def _serve_processes(config: Config, keys: KeyRing, metrics_dir: str) -> int:
             child.start()
             children.append(child)
         _install_signals(forward)
+        # Start the metrics endpoint now, while the children are still warming their search
+        # workers (not before the fork: no thread may run in a process that forks), so it
+        # is normally up before any child reports SERVING.
+        from service import metrics
+
+        metrics_server = None
+        metrics_port = -1
+        if config.metrics_port >= 0:
+            metrics_server, metrics_port = metrics.start_http_endpoint(config.metrics_port)
         workers = 0
         for _ in children:
             _pid, n = ready.get(timeout=120)
@@ -360,12 +369,6 @@ def _serve_processes(config: Config, keys: KeyRing, metrics_dir: str) -> int:
                     child.join(timeout=config.grace_seconds + 10)
                 return 2
             workers += n
-        from service import metrics
-
-        metrics_server = None
-        metrics_port = -1
-        if config.metrics_port >= 0:
-            metrics_server, metrics_port = metrics.start_http_endpoint(config.metrics_port)
         announce_listening(config, keys, port, metrics_port, processes=len(children), workers=workers)
         # Wait for every process; one that dies on its own takes the others down (exit 1,
         # so that the orchestrator restarts the whole server).

@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -273,9 +274,20 @@ def test_entrypoint_serves_health_metrics_and_stops_on_sigterm(image):
                 stub.GetView(pb.GetViewRequest(state="forged"), timeout=10)
             assert bad.value.code() == grpc.StatusCode.INVALID_ARGUMENT
 
-        with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10) as response:
-            assert response.status == 200
-            text = response.read().decode()
+        text = ""
+        give_up = time.monotonic() + 20
+        while True:  # the endpoint may come up a moment after health reports SERVING
+            try:
+                url = f"http://127.0.0.1:{metrics_port}/metrics"
+                with urllib.request.urlopen(url, timeout=10) as response:
+                    assert response.status == 200
+                    text = response.read().decode()
+                break
+            except urllib.error.URLError:
+                assert proc.poll() is None, log_path.read_text()
+                if time.monotonic() > give_up:
+                    raise
+                time.sleep(0.2)
         assert re.search(
             r'heka_grpc_server_handled_total\{[^}]*grpc_method="CreateGame"[^}]*\} 1\.0', text
         ), text
