@@ -314,8 +314,23 @@ def _child_main(config: Config, keys: KeyRing, metrics_dir: str, port: int, shar
         ready.put((os.getpid(), 0))
         os._exit(2)
     ready.put((os.getpid(), len(server.worker_pids)))
+    _stop_when_orphaned(server)
     server.wait()
     os._exit(0)
+
+
+def _stop_when_orphaned(server: Server, period: float = 1.0) -> None:
+    """Drain and stop this gRPC process if the supervisor dies without forwarding a signal
+    (SIGKILL, OOM kill): a process left serving on the shared port would outlive its server."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(period)
+        log.error("supervisor gone; stopping", extra={"fields": {"event": "orphaned"}})
+        server.request_stop()
+
+    threading.Thread(target=watch, name="heka-parent-watch", daemon=True).start()
 
 
 def _serve_processes(config: Config, keys: KeyRing, metrics_dir: str) -> int:

@@ -453,6 +453,22 @@ def test_a_dead_grpc_process_stops_the_supervisor_with_exit_1(start_server: Any)
         time.sleep(0.2)
 
 
+def test_a_killed_supervisor_leaves_no_grpc_process_behind(start_server: Any) -> None:
+    """SIGKILL (or an OOM kill) of the supervisor forwards no signal: its gRPC processes
+    notice they are orphaned, drain and exit, with their search workers."""
+    server: ServerProcess = start_server(
+        "--grpc-processes", "2", "--search-workers", "1", HEKA_STATE_KEYS=KEY1
+    )
+    assert len([p for p in _children(server.proc.pid) if "serve" in _cmdline(p)]) == 2
+    descendants = _descendants(server.proc.pid)
+    server.proc.kill()
+    server.proc.wait(timeout=10)
+    end = time.monotonic() + 30
+    while left := [p for p in descendants if _running(p)]:
+        assert time.monotonic() < end, f"processes left behind: {[_cmdline(p)[:80] for p in left]}"
+        time.sleep(0.2)
+
+
 def _running(pid: int) -> bool:
     """Whether ``pid`` exists and is not a zombie."""
     try:
