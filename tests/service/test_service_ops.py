@@ -74,10 +74,18 @@ def test_short_deadline_gives_a_legal_move_or_deadline_exceeded_never_late(stub:
 
 
 def test_expired_deadline_is_deadline_exceeded(stub: Any) -> None:
+    """A deadline that has (practically) passed: DEADLINE_EXCEEDED, or — if gRPC's timer
+    granularity let the call through — a legal move, never anything else."""
     token = stub.CreateGame(pb.CreateGameRequest(game="aton", seed=4)).state
-    with pytest.raises(grpc.RpcError) as info:
-        stub.BotMove(pb.BotMoveRequest(state=token, bot=slow_mcts()), timeout=0.0001)
-    assert info.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    started = time.monotonic()
+    try:
+        resp = stub.BotMove(pb.BotMoveRequest(state=token, bot=slow_mcts()), timeout=0.0001)
+    except grpc.RpcError as err:
+        assert err.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    else:
+        assert resp.action.id in legal_ids(stub, token)
+        # the 8 s search was cut by the deadline, not run to its budget
+        assert time.monotonic() - started < 4.0
 
 
 def test_advance_bots_stops_at_the_deadline(stub: Any) -> None:
