@@ -16,11 +16,11 @@ import argparse
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
+
+from serverctl import free_port, wait_serving
 
 BIN = Path(sys.executable).parent
 GAMES = ["--game", "aton", "--game", "osirium"]
@@ -45,29 +45,8 @@ RUNS: dict[str, list[str]] = {
 }
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
-def wait_serving(target: str, proc: subprocess.Popen[bytes]) -> None:
-    import grpc
-    from grpc_health.v1 import health_pb2, health_pb2_grpc
-
-    deadline = time.monotonic() + 60
-    with grpc.insecure_channel(target) as channel:
-        stub = health_pb2_grpc.HealthStub(channel)
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                raise SystemExit("server exited during start-up")
-            try:
-                if stub.Check(health_pb2.HealthCheckRequest(), timeout=1).status == 1:
-                    return
-            except grpc.RpcError:
-                pass
-            time.sleep(0.3)
-    raise SystemExit("server not SERVING in time")
 
 
 def row(name: str, report: dict, loadavg: float) -> str:

@@ -23,20 +23,17 @@ import argparse
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from serverctl import free_port, wait_serving
+
 BIN = Path(sys.executable).parent
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def descendants(pid: int) -> list[int]:
@@ -81,23 +78,6 @@ def sample(server_pid: int) -> dict[str, float]:
     }
 
 
-def wait_serving(target: str, proc: subprocess.Popen[bytes], timeout: float = 60) -> None:
-    import grpc
-    from grpc_health.v1 import health_pb2, health_pb2_grpc
-
-    deadline = time.monotonic() + timeout
-    with grpc.insecure_channel(target) as channel:
-        stub = health_pb2_grpc.HealthStub(channel)
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                raise SystemExit("server exited during start-up")
-            try:
-                if stub.Check(health_pb2.HealthCheckRequest(), timeout=1).status == 1:
-                    return
-            except grpc.RpcError:
-                pass
-            time.sleep(0.3)
-    raise SystemExit("server not SERVING in time")
 
 
 def main() -> int:
