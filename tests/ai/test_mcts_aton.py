@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 
 import pytest
+from ai_positions import random_positions
 
 from ai.evaluation import aton_evaluate
 from ai.mcts import Limits, MctsBot, MctsParams, Search
@@ -21,20 +22,7 @@ def aton() -> State:
 
 def positions(count: int, seed: int) -> list[State]:
     """Seeded random-play positions with a real choice (>1 legal action)."""
-    out: list[State] = []
-    rng = random.Random(seed)
-    game = 0
-    while len(out) < count:
-        s = get_game("aton").new_initial_state(2, seed * 1000 + game)
-        game += 1
-        stop = rng.randrange(1, 90)
-        for _ in range(stop):
-            if s.is_terminal():
-                break
-            s.apply(rng.choice(s.legal_actions()))
-        if not s.is_terminal() and len(s.legal_actions()) > 1:
-            out.append(s)
-    return out
+    return random_positions(lambda g: get_game("aton").new_initial_state(2, g), count, seed, 1, 90)
 
 
 def sampler_is_canonical(s: State, other: State, player: int) -> bool:

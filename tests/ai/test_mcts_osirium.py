@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 
 import pytest
+from ai_positions import random_positions
 
 from ai.evaluation import osirium_evaluate, team_average
 from ai.mcts import Limits, MctsBot, MctsParams, Search
@@ -22,20 +23,7 @@ def new(players: int = 2, seed: int = 0, teams: bool = False) -> State:
 
 def positions(count: int, seed: int, players: int = 2) -> list[State]:
     """Seeded random-play positions with a real choice."""
-    out: list[State] = []
-    rng = random.Random(seed)
-    game = 0
-    while len(out) < count:
-        s = new(players, seed * 1000 + game)
-        game += 1
-        stop = rng.randrange(0, 250)
-        for _ in range(stop):
-            if s.is_terminal():
-                break
-            s.apply(rng.choice(s.legal_actions()))
-        if not s.is_terminal() and len(s.legal_actions()) > 1:
-            out.append(s)
-    return out
+    return random_positions(lambda g: new(players, g), count, seed, 0, 250)
 
 
 def winning_casts(s: State) -> set[int]:
