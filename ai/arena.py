@@ -165,8 +165,9 @@ def _distinct_arrangements(items: Sequence[str]) -> list[tuple[str, ...]]:
     return sorted(seen, key=lambda p: [items.index(x) for x in p])
 
 
-def make_pairings(bots: Sequence[str], players: int, *, teams: bool = False,
-                  lineup: str = "round-robin") -> list[Pairing]:
+def make_pairings(
+    bots: Sequence[str], players: int, *, teams: bool = False, lineup: str = "round-robin"
+) -> list[Pairing]:
     """The pairings and their seat blocks (see the module docstring)."""
     if lineup not in LINEUPS:
         raise ArenaError(f"unknown lineup {lineup!r} (known: {', '.join(LINEUPS)})")
@@ -209,13 +210,15 @@ def make_schedule(config: ArenaConfig, players: int) -> tuple[list[Pairing], lis
         for p in pairings:
             i = len(tasks)
             block_number, slot = divmod(g, len(p.block))
-            tasks.append(GameTask(
-                index=i,
-                pairing=p.index,
-                seats=p.block[slot],
-                deal_seed=derive_seed(config.seed, "deal", block_number),
-                bot_seed=derive_seed(config.seed, "bots", i),
-            ))
+            tasks.append(
+                GameTask(
+                    index=i,
+                    pairing=p.index,
+                    seats=p.block[slot],
+                    deal_seed=derive_seed(config.seed, "deal", block_number),
+                    bot_seed=derive_seed(config.seed, "bots", i),
+                )
+            )
     return pairings, tasks
 
 
@@ -268,8 +271,9 @@ def play_game(game: Game, task: GameTask, players: int, options: Mapping[str, An
     )
 
 
-def _worker(game_name: str, players: int, options: dict[str, Any],
-            tasks: Any, results: Any) -> None:  # pragma: no cover - runs in a child process
+def _worker(
+    game_name: str, players: int, options: dict[str, Any], tasks: Any, results: Any
+) -> None:  # pragma: no cover - runs in a child process
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles interrupts
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent's handler is not ours
     game = get_game(game_name)
@@ -297,8 +301,7 @@ class ArenaResult:
     # --- summaries -------------------------------------------------------------------
 
     def pairing_stats(self) -> list[PairingStats]:
-        return [pairing_stats(p, [r for r in self.records if r.pairing == p.index])
-                for p in self.pairings]
+        return [pairing_stats(p, [r for r in self.records if r.pairing == p.index]) for p in self.pairings]
 
     def pair_results(self) -> list[PairResult]:
         return pairwise_results(self.records, self.players, teams=self.config.teams)
@@ -485,8 +488,15 @@ def run_arena(
     return ArenaResult(config, players, pairings, done, total, time.perf_counter() - t0, interrupted)
 
 
-def _run_parallel(config: ArenaConfig, players: int, options: dict[str, Any], tasks: list[GameTask],
-                  record: Callable[[GameRecord], None], *, stop: Callable[[], bool]) -> bool:
+def _run_parallel(
+    config: ArenaConfig,
+    players: int,
+    options: dict[str, Any],
+    tasks: list[GameTask],
+    record: Callable[[GameRecord], None],
+    *,
+    stop: Callable[[], bool],
+) -> bool:
     """Play ``tasks`` in ``config.workers`` forked processes, keeping two games queued per
     worker; returns whether ``stop()`` ended it early. Workers are always stopped and
     joined, also when a ``KeyboardInterrupt`` propagates."""
@@ -568,8 +578,10 @@ def format_result(result: ArenaResult) -> str:
     lines.append("")
     stats = result.pairing_stats()
     width = max([len(s.pairing.label) for s in stats] + [7])
-    head = (f"{'pairing':<{width}}  {'games':>5}  {'A wins (95% CI)':<22}  {'draws':<22}  "
-            f"{'B wins':<22}  ms/move A|B")
+    head = (
+        f"{'pairing':<{width}}  {'games':>5}  {'A wins (95% CI)':<22}  {'draws':<22}  "
+        f"{'B wins':<22}  ms/move A|B"
+    )
     lines.append(head)
     lines.append("-" * len(head))
     for s in stats:
@@ -606,6 +618,8 @@ def expected_block_note(pairings: Sequence[Pairing], games: int) -> str | None:
     if not bad:
         return None
     lcm = math.lcm(*lengths)
-    return (f"note: {games} games per pairing is not a multiple of the seat block length "
-            f"({', '.join(map(str, lengths))}), so seats are not exactly balanced; "
-            f"use a multiple of {lcm}")
+    return (
+        f"note: {games} games per pairing is not a multiple of the seat block length "
+        f"({', '.join(map(str, lengths))}), so seats are not exactly balanced; "
+        f"use a multiple of {lcm}"
+    )

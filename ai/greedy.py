@@ -55,7 +55,7 @@ def _best(actions: Sequence[int], score: Callable[[int], float], rng: random.Ran
 # =======================================================================================
 
 SLOTS = 12
-_KINDS = "YYYYKK1BGGGG" "YYYYKK1BGGGG" "YYY1KKKBGGG1" "YYY2KKKBGGG2"  # A1.6
+_KINDS = "YYYYKK1BGGGGYYYYKK1BGGGGYYY1KKKBGGG1YYY2KKKBGGG2"  # A1.6
 YELLOW = tuple(i for i, k in enumerate(_KINDS) if k == "Y")
 GREEN = tuple(i for i, k in enumerate(_KINDS) if k == "G")
 GREY = tuple(i for i, k in enumerate(_KINDS) if k == "K")
@@ -178,8 +178,9 @@ class AtonGreedy:
                 plans.append(missing)
         if plans and all(plans):
             plan = min(plans, key=len)
-            return _best([A_PLACE + i for i in plan], lambda a: aton_square_value(board, player, a - A_PLACE),
-                         rng)
+            return _best(
+                [A_PLACE + i for i in plan], lambda a: aton_square_value(board, player, a - A_PLACE), rng
+            )
         return _best(legal, lambda a: aton_square_value(board, player, a - A_PLACE), rng)
 
     def _should_exchange(self, view: Any, player: int, rng: random.Random) -> bool:
@@ -217,12 +218,15 @@ class _ArrangeContext:
         self.remove_own: list[list[float]] = []
         for c3 in range(1, 5):
             squares = range(12 * c3)
-            self.place.append(sorted((aton_square_value(board, player, i) for i in squares if board[i] < 0),
-                                     reverse=True))
-            self.remove_opp.append(sorted((aton_square_value(board, opp, i) for i in squares
-                                           if board[i] == opp), reverse=True))
-            self.remove_own.append(sorted(aton_square_value(board, player, i) for i in squares
-                                          if board[i] == player))
+            self.place.append(
+                sorted((aton_square_value(board, player, i) for i in squares if board[i] < 0), reverse=True)
+            )
+            self.remove_opp.append(
+                sorted((aton_square_value(board, opp, i) for i in squares if board[i] == opp), reverse=True)
+            )
+            self.remove_own.append(
+                sorted(aton_square_value(board, player, i) for i in squares if board[i] == player)
+            )
         # The opponent's possible cartouche-1 cards: their unseen cards (A10.1), or the card
         # itself once revealed.
         revealed = view.cartouches[opp]
@@ -387,8 +391,10 @@ class _OsiriumContext:
                     continue
                 r = oc.RITUALS[rid]
                 sig = ob.RITUAL_SIG[rid]
-                self.opp_sigs[sig] = max(self.opp_sigs.get(sig, 0.0), float(max(
-                    r.order_ankhs + r.order_breaks, r.chaos_ankhs + r.chaos_breaks)))
+                self.opp_sigs[sig] = max(
+                    self.opp_sigs.get(sig, 0.0),
+                    float(max(r.order_ankhs + r.order_breaks, r.chaos_ankhs + r.chaos_breaks)),
+                )
                 for c in range(4):
                     self.opp_need[c] = max(self.opp_need[c], r.requirement[c])
 
@@ -427,15 +433,16 @@ class _OsiriumContext:
 
     # --- values ---------------------------------------------------------------------
 
-    def ritual_value(self, rid: int, size: int, principle: int | None = None,
-                     fifth_check: bool = True) -> float:
+    def ritual_value(
+        self, rid: int, size: int, principle: int | None = None, fifth_check: bool = True
+    ) -> float:
         """Ankhs now + amulets broken (O8.2), adjusted for the exaltation (O1.5)."""
         oc = self.oc
         r = oc.RITUALS[rid]
         kind = self.exaltation_kind
         done = self.completed
         best = -1e9
-        for pr in ((oc.ORDER, oc.CHAOS) if principle is None else (principle,)):
+        for pr in (oc.ORDER, oc.CHAOS) if principle is None else (principle,):
             breaks = min(r.breaks(pr), size)
             v = float(r.ankhs(pr) + breaks)
             if kind == "all_order":

@@ -290,9 +290,7 @@ def fit_elo(
         theta = [t - mean for t in theta]
         row_mean = [sum(cov[i]) / k for i in range(k)]
         total_mean = sum(row_mean) / k
-        cov = [
-            [cov[i][j] - row_mean[i] - row_mean[j] + total_mean for j in range(k)] for i in range(k)
-        ]
+        cov = [[cov[i][j] - row_mean[i] - row_mean[j] + total_mean for j in range(k)] for i in range(k)]
     out = []
     for i, name in enumerate(order):
         se = math.sqrt(max(cov[i][i], 0.0)) / ELO_K

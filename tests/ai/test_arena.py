@@ -118,7 +118,14 @@ class RaceState(State):
     def clone(self) -> Self:
         s = type(self).__new__(type(self))
         s.game, s.n, s.team_play, s.total, s.turn, s.over, s.winners = (
-            self.game, self.n, self.team_play, self.total, self.turn, self.over, self.winners)
+            self.game,
+            self.n,
+            self.team_play,
+            self.total,
+            self.turn,
+            self.over,
+            self.winners,
+        )
         return s
 
     def to_text(self) -> str:
@@ -133,13 +140,18 @@ class RaceState(State):
 
 class RaceGame(Game):
     descriptor = GameDescriptor(
-        name="race-test", title="Race (test)", min_players=2, max_players=4,
-        options=(OptionSpec("teams", "bool", False, "teams"),), hidden_information=False,
-        num_distinct_actions=3, max_rounds=10, team_player_counts=(4,),
+        name="race-test",
+        title="Race (test)",
+        min_players=2,
+        max_players=4,
+        options=(OptionSpec("teams", "bool", False, "teams"),),
+        hidden_information=False,
+        num_distinct_actions=3,
+        max_rounds=10,
+        team_player_counts=(4,),
     )
 
-    def new_initial_state(self, num_players: int | None = None, seed: int = 0,
-                          options: Any = None) -> State:
+    def new_initial_state(self, num_players: int | None = None, seed: int = 0, options: Any = None) -> State:
         n = check_num_players(self.descriptor, num_players)
         opts = resolve_options(self.descriptor, options)
         return RaceState(self, n, opts["teams"])
@@ -326,16 +338,25 @@ def test_arena_counts_every_game_and_scores_the_stronger_bot_higher() -> None:
     assert data["ratings"]["anchor"] == "random"
 
 
-@pytest.mark.parametrize("players,teams,lineup", [(2, False, "round-robin"), (4, False, "round-robin"),
-                                                  (4, True, "round-robin"), (3, False, "one-vs-rest")])
+@pytest.mark.parametrize(
+    "players,teams,lineup",
+    [
+        (2, False, "round-robin"),
+        (4, False, "round-robin"),
+        (4, True, "round-robin"),
+        (3, False, "one-vs-rest"),
+    ],
+)
 def test_results_do_not_depend_on_the_number_of_workers(players: int, teams: bool, lineup: str) -> None:
-    config = ArenaConfig("race-test", ("smart", "random"), games=14, seed=11, players=players,
-                         teams=teams, lineup=lineup)
+    config = ArenaConfig(
+        "race-test", ("smart", "random"), games=14, seed=11, players=players, teams=teams, lineup=lineup
+    )
     one = run_arena(config)
     two = run_arena(dataclasses.replace(config, workers=2))
     strip = [(r.index, r.seats, r.deal_seed, r.bot_seed, r.winners, r.returns, r.plies) for r in one.records]
-    assert strip == [(r.index, r.seats, r.deal_seed, r.bot_seed, r.winners, r.returns, r.plies)
-                     for r in two.records]
+    assert strip == [
+        (r.index, r.seats, r.deal_seed, r.bot_seed, r.winners, r.returns, r.plies) for r in two.records
+    ]
     assert len(strip) == 14
     # And a different arena seed gives different games.
     other = run_arena(dataclasses.replace(config, seed=12))
@@ -378,8 +399,9 @@ def test_partial_results_whose_bots_never_met_still_serialise() -> None:
 def test_should_stop_ends_the_arena_with_the_games_finished(workers: int) -> None:
     finished: list[int] = []
     config = ArenaConfig("race-test", ("smart", "random"), games=400, seed=2, workers=workers)
-    result = run_arena(config, on_result=lambda r, _d, _t: finished.append(r.index),
-                       should_stop=lambda: len(finished) >= 5)
+    result = run_arena(
+        config, on_result=lambda r, _d, _t: finished.append(r.index), should_stop=lambda: len(finished) >= 5
+    )
     assert result.interrupted
     assert 5 <= len(result.records) < 400
     assert sorted(finished) == [r.index for r in result.records]

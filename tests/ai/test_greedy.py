@@ -244,11 +244,13 @@ def test_osirium_greedy_draws_the_market_card_that_completes_a_ritual() -> None:
 # ---------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("game,players,games,minimum", [("aton", 2, 20, 17), ("osirium", 2, 20, 17),
-                                                         ("osirium", 4, 14, 9)])
+@pytest.mark.parametrize(
+    "game,players,games,minimum", [("aton", 2, 20, 17), ("osirium", 2, 20, 17), ("osirium", 4, 14, 9)]
+)
 def test_greedy_beats_random_clearly(game: str, players: int, games: int, minimum: int) -> None:
-    config = ArenaConfig(game, ("greedy", "random"), games=games, seed=7, players=players,
-                         lineup="one-vs-rest")
+    config = ArenaConfig(
+        game, ("greedy", "random"), games=games, seed=7, players=players, lineup="one-vs-rest"
+    )
     (stats,) = run_arena(config).pairing_stats()
     assert stats.a_wins.successes >= minimum, stats
 

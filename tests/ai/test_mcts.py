@@ -27,15 +27,41 @@ def bot(**kw: object) -> MctsBot:
 
 
 def test_iteration_budget_is_exact() -> None:
-    d = bot(iterations=137).choose(duel(), seed=5)
+    d = bot(iterations=137, early_stop=False).choose(duel(), seed=5)
     assert d.diagnostics.iterations == 137
     assert sum(s.visits for s in d.diagnostics.actions) == 137
     assert not d.diagnostics.interrupted
 
 
 def test_budget_argument_overrides_the_bots_own() -> None:
-    d = bot(iterations=1000).choose(duel(), seed=5, budget=Budget(iterations=40))
+    d = bot(iterations=1000, early_stop=False).choose(duel(), seed=5, budget=Budget(iterations=40))
     assert d.diagnostics.iterations == 40
+
+
+def test_early_stop_chooses_what_the_full_budget_chooses() -> None:
+    """With early stopping (the default) the search ends once the leader's lead in visits
+    exceeds the iterations left; the action is the full budget's, in fewer iterations."""
+    saved = 0
+    for game_seed in range(12):
+        for seed in range(4):
+            s = duel(game_seed)
+            full = bot(iterations=400, early_stop=False).choose(s, seed=seed)
+            early = bot(iterations=400).choose(s, seed=seed)
+            assert early.action == full.action
+            assert early.diagnostics.iterations <= 400
+            assert early.diagnostics.iterations % 16 == 0 or early.diagnostics.iterations == 400
+            saved += 400 - early.diagnostics.iterations
+            if early.diagnostics.iterations < 400:
+                lead = [*sorted((a.visits for a in early.diagnostics.actions), reverse=True), 0]
+                assert lead[0] - lead[1] > 400 - early.diagnostics.iterations
+    assert saved > 0
+
+
+def test_early_stop_needs_an_iteration_budget_and_can_be_turned_off() -> None:
+    d = bot(iterations=None, milliseconds=30).choose(duel(), seed=5)
+    assert d.diagnostics.iterations > 0  # a pure time budget has no "iterations left"
+    assert parse_params("medium,early_stop=off")[1].early_stop is False
+    assert parse_params("medium")[1].early_stop is True
 
 
 def test_millisecond_budget_stops() -> None:
@@ -262,7 +288,12 @@ def test_spec_presets_and_parameters() -> None:
     assert parse_params("hard")[1].iterations == presets.PRESETS["hard"].iterations
     _, p = parse_params("iterations=2000,ms=500,c=0.7,rollout=random,cutoff=20,workers=2")
     assert (p.iterations, p.milliseconds, p.c, p.rollout, p.cutoff, p.workers) == (
-        2000, 500.0, 0.7, "random", 20, 2,
+        2000,
+        500.0,
+        0.7,
+        "random",
+        20,
+        2,
     )
     assert parse_params("easy,workers=2")[1].workers == 2
     assert parse_params("cutoff=end")[1].cutoff == -1

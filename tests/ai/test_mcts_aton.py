@@ -79,8 +79,8 @@ def test_no_peeking_same_decision_when_hidden_cards_differ(seed: int) -> None:
 
 def test_same_seed_same_action_and_statistics() -> None:
     for s in positions(3, 9):
-        a = MctsBot(MctsParams(iterations=200)).choose(s, seed=42)
-        b = MctsBot(MctsParams(iterations=200)).choose(s.clone(), seed=42)
+        a = MctsBot(MctsParams(iterations=200, early_stop=False)).choose(s, seed=42)
+        b = MctsBot(MctsParams(iterations=200, early_stop=False)).choose(s.clone(), seed=42)
         assert a.action == b.action
         assert a.diagnostics.actions == b.diagnostics.actions
         assert a.diagnostics.iterations == 200

@@ -115,8 +115,8 @@ def test_no_peeking_hidden_cards() -> None:
 
 def test_same_seed_same_decision() -> None:
     for s in positions(3, 31):
-        a = MctsBot(MctsParams(iterations=150)).choose(s, seed=8)
-        b = MctsBot(MctsParams(iterations=150)).choose(s.clone(), seed=8)
+        a = MctsBot(MctsParams(iterations=150, early_stop=False)).choose(s, seed=8)
+        b = MctsBot(MctsParams(iterations=150, early_stop=False)).choose(s.clone(), seed=8)
         assert (a.action, a.diagnostics.actions) == (b.action, b.diagnostics.actions)
         assert a.diagnostics.iterations == 150
 
