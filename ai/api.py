@@ -120,6 +120,30 @@ def bot_kinds() -> list[str]:
     return ["random", *sorted(_FACTORIES)]
 
 
+def split_bot_specs(text: str) -> list[str]:
+    """Split a comma-separated list of bot specs where a spec's own parameters also use
+    commas: ``"mcts:medium,ms=none,greedy,random"`` -> ``["mcts:medium,ms=none", "greedy",
+    "random"]``. An item starts a new spec when it begins with a bot kind (``kind`` or
+    ``kind:...``); any other item (``key=value``, a preset name) continues the previous one.
+    ``;`` always separates specs."""
+    kinds = set(bot_kinds())
+    out: list[str] = []
+    for group in text.split(";"):
+        current: list[str] = []
+        for item in (t.strip() for t in group.split(",")):
+            if not item:
+                continue
+            if item.partition(":")[0].strip().lower() in kinds or not current:
+                if current:
+                    out.append(",".join(current))
+                current = [item]
+            else:
+                current.append(item)
+        if current:
+            out.append(",".join(current))
+    return out
+
+
 def make_bot(spec: str) -> Bot:
     """Build a bot from its spec: ``kind`` or ``kind:params``."""
     kind, _, params = spec.strip().partition(":")

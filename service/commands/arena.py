@@ -27,7 +27,8 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--bots",
         required=True,
-        help='comma-separated bot specs, e.g. "mcts:medium,greedy,random"',
+        help='comma-separated bot specs, e.g. "mcts:medium,greedy,random"; an item that is not '
+        'a bot kind continues the previous spec ("mcts:medium,ms=none,greedy"); ";" also separates',
     )
     p.add_argument("--games", type=int, default=100, help="games per pairing (default: 100)")
     p.add_argument(
@@ -124,7 +125,7 @@ def dump_json(data: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ai.api import BotSpecError, make_bot
+    from ai.api import BotSpecError, make_bot, split_bot_specs
     from ai.arena import (
         ArenaConfig,
         ArenaError,
@@ -136,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
     )
     from engine import EngineError, get_game
 
-    specs = tuple(s.strip() for s in args.bots.split(",") if s.strip())
+    specs = tuple(split_bot_specs(args.bots))
     try:
         options = _parse_options(args.option)
         config = ArenaConfig(

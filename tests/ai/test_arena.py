@@ -10,7 +10,7 @@ from typing import Any, Self
 
 import pytest
 
-from ai.api import Decision, Diagnostics
+from ai.api import Decision, Diagnostics, make_bot, split_bot_specs
 from ai.arena import (
     ArenaConfig,
     ArenaError,
@@ -191,6 +191,25 @@ def _test_game_and_bots(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def seat_counts(blocks: Any, spec: str) -> Counter[int]:
     return Counter(s for arrangement in blocks for s, x in enumerate(arrangement) if x == spec)
+
+
+@pytest.mark.parametrize(
+    ("text", "specs"),
+    [
+        ("mcts:medium,greedy,random", ["mcts:medium", "greedy", "random"]),
+        ("mcts:medium,ms=none,greedy", ["mcts:medium,ms=none", "greedy"]),
+        (
+            "mcts:iterations=50,c=0.3,cutoff=end,mcts:hard",
+            ["mcts:iterations=50,c=0.3,cutoff=end", "mcts:hard"],
+        ),
+        ("mcts:hard;mcts:medium", ["mcts:hard", "mcts:medium"]),
+        (" greedy , random ", ["greedy", "random"]),
+    ],
+)
+def test_bot_spec_lists_keep_each_specs_parameters(text: str, specs: list[str]) -> None:
+    assert split_bot_specs(text) == specs
+    for spec in specs:
+        make_bot(spec)  # each piece is a valid spec
 
 
 def test_two_player_pairings_swap_seats() -> None:

@@ -19,8 +19,24 @@ def test_arena_aton_prints_the_table_and_writes_json(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "out" / "arena.json"
-    code = main(["arena", "--game", "aton", "--bots", "greedy,random", "--games", "6", "--seed", "2",
-                 "--workers", "2", "--json", str(path), "--no-progress"])
+    code = main(
+        [
+            "arena",
+            "--game",
+            "aton",
+            "--bots",
+            "greedy,random",
+            "--games",
+            "6",
+            "--seed",
+            "2",
+            "--workers",
+            "2",
+            "--json",
+            str(path),
+            "--no-progress",
+        ]
+    )
     assert code == 0
     out = capsys.readouterr().out
     row = re.search(r"greedy vs random\s+6\s+([\d.]+)% \[", out)
@@ -40,8 +56,24 @@ def test_arena_aton_prints_the_table_and_writes_json(
 
 
 def test_arena_four_player_one_vs_rest(capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["arena", "--game", "osirium", "--players", "4", "--bots", "greedy,random", "--games", "4",
-                 "--lineup", "one-vs-rest", "--seed", "1", "--no-progress"])
+    code = main(
+        [
+            "arena",
+            "--game",
+            "osirium",
+            "--players",
+            "4",
+            "--bots",
+            "greedy,random",
+            "--games",
+            "4",
+            "--lineup",
+            "one-vs-rest",
+            "--seed",
+            "1",
+            "--no-progress",
+        ]
+    )
     assert code == 0
     captured = capsys.readouterr()
     assert "osirium, 4 players: 4/4 games, lineup one-vs-rest" in captured.out
@@ -81,8 +113,10 @@ def test_an_interrupted_arena_reports_and_writes_the_games_played(tmp_path: Path
     """Started in the background (SIGINT ignored by default there), stopped by a signal:
     the partial table is printed and the JSON written, marked interrupted."""
     path = tmp_path / "partial.json"
-    command = (f"trap '' INT; exec '{sys.executable}' -m service.cli arena --game aton "
-               f"--bots random,greedy --games 100000 --seed 1 --workers 2 --json '{path}'")
+    command = (
+        f"trap '' INT; exec '{sys.executable}' -m service.cli arena --game aton "
+        f"--bots random,greedy --games 100000 --seed 1 --workers 2 --json '{path}'"
+    )
     proc = subprocess.Popen(["sh", "-c", command], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stderr is not None
     while "0/100000 games" not in proc.stderr.readline():

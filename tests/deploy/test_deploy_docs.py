@@ -46,6 +46,5 @@ def test_loadtest_flags_named_exist():
         assert flag in flags, flag
 
 
-
 def test_no_placeholder_left():
     assert "PLACEHOLDER" not in DOC

@@ -199,7 +199,7 @@ def test_corrupt_serializations_are_refused(cfg: Config) -> None:
         "garbage",
         data[: len(data) // 2],
         data.replace(":1:", ":999:", 1),
-        f"{'osirium' if cfg.game == 'aton' else 'aton'}{data[data.index(':'):]}",
+        f"{'osirium' if cfg.game == 'aton' else 'aton'}{data[data.index(':') :]}",
     ]
     for bad in bad_inputs:
         with pytest.raises(StateFormatError):

@@ -28,8 +28,15 @@ def _random_states(n_games: int, seed: int) -> list[AtonState]:
 
 
 def test_A10_1_public_view_contents() -> None:
-    s = make_state(hands=("1234", "1234"), board={"T1.0": 0, "T2.3": 1}, kingdom=(1, 2), scores=(7, 9),
-                   tokens=(1, 0), discards=("44", "1"), decks=("123", None))
+    s = make_state(
+        hands=("1234", "1234"),
+        board={"T1.0": 0, "T2.3": 1},
+        kingdom=(1, 2),
+        scores=(7, 9),
+        tokens=(1, 0),
+        discards=("44", "1"),
+        decks=("123", None),
+    )
     v = s.view(None)
     assert v.player is None and v.round == 2 and v.decision == "arrange" and v.current_player == 0
     assert v.board[0] == 0 and v.board[15] == 1 and v.board.count(-1) == 46

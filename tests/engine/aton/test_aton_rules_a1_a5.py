@@ -41,9 +41,21 @@ def test_A1_3_A1_4_A1_5_A1_7_setup() -> None:
 
 
 def test_A1_6_board_layout() -> None:
-    rows = ["".join(KINDS[12 * t + 4 * r: 12 * t + 4 * r + 4]) for t in range(4) for r in range(3)]
-    assert rows == ["YYYY", "KK1B", "GGGG", "YYYY", "KK1B", "GGGG",
-                    "YYY1", "KKKB", "GGG1", "YYY2", "KKKB", "GGG2"]
+    rows = ["".join(KINDS[12 * t + 4 * r : 12 * t + 4 * r + 4]) for t in range(4) for r in range(3)]
+    assert rows == [
+        "YYYY",
+        "KK1B",
+        "GGGG",
+        "YYYY",
+        "KK1B",
+        "GGGG",
+        "YYY1",
+        "KKKB",
+        "GGG1",
+        "YYY2",
+        "KKKB",
+        "GGG2",
+    ]
     assert (len(YELLOW), len(GREEN), len(GREY), len(BLUE)) == (14, 14, 10, 4)
     assert sorted(BONUS) == [(6, 1), (18, 1), (27, 1), (35, 1), (39, 2), (47, 2)]
     assert sum(v for _, v in BONUS) == 8
@@ -57,19 +69,49 @@ def test_A2_round_structure_event_order() -> None:
     ev += arrange_both(s, "2134", "1234")  # seat 0 acts first (cartouche 2: 1 < 2)
     ev += act(s, *texts(s)[:4])  # seat 0 places 4 (nothing to remove: no own counter)
     ev += act(s, *texts(s)[:4])  # seat 1 places 4
-    order = [k for k in kinds(ev) if k in (
-        "exchange", "arranged", "reveal_cartouche_1", "cartouche_1_points", "reveal_cartouche_2", "order",
-        "reveal_cartouches_3_4", "removal", "place", "cleanup", "round", "draw_cards")]
-    firsts = [order.index(k) for k in ("exchange", "arranged", "reveal_cartouche_1", "cartouche_1_points",
-                                        "reveal_cartouche_2", "order", "reveal_cartouches_3_4", "place",
-                                        "cleanup", "round", "draw_cards")]
+    order = [
+        k
+        for k in kinds(ev)
+        if k
+        in (
+            "exchange",
+            "arranged",
+            "reveal_cartouche_1",
+            "cartouche_1_points",
+            "reveal_cartouche_2",
+            "order",
+            "reveal_cartouches_3_4",
+            "removal",
+            "place",
+            "cleanup",
+            "round",
+            "draw_cards",
+        )
+    ]
+    firsts = [
+        order.index(k)
+        for k in (
+            "exchange",
+            "arranged",
+            "reveal_cartouche_1",
+            "cartouche_1_points",
+            "reveal_cartouche_2",
+            "order",
+            "reveal_cartouches_3_4",
+            "place",
+            "cleanup",
+            "round",
+            "draw_cards",
+        )
+    ]
     assert firsts == sorted(firsts)
     assert s.rnd == 3 and s.decision() == "exchange"  # both kept their token
 
 
 def test_A3_1_draw_reshuffles_discard_when_deck_runs_out() -> None:
-    s = make_state(phase="place", cur=1, first=0, step=1, rev=(4, 4), carts=("1134", "2241"),
-                   decks=("12", None), todo=1)
+    s = make_state(
+        phase="place", cur=1, first=0, step=1, rev=(4, 4), carts=("1134", "2241"), decks=("12", None), todo=1
+    )
     assert len(s.deck[0]) == 2 and sum(s.disc[0]) == 30
     ev = act(s, "place T1.0")  # last action of the round: clean-up, next round's draw
     assert s.rnd == 3

@@ -17,15 +17,31 @@ BOARD_LINES = "0001 0.1. 00.. | 1111 .1.1 .... | 0.00 000. 1..0 | 1... 1..1 ....
 BOARD_EQUAL = "01.. 01.. .... | 0011 .... .... | 01.. .... .... | 0..0 .... ...1"
 
 
-def last_place(board: str, *, scores: tuple[int, int] = (10, 10), kingdom: tuple[int, int] = (4, 4),
-               first: int = 0, rnd: int = 2) -> AtonState:
+def last_place(
+    board: str,
+    *,
+    scores: tuple[int, int] = (10, 10),
+    kingdom: tuple[int, int] = (4, 4),
+    first: int = 0,
+    rnd: int = 2,
+) -> AtonState:
     """The second actor (``1 - first``) has one placement left (all temples allowed)."""
     carts = ["", ""]
     carts[first] = "1134"
     carts[1 - first] = "2241"
-    return make_state(phase="place", cur=1 - first, first=first, step=1, rev=(4, 4),
-                      carts=(carts[0], carts[1]), board=board, kingdom=kingdom, scores=scores, rnd=rnd,
-                      todo=1)
+    return make_state(
+        phase="place",
+        cur=1 - first,
+        first=first,
+        step=1,
+        rev=(4, 4),
+        carts=(carts[0], carts[1]),
+        board=board,
+        kingdom=kingdom,
+        scores=scores,
+        rnd=rnd,
+        todo=1,
+    )
 
 
 def lines(events: list[Event]) -> dict[str, Any]:
@@ -118,7 +134,12 @@ def test_A6_3_shortfall_and_overflow() -> None:
     s = make_state(hands=("1234", "1234"), board=board)
     ev = arrange_both(s, "3214", "1342")
     assert find(ev, "placement")[0].data == {
-        "count": 2, "overflow": 2, "stock": 29, "empty": 2, "cartouche": 4}
+        "count": 2,
+        "overflow": 2,
+        "stock": 29,
+        "empty": 2,
+        "cartouche": 4,
+    }
     act(s, "place T1.10")
     assert s.kingdom == [0, 0]  # only after the last placement
     ev = act(s, "place T1.11")
@@ -239,15 +260,27 @@ def test_A8_2_every_scoring_line() -> None:
         "bonus squares": (2, 1),  # T3.3 + T3.11 against T1.6
     }
     assert list(lines(ev)) == [
-        "temple 1", "temple 2", "temple 3", "temple 4", "grey squares", "bonus squares"]
+        "temple 1",
+        "temple 2",
+        "temple 3",
+        "temple 4",
+        "grey squares",
+        "bonus squares",
+    ]
     assert s.scores() == (31, 22)
 
 
 def test_A8_2_equal_majorities_score_nothing() -> None:
     s = last_place(BOARD_EQUAL, scores=(10, 10))
     ev = act(s, "place T4.8")
-    assert lines(ev) == {"temple 1": (0, 0), "temple 2": (0, 0), "temple 3": (0, 0), "temple 4": (0, 0),
-                         "grey squares": (0, 0), "bonus squares": (2, 2)}
+    assert lines(ev) == {
+        "temple 1": (0, 0),
+        "temple 2": (0, 0),
+        "temple 3": (0, 0),
+        "temple 4": (0, 0),
+        "grey squares": (0, 0),
+        "bonus squares": (2, 2),
+    }
     assert s.scores() == (12, 12)
 
 

@@ -37,19 +37,34 @@ def test_action_texts_round_trip_and_layout() -> None:
     assert GAME.action_info(GAME.string_to_action("arrange 3142")).fields["values"] == (3, 1, 4, 2)
 
 
-@pytest.mark.parametrize("text,expected", [
-    ("  PLACE  t2.5 ", "place T2.5"),
-    ("Arrange 3 1 4 2", "arrange 3142"),
-    ("remove T1 7", "remove T1.7"),
-    ("RESET T3.4", "reset T3.4"),
-    (" Keep", "keep"),
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("  PLACE  t2.5 ", "place T2.5"),
+        ("Arrange 3 1 4 2", "arrange 3142"),
+        ("remove T1 7", "remove T1.7"),
+        ("RESET T3.4", "reset T3.4"),
+        (" Keep", "keep"),
+    ],
+)
 def test_action_parsing_is_tolerant(text: str, expected: str) -> None:
     assert GAME.action_to_string(GAME.string_to_action(text)) == expected
 
 
-@pytest.mark.parametrize("text", ["", "foo", "place T5.1", "place T1.12", "arrange 5123", "arrange 123",
-                                  "remove", "place 1.2", "keep now"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "foo",
+        "place T5.1",
+        "place T1.12",
+        "arrange 5123",
+        "arrange 123",
+        "remove",
+        "place 1.2",
+        "keep now",
+    ],
+)
 def test_action_parse_errors(text: str) -> None:
     with pytest.raises(ActionParseError):
         GAME.string_to_action(text)
@@ -106,7 +121,7 @@ def test_serialization_round_trip_preserves_future_randomness() -> None:
         assert data.startswith("aton:1:")
         u = GAME.deserialize_state(data)
         assert u.serialize() == data == t.serialize()
-        for a in actions[len(actions) // 2:]:
+        for a in actions[len(actions) // 2 :]:
             u.apply(a)
         assert u.serialize() == s.serialize()
 
