@@ -123,17 +123,15 @@ def bot_kinds() -> list[str]:
 def split_bot_specs(text: str) -> list[str]:
     """Split a comma-separated list of bot specs where a spec's own parameters also use
     commas: ``"mcts:medium,ms=none,greedy,random"`` -> ``["mcts:medium,ms=none", "greedy",
-    "random"]``. An item starts a new spec when it begins with a bot kind (``kind`` or
-    ``kind:...``); any other item (``key=value``, a preset name) continues the previous one.
-    ``;`` always separates specs."""
-    kinds = set(bot_kinds())
+    "random"]``. A ``key=value`` item (no ``:`` before its ``=``) continues the previous
+    spec; any other item starts a new one. ``;`` always separates specs."""
     out: list[str] = []
     for group in text.split(";"):
         current: list[str] = []
         for item in (t.strip() for t in group.split(",")):
             if not item:
                 continue
-            if item.partition(":")[0].strip().lower() in kinds or not current:
+            if not current or "=" not in item or ":" in item.partition("=")[0]:
                 if current:
                     out.append(",".join(current))
                 current = [item]

@@ -27,8 +27,8 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--bots",
         required=True,
-        help='comma-separated bot specs, e.g. "mcts:medium,greedy,random"; an item that is not '
-        'a bot kind continues the previous spec ("mcts:medium,ms=none,greedy"); ";" also separates',
+        help='comma-separated bot specs, e.g. "mcts:medium,greedy,random"; a key=value item '
+        'continues the previous spec ("mcts:medium,ms=none,greedy"); ";" also separates',
     )
     p.add_argument("--games", type=int, default=100, help="games per pairing (default: 100)")
     p.add_argument(
