@@ -218,6 +218,32 @@ def add_events(target: Any, events: Iterable[Event], viewer: int | None) -> None
             fill_event(target.add(), e)
 
 
+_EVENT_CACHE_LIMIT = 50_000
+_event_bytes: dict[tuple[Any, ...], bytes] = {}
+
+
+def encoded_events(events: Iterable[Event], viewer: int | None, field_number: int) -> bytes:
+    """The wire bytes of the events ``viewer`` may see as repeated message field
+    ``field_number`` (merge them with ``MergeFromString``). Events repeat a lot (the same
+    placement, the same draw), and building their ``Struct`` data is the costly part of an
+    ApplyAction response, so each distinct event is encoded once (a bounded cache)."""
+    out = []
+    cache = _event_bytes
+    for e in events:
+        if not e.is_visible_to(viewer):
+            continue
+        key = (field_number, e.kind, e.text, e.player, e.visible_to, repr(e.data) if e.data else "")
+        chunk = cache.get(key)
+        if chunk is None:
+            body = event_message(e).SerializeToString()
+            chunk = _varint(field_number << 3 | 2) + _varint(len(body)) + body
+            if len(cache) >= _EVENT_CACHE_LIMIT:
+                cache.clear()
+            cache[key] = chunk
+        out.append(chunk)
+    return b"".join(out)
+
+
 def outcome_message(o: Outcome) -> pb.Outcome:
     return pb.Outcome(
         winners=list(o.winners),

@@ -29,6 +29,7 @@ from service.workers import CapacityFull, SearchJob, SearchPool, Ticket
 
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["GameService"].full_name
 _APPLY_ACTION_FIELD = pb.ApplyActionResponse.DESCRIPTOR.fields_by_name["action"].number
+_APPLY_EVENTS_FIELD = pb.ApplyActionResponse.DESCRIPTOR.fields_by_name["events"].number
 _LEGAL_ACTIONS_FIELD = pb.ListLegalActionsResponse.DESCRIPTOR.fields_by_name["actions"].number
 
 _KINDS = {
@@ -175,7 +176,7 @@ class GameService(pb_grpc.GameServiceServicer):
                 raise
             # apply_action left the state unchanged
             raise IllegalActionError(f"{exc} ({_legal_hint(state)})") from exc
-        metrics.ACTIONS_APPLIED.labels(state.game.descriptor.name).inc()
+        metrics.child(metrics.ACTIONS_APPLIED, state.game.descriptor.name).inc()
         self._count_finished(state)
         return events
 
@@ -357,9 +358,11 @@ class GameService(pb_grpc.GameServiceServicer):
             raise invalid("action", "give the action as action_id or action_text", "bad_request")
         events = self._apply(state, action)
         resp = pb.ApplyActionResponse(state=self._seal(state))
-        resp.MergeFromString(self.actions.encoded(game, action, _APPLY_ACTION_FIELD))
+        resp.MergeFromString(
+            self.actions.encoded(game, action, _APPLY_ACTION_FIELD)
+            + convert.encoded_events(events, viewer, _APPLY_EVENTS_FIELD)
+        )
         convert.fill_status(resp.status, state)
-        convert.add_events(resp.events, events, viewer)
         if request.include_view:
             resp.view.CopyFrom(convert.view_message(state, viewer))
         return resp

@@ -38,8 +38,12 @@ _XDEC = {"-": -1, "k": 0, "x": 1}
 _XDEC_CHAR = {-1: "-", 0: "k", 1: "x"}
 
 
+_DIGIT = {v: str(v) for v in range(10)}
+_SQUARE_CHAR = {-1: ".", 0: "0", 1: "1"}
+
+
 def _digits(values: list[int]) -> str:
-    return "".join(map(str, values))
+    return "".join(map(_DIGIT.__getitem__, values))
 
 
 def encode(s: AtonState) -> str:
@@ -59,7 +63,7 @@ def encode(s: AtonState) -> str:
     fields = (
         f"r={s.rnd}", f"mr={s.max_rounds}", f"ph={PHASE_NAMES[s.phase]}", f"cur={s.cur}", f"f={s.first}",
         f"st={s.step}", f"td={s.todo}", f"ov={s.over}", f"tg={s.tgt}", f"rs={s.rs_first},{s.rs_idx},{s.rs_t}",
-        f"out={out}", "b=" + "".join("." if o < 0 else str(o) for o in s.board),
+        f"out={out}", "b=" + "".join(map(_SQUARE_CHAR.__getitem__, s.board)),
         "war=" + ",".join(f"{a}{b}" for a, b in s.war),
         f"p0={players[0]}", f"p1={players[1]}", f"rng={s.rng.state:x}",
     )
