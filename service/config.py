@@ -188,7 +188,8 @@ SETTINGS: tuple[Setting, ...] = (
         "HEKA_GRPC_THREADS",
         int,
         32,
-        "Threads serving RPCs (searches run in worker processes, not on these threads).",
+        "Threads where bot calls wait for their searches (plus one per search slot); cheap calls "
+        "run on the asyncio event loop.",
     ),
     Setting(
         "state_cache_size",
@@ -229,7 +230,7 @@ SETTINGS: tuple[Setting, ...] = (
         "HEKA_WORKER_NICE",
         int,
         10,
-        "Niceness added to search workers so RPC threads and health checks keep the CPU (searches "
+        "Niceness added to search workers so the gRPC event loop and health checks keep the CPU (searches "
         "use what cheap calls leave; their budgets and deadlines still hold).",
     ),
 )

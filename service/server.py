@@ -7,6 +7,7 @@ imported by anything.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import datetime
 import json
@@ -17,14 +18,16 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
 from concurrent import futures
-from typing import Any
+from typing import Any, TypeVar
 
 from service.config import Config, prepare_metrics_dir
 from service.envelope import KeyRing, parse_keys
 
 log = logging.getLogger("heka.server")
+
+T = TypeVar("T")
 
 
 class JsonFormatter(logging.Formatter):
@@ -113,30 +116,46 @@ class Server:
         if self.serve_metrics and cfg.metrics_port >= 0:
             self._metrics_server, self.metrics_port = metrics.start_http_endpoint(cfg.metrics_port)
 
-        # 3. gRPC.
+        # 3. gRPC: an asyncio server on its own event loop thread (the main thread keeps
+        # the signals and the supervision); bot calls wait for their searches on a thread pool.
+        self._executor = futures.ThreadPoolExecutor(
+            max_workers=cfg.grpc_threads + cfg.search_capacity, thread_name_prefix="bot-call"
+        )
+        self._loop = asyncio.new_event_loop()
+        self._loop_thread = threading.Thread(target=self._loop.run_forever, name="grpc-loop", daemon=True)
+        self._loop_thread.start()
+        self._on_loop(self._start_grpc())
+        if announce:
+            announce_listening(
+                cfg, self.keys, self.port, self.metrics_port, processes=1, workers=len(self.worker_pids)
+            )
+
+    def _on_loop(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Run ``coro`` on the server's event loop and wait for its result."""
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
+
+    async def _start_grpc(self) -> None:
+        cfg = self.config
         import grpc
         from grpc_health.v1 import health, health_pb2, health_pb2_grpc
         from grpc_reflection.v1alpha import reflection
 
+        from service.asyncio_bridge import AsyncGameService
         from service.gen.heka.v1 import game_service_pb2_grpc as pb_grpc
         from service.interceptors import ServerInterceptor
         from service.servicer import SERVICE_NAME, GameService
 
-        self.server = grpc.server(
-            futures.ThreadPoolExecutor(
-                max_workers=cfg.grpc_threads + cfg.search_capacity, thread_name_prefix="grpc"
-            ),
+        self.server = grpc.aio.server(
             interceptors=[ServerInterceptor(access_log_enabled=cfg.access_log)],
             options=grpc_options(cfg, reuseport=self.reuseport),
             maximum_concurrent_rpcs=None,
         )
         self.servicer = GameService(cfg, self.keys, self.pool)
-        pb_grpc.add_GameServiceServicer_to_server(self.servicer, self.server)  # type: ignore[no-untyped-call]
-        # Health answers from its own thread so that it keeps answering under load.
-        self.health = health.HealthServicer(
-            experimental_non_blocking=True,
-            experimental_thread_pool=futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="health"),
+        pb_grpc.add_GameServiceServicer_to_server(  # type: ignore[no-untyped-call]
+            AsyncGameService(self.servicer, self._executor), self.server
         )
+        # Health answers on the event loop, which searches never occupy.
+        self.health = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         if cfg.reflection:
             reflection.enable_server_reflection(
@@ -145,13 +164,9 @@ class Server:
         self.port = self.server.add_insecure_port(f"{cfg.host}:{self.requested_port}")
         if self.port == 0:
             raise OSError(f"cannot bind gRPC port {cfg.host}:{self.requested_port}")
-        self.server.start()
+        await self.server.start()
         for name in ("", SERVICE_NAME):
-            self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
-        if announce:
-            announce_listening(
-                cfg, self.keys, self.port, self.metrics_port, processes=1, workers=len(self.worker_pids)
-            )
+            await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
 
     def request_stop(self) -> None:
         self._stop_requested.set()
@@ -177,12 +192,15 @@ class Server:
                 }
             },
         )
-        self.health.enter_graceful_shutdown()
+        self._on_loop(self.health.enter_graceful_shutdown())
         if cfg.shutdown_delay_seconds > 0:
             time.sleep(cfg.shutdown_delay_seconds)
         start = time.monotonic()
-        self.server.stop(cfg.grace_seconds).wait()
+        self._on_loop(self.server.stop(cfg.grace_seconds))
         drained = time.monotonic() - start
+        self._executor.shutdown(wait=False, cancel_futures=True)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._loop_thread.join(timeout=5)
         self.pool.shutdown()
         if self._metrics_server is not None:
             self._metrics_server.shutdown()

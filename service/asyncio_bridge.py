@@ -1,0 +1,101 @@
+"""The asyncio face of :class:`service.servicer.GameService`.
+
+The server is a ``grpc.aio`` server: one event loop thread receives every call. Cheap
+calls (views, legal actions, applying an action...) take tens of microseconds of Python,
+so they run directly on the loop: no thread hand-off and no GIL ping-pong between a
+polling thread and a pool thread, which in the thread-pool server cost more than the call
+itself. Bot calls (``BotMove``, ``AdvanceBots``) wait for a search in a worker process,
+so they run on a small thread pool; the loop stays free, and health checks and cheap calls
+keep answering while every search worker is busy.
+
+The servicer itself stays synchronous; a bot call sees its call context through
+:class:`ThreadContext`, which is safe to use from a pool thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from concurrent.futures import Executor
+from typing import Any
+
+import grpc
+
+from service.gen.heka.v1 import game_service_pb2 as pb
+from service.servicer import GameService
+
+#: RPCs that may block (they wait for a search): run on the thread pool.
+BLOCKING = frozenset({"BotMove", "AdvanceBots"})
+METHODS = tuple(m.name for m in pb.DESCRIPTOR.services_by_name["GameService"].methods)
+
+
+class ThreadContext:
+    """What the synchronous servicer uses of a call's context (``time_remaining``,
+    ``is_active``, ``add_callback``), for a handler running on a pool thread. Built on the
+    event loop when the call starts; the call's end (done, cancelled, disconnected) runs the
+    callbacks, as the thread-pool server's ``add_callback`` does."""
+
+    def __init__(self, context: grpc.aio.ServicerContext) -> None:
+        remaining = context.time_remaining()
+        self._deadline = None if remaining is None else time.monotonic() + remaining
+        self._done = False
+        self._callbacks: list[Callable[[], None]] = []
+        self._lock = threading.Lock()
+        self._peer: str = str(context.peer())
+        context.add_done_callback(self._on_done)
+
+    def _on_done(self, _context: Any) -> None:
+        with self._lock:
+            self._done = True
+            callbacks, self._callbacks = self._callbacks, []
+        for callback in callbacks:
+            callback()
+
+    def time_remaining(self) -> float | None:
+        return None if self._deadline is None else self._deadline - time.monotonic()
+
+    def is_active(self) -> bool:
+        return not self._done
+
+    def add_callback(self, callback: Callable[[], None]) -> bool:
+        """Run ``callback`` when the call ends; False (not registered) if it has ended."""
+        with self._lock:
+            if self._done:
+                return False
+            self._callbacks.append(callback)
+            return True
+
+    def peer(self) -> str:
+        return self._peer
+
+
+class AsyncGameService:
+    """``heka.v1.GameService`` for the asyncio server, delegating to the synchronous
+    :class:`GameService`: cheap RPCs inline on the loop, :data:`BLOCKING` ones on
+    ``executor``."""
+
+    def __init__(self, servicer: GameService, executor: Executor) -> None:
+        self.servicer = servicer
+        self.executor = executor
+        for name in METHODS:
+            method = getattr(servicer, name)
+            setattr(self, name, self._threaded(method) if name in BLOCKING else self._inline(method))
+
+    @staticmethod
+    def _inline(method: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Awaitable[Any]]:
+        async def call(request: Any, context: grpc.aio.ServicerContext) -> Any:
+            return method(request, context)
+
+        return call
+
+    def _threaded(self, method: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Awaitable[Any]]:
+        executor = self.executor
+
+        async def call(request: Any, context: grpc.aio.ServicerContext) -> Any:
+            bridge = ThreadContext(context)
+            loop = asyncio.get_running_loop()
+            return await loop.run_in_executor(executor, method, request, bridge)
+
+        return call
