@@ -238,3 +238,69 @@ def test_state_cache_is_a_bounded_lru() -> None:
     off = StateCache(0)
     off.put("a", states[0])
     assert off.get("a") is None
+
+
+# --- asyncio bridge ----------------------------------------------------------------------
+
+
+class _FakeAioContext:
+    def __init__(self, remaining: float | None) -> None:
+        self.remaining = remaining
+        self.done_callbacks: list[Any] = []
+
+    def time_remaining(self) -> float | None:
+        return self.remaining
+
+    def peer(self) -> str:
+        return "ipv4:127.0.0.1:1"
+
+    def add_done_callback(self, callback: Any) -> None:
+        self.done_callbacks.append(callback)
+
+
+def test_thread_context_runs_callbacks_when_the_call_ends() -> None:
+    from service.asyncio_bridge import ThreadContext
+
+    aio = _FakeAioContext(remaining=5.0)
+    ctx = ThreadContext(aio)
+    assert ctx.is_active() and ctx.peer() == "ipv4:127.0.0.1:1"
+    remaining = ctx.time_remaining()
+    assert remaining is not None and 4.0 < remaining <= 5.0
+    fired: list[str] = []
+    assert ctx.add_callback(lambda: fired.append("cancel search"))
+    for callback in aio.done_callbacks:  # the call ends (done, cancelled or disconnected)
+        callback(aio)
+    assert fired == ["cancel search"] and not ctx.is_active()
+    assert not ctx.add_callback(lambda: fired.append("too late"))  # the caller cancels itself
+    assert fired == ["cancel search"]
+    assert ThreadContext(_FakeAioContext(remaining=None)).time_remaining() is None
+
+
+def test_async_service_runs_bot_calls_on_the_pool_and_cheap_calls_inline() -> None:
+    import asyncio
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from service.asyncio_bridge import BLOCKING, METHODS, AsyncGameService
+
+    seen: dict[str, str] = {}
+
+    class Recorder:
+        def __getattr__(self, name: str) -> Any:
+            def method(request: Any, _context: Any) -> str:
+                seen[name] = threading.current_thread().name
+                return f"{name}:{request}"
+
+            return method
+
+    with ThreadPoolExecutor(1, thread_name_prefix="bot-call") as pool:
+        service = AsyncGameService(Recorder(), pool)  # type: ignore[arg-type]
+
+        async def call_all() -> list[str]:
+            return [await getattr(service, m)(i, _FakeAioContext(None)) for i, m in enumerate(METHODS)]
+
+        results = asyncio.run(call_all())
+    assert results == [f"{m}:{i}" for i, m in enumerate(METHODS)]
+    assert set(METHODS) >= BLOCKING
+    for name, thread in seen.items():
+        assert thread.startswith("bot-call") == (name in BLOCKING), name
