@@ -404,7 +404,12 @@ async def bench_all(args: argparse.Namespace) -> list[tuple[str, ...]]:
         echo_runs = results[echo_key]
         ceiling = max(x["rate"] for x in echo_runs)
         echo_rates = ", ".join(str(round(x["rate"])) for x in echo_runs)
-        print(f"# echo rates: {echo_rates}", flush=True)
+        echo_median = med(echo_runs, "rate")
+        print(
+            f"# echo rates: {echo_rates} (best {ceiling:.0f}, median {echo_median:.0f}: against the "
+            f"median every % echo would be x{ceiling / echo_median:.2f})",
+            flush=True,
+        )
         echo_cpu = med(echo_runs, "cpu_us")
         for (name, phase), rs in results.items():
             rate = ceiling if rs is echo_runs else med(rs, "rate")
