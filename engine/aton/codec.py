@@ -46,28 +46,30 @@ def _digits(values: list[int]) -> str:
     return "".join(map(_DIGIT.__getitem__, values))
 
 
+def _player(s: AtonState, p: int) -> str:
+    d = s.disc[p]
+    return (
+        f"{s.score[p]},{s.stock[p]},{s.kingdom[p]},{s.token[p]},{_XDEC_CHAR[s.xdec[p]]},{s.exch[p]},"
+        f"{s.rev[p]},{_digits(s.cart[p])},{_digits(s.hand[p])},{_digits(s.deck[p])},"
+        f"{d[0]}.{d[1]}.{d[2]}.{d[3]}"
+    )
+
+
 def encode(s: AtonState) -> str:
+    """The ``aton:1:`` text (one f-string: this runs on every ApplyAction of the service)."""
     from engine.aton.state import PHASE_NAMES
 
     if s.winners is None:
         out = "-"
     else:
         out = (str(s.winners[0]) if s.winners else "d") + ":" + s.reason
-    players = []
-    for p in (0, 1):
-        players.append(",".join((
-            str(s.score[p]), str(s.stock[p]), str(s.kingdom[p]), str(s.token[p]), _XDEC_CHAR[s.xdec[p]],
-            str(s.exch[p]), str(s.rev[p]), _digits(s.cart[p]), _digits(s.hand[p]), _digits(s.deck[p]),
-            ".".join(map(str, s.disc[p])),
-        )))
-    fields = (
-        f"r={s.rnd}", f"mr={s.max_rounds}", f"ph={PHASE_NAMES[s.phase]}", f"cur={s.cur}", f"f={s.first}",
-        f"st={s.step}", f"td={s.todo}", f"ov={s.over}", f"tg={s.tgt}", f"rs={s.rs_first},{s.rs_idx},{s.rs_t}",
-        f"out={out}", "b=" + "".join(map(_SQUARE_CHAR.__getitem__, s.board)),
-        "war=" + ",".join(f"{a}{b}" for a, b in s.war),
-        f"p0={players[0]}", f"p1={players[1]}", f"rng={s.rng.state:x}",
+    board = "".join(map(_SQUARE_CHAR.__getitem__, s.board))
+    war = ",".join(f"{a}{b}" for a, b in s.war)
+    return (
+        f"aton:{VERSION}:r={s.rnd};mr={s.max_rounds};ph={PHASE_NAMES[s.phase]};cur={s.cur};f={s.first};"
+        f"st={s.step};td={s.todo};ov={s.over};tg={s.tgt};rs={s.rs_first},{s.rs_idx},{s.rs_t};"
+        f"out={out};b={board};war={war};p0={_player(s, 0)};p1={_player(s, 1)};rng={s.rng.state:x}"
     )
-    return f"aton:{VERSION}:" + ";".join(fields)
 
 
 class _Parser:
