@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import glob
+import math
 import os
 import tempfile
 from collections.abc import Callable, Mapping
@@ -43,11 +44,39 @@ class Setting:
         return "--" + self.name.replace("_", "-")
 
 
-def _cpus() -> int:
+def cgroup_cpu_limit(root: str = "/sys/fs/cgroup") -> float | None:
+    """The container's CPU limit in CPUs (a Kubernetes ``resources.limits.cpu``), from cgroup
+    v2 ``cpu.max`` (``"200000 100000"`` = 2 CPUs, ``"max ..."`` = none) or cgroup v1
+    ``cpu.cfs_quota_us`` / ``cpu.cfs_period_us``; ``None`` when there is no limit."""
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        with open(os.path.join(root, "cpu.max"), encoding="ascii") as fh:
+            quota, _, period = fh.read().strip().partition(" ")
+        if quota != "max" and period:
+            return int(quota) / int(period)
+        return None
+    except (OSError, ValueError):
+        pass
+    try:
+        with open(os.path.join(root, "cpu", "cpu.cfs_quota_us"), encoding="ascii") as fh:
+            quota_us = int(fh.read().strip())
+        with open(os.path.join(root, "cpu", "cpu.cfs_period_us"), encoding="ascii") as fh:
+            period_us = int(fh.read().strip())
+    except (OSError, ValueError):
+        return None
+    return quota_us / period_us if quota_us > 0 and period_us > 0 else None
+
+
+def _cpus() -> int:
+    """CPUs this process may use: its affinity mask, capped by the cgroup CPU limit (rounded
+    up), so that ``HEKA_SEARCH_WORKERS=0`` sizes the pool to the pod, not to the node."""
+    try:
+        cpus = max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
+        cpus = max(1, os.cpu_count() or 1)
+    limit = cgroup_cpu_limit()
+    if limit is not None:
+        cpus = min(cpus, max(1, math.ceil(limit)))
+    return cpus
 
 
 SETTINGS: tuple[Setting, ...] = (
@@ -99,8 +128,8 @@ SETTINGS: tuple[Setting, ...] = (
         "HEKA_SEARCH_WORKERS",
         int,
         0,
-        "Bot search worker processes of each gRPC process (0: the available CPUs divided by "
-        "HEKA_GRPC_PROCESSES).",
+        "Bot search worker processes of each gRPC process (0: the available CPUs, capped by the "
+        "cgroup CPU limit, divided by HEKA_GRPC_PROCESSES).",
     ),
     Setting(
         "max_concurrent_searches",

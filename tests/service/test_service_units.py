@@ -304,3 +304,31 @@ def test_async_service_runs_bot_calls_on_the_pool_and_cheap_calls_inline() -> No
     assert set(METHODS) >= BLOCKING
     for name, thread in seen.items():
         assert thread.startswith("bot-call") == (name in BLOCKING), name
+
+
+@pytest.mark.parametrize(
+    ("files", "limit"),
+    [
+        ({"cpu.max": "200000 100000\n"}, 2.0),
+        ({"cpu.max": "150000 100000\n"}, 1.5),
+        ({"cpu.max": "max 100000\n"}, None),
+        ({"cpu/cpu.cfs_quota_us": "50000\n", "cpu/cpu.cfs_period_us": "100000\n"}, 0.5),
+        ({"cpu/cpu.cfs_quota_us": "-1\n", "cpu/cpu.cfs_period_us": "100000\n"}, None),
+        ({}, None),
+        ({"cpu.max": "garbage\n"}, None),
+    ],
+)
+def test_cgroup_cpu_limit_reads_v2_and_v1(tmp_path: Any, files: dict[str, str], limit: float | None) -> None:
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    assert cfg.cgroup_cpu_limit(str(tmp_path)) == limit
+
+
+def test_auto_search_workers_follow_the_cgroup_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cfg, "cgroup_cpu_limit", lambda: 1.5)
+    monkeypatch.setattr(cfg.os, "sched_getaffinity", lambda _pid: set(range(16)))
+    assert cfg._cpus() == 2  # a 1.5-CPU pod on a 16-CPU node: 2 workers, not 16
+    monkeypatch.setattr(cfg, "cgroup_cpu_limit", lambda: None)
+    assert cfg._cpus() == 16
