@@ -157,7 +157,7 @@ class ActionCache:
             chunk = self._encoded.get((name, a, field_number))
             if chunk is None:
                 body = self.get(game, a).SerializeToString()
-                chunk = _varint(field_number << 3 | 2) + _varint(len(body)) + body
+                chunk = field_bytes(field_number, body)
                 with self._lock:
                     self._encoded[(name, a, field_number)] = chunk
             out.append(chunk)
@@ -171,6 +171,12 @@ class ActionCache:
             with self._lock:
                 self._cache[key] = msg
         return msg
+
+
+def field_bytes(field_number: int, body: bytes) -> bytes:
+    """``body`` (a serialised message) as length-delimited field ``field_number``: such
+    chunks, concatenated, merge into a message with ``MergeFromString``."""
+    return _varint(field_number << 3 | 2) + _varint(len(body)) + body
 
 
 def _varint(value: int) -> bytes:
@@ -236,7 +242,7 @@ def encoded_events(events: Iterable[Event], viewer: int | None, field_number: in
         chunk = cache.get(key)
         if chunk is None:
             body = event_message(e).SerializeToString()
-            chunk = _varint(field_number << 3 | 2) + _varint(len(body)) + body
+            chunk = field_bytes(field_number, body)
             if len(cache) >= _EVENT_CACHE_LIMIT:
                 cache.clear()
             cache[key] = chunk
