@@ -58,8 +58,13 @@ def test_early_stop_chooses_what_the_full_budget_chooses() -> None:
 
 
 def test_early_stop_needs_an_iteration_budget_and_can_be_turned_off() -> None:
-    d = bot(iterations=None, milliseconds=30).choose(duel(), seed=5)
-    assert d.diagnostics.iterations > 0  # a pure time budget has no "iterations left"
+    # A pure time budget has no "iterations left": the search runs to its time limit even
+    # where an iteration budget of the same size would have stopped early.
+    early = bot(iterations=200).choose(duel(), seed=5)
+    assert early.diagnostics.iterations < 200  # this position is decided early (in ~8 ms)...
+    timed = bot(iterations=None, milliseconds=30).choose(duel(), seed=5)
+    assert timed.diagnostics.elapsed_seconds >= 0.025  # ...but the timed search runs on
+    assert timed.diagnostics.iterations > early.diagnostics.iterations
     assert parse_params("medium,early_stop=off")[1].early_stop is False
     assert parse_params("medium")[1].early_stop is True
 
