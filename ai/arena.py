@@ -434,11 +434,89 @@ def pairwise_results(records: Sequence[GameRecord], players: int, *, teams: bool
     return out
 
 
+def records_from_json(data: Mapping[str, Any]) -> list[GameRecord]:
+    """The game records of an arena ``--json`` file (the inverse of ``GameRecord.to_dict``)."""
+    out: list[GameRecord] = []
+    try:
+        for g in data["games"]:
+            out.append(
+                GameRecord(
+                    index=int(g["index"]),
+                    pairing=int(g["pairing"]),
+                    seats=tuple(str(s) for s in g["seats"]),
+                    deal_seed=int(g["deal_seed"]),
+                    bot_seed=int(g["bot_seed"]),
+                    winners=tuple(int(w) for w in g["winners"]),
+                    returns=tuple(float(r) for r in g["returns"]),
+                    scores=tuple(int(x) for x in g["scores"]),
+                    reason=str(g["reason"]),
+                    plies=int(g["plies"]),
+                    rounds=int(g["rounds"]),
+                    seconds=float(g["seconds"]),
+                    think_seconds=tuple(float(t) for t in g["think_seconds"]),
+                    decisions=tuple(int(d) for d in g["decisions"]),
+                )
+            )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ArenaError(f"not an arena results file: bad or missing game field ({exc})") from exc
+    return out
+
+
+def check_resumable(data: Mapping[str, Any], config: ArenaConfig, players: int) -> list[GameRecord]:
+    """The finished games of an earlier run's ``--json`` (``data``) that belong to the
+    schedule of ``config``, to be kept instead of replayed.
+
+    The earlier run must have had the same game, bots (in order), seed, players, teams,
+    lineup and options; its number of games per pairing may be smaller or larger (the
+    schedule is a prefix-stable sequence, so game *i* is the same game in both). Every kept
+    game must match its scheduled seats and seeds, or the file is refused. Games beyond the
+    new schedule are dropped. Because a game is a function of its task's seeds, replaying a
+    kept game with budgets that do not depend on time would give the same record.
+    """
+    expected = {
+        "game": config.game,
+        "bots": list(config.bots),
+        "seed": config.seed,
+        "players": players,
+        "teams": config.teams,
+        "lineup": config.lineup,
+        "options": dict(config.options),
+    }
+    for key, want in expected.items():
+        got = data.get(key)
+        if got != want:
+            raise ArenaError(f"cannot resume: the earlier run's {key} was {got!r}, this run's is {want!r}")
+    _, tasks = make_schedule(config, players)
+    kept: list[GameRecord] = []
+    seen: set[int] = set()
+    for rec in records_from_json(data):
+        if rec.index in seen:
+            raise ArenaError(f"cannot resume: game {rec.index} appears twice in the earlier results")
+        seen.add(rec.index)
+        if rec.index >= len(tasks):
+            continue
+        task = tasks[rec.index]
+        if (rec.pairing, rec.seats, rec.deal_seed, rec.bot_seed) != (
+            task.pairing,
+            task.seats,
+            task.deal_seed,
+            task.bot_seed,
+        ):
+            raise ArenaError(
+                f"cannot resume: game {rec.index} of the earlier results is not "
+                f"this schedule's game {rec.index}"
+            )
+        kept.append(rec)
+    return kept
+
+
 def run_arena(
     config: ArenaConfig,
     *,
     on_result: Callable[[GameRecord, int, int], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
+    previous: Sequence[GameRecord] = (),
+    previous_seconds: float = 0.0,
 ) -> ArenaResult:
     """Play the whole schedule (``config.workers`` processes; 1 = in this process).
 
@@ -447,6 +525,10 @@ def run_arena(
     while workers play) or a ``KeyboardInterrupt`` arrives, the arena stops and returns the
     games finished so far with ``interrupted=True`` (games in progress are dropped). A
     failing game raises :class:`ArenaError`.
+
+    ``previous`` are games of this schedule already played (see :func:`check_resumable`):
+    they are kept, not replayed, and count in ``done``; ``previous_seconds`` is added to the
+    result's wall time.
     """
     game = get_game(config.game)
     options = config.game_options()
@@ -462,8 +544,9 @@ def run_arena(
         make_bot(spec)  # raise BotSpecError early, in this process
     pairings = make_pairings(config.bots, players, teams=config.teams, lineup=config.lineup)
     total = len(pairings) * config.games
-    done: list[GameRecord] = []
-    t0 = time.perf_counter()
+    done: list[GameRecord] = list(previous)
+    skip = {r.index for r in previous}
+    t0 = time.perf_counter() - previous_seconds
     interrupted = False
     stop = should_stop or (lambda: False)
 
@@ -474,6 +557,7 @@ def run_arena(
 
     try:
         pairings, tasks = make_schedule(config, players)
+        tasks = [t for t in tasks if t.index not in skip]
         if config.workers == 1:
             for task in tasks:
                 if stop():
@@ -536,7 +620,7 @@ def _run_parallel(
                 continue
             if msg[0] == "error":
                 _, index, text = msg
-                task = tasks[index]
+                task = next(t for t in tasks if t.index == index)
                 raise ArenaError(
                     f"game {index} ({' / '.join(task.seats)}, deal seed {task.deal_seed}, "
                     f"bot seed {task.bot_seed}) failed:\n{text}"

@@ -48,6 +48,14 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--option", action="append", default=[], metavar="NAME=VALUE", help="game option (repeatable)"
     )
+    p.add_argument(
+        "--resume",
+        metavar="PATH",
+        default=None,
+        help="keep the finished games of an earlier run's --json file (same game, bots, seed, "
+        "players, lineup and options; --games may differ) and play only the rest; PATH may be "
+        "the --json path itself",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
@@ -77,8 +85,12 @@ class ProgressBar:
     """Games done / total, rate and ETA on one stderr line. On a terminal it redraws in place
     (at most 10 times a second); otherwise (a log file) it prints a line every 5% or minute."""
 
-    def __init__(self, total: int, stream: TextIO | None = None, enabled: bool = True) -> None:
+    def __init__(
+        self, total: int, stream: TextIO | None = None, enabled: bool = True, already: int = 0
+    ) -> None:
         self.total = max(total, 1)
+        #: Games done before this run started (a resumed arena): not in the rate.
+        self.already = already
         self.stream = stream = stream if stream is not None else sys.stderr
         self.enabled = enabled
         self.tty = stream.isatty()
@@ -99,7 +111,7 @@ class ProgressBar:
             return
         self.last, self.last_step = now, step
         elapsed = now - self.start
-        rate = done / elapsed if elapsed > 0 else 0.0
+        rate = (done - self.already) / elapsed if elapsed > 0 else 0.0
         eta = (self.total - done) / rate if rate > 0 else 0.0
         width = 30
         filled = int(width * done / self.total)
@@ -131,6 +143,7 @@ def run(args: argparse.Namespace) -> int:
         ArenaError,
         ArenaResult,
         GameRecord,
+        check_resumable,
         expected_block_note,
         make_pairings,
         run_arena,
@@ -158,6 +171,20 @@ def run(args: argparse.Namespace) -> int:
             make_bot(spec)
         if args.games < 1:
             raise ArenaError("--games must be at least 1")
+        kept: list[GameRecord] = []
+        kept_seconds = 0.0
+        if args.resume:
+            try:
+                with open(args.resume, encoding="utf-8") as fh:
+                    earlier = json.load(fh)
+            except OSError as exc:
+                raise ArenaError(f"cannot resume: {exc.strerror}: {args.resume}") from exc
+            except json.JSONDecodeError as exc:
+                raise ArenaError(f"cannot resume: {args.resume} is not JSON ({exc})") from exc
+            if not isinstance(earlier, dict):
+                raise ArenaError(f"cannot resume: {args.resume} is not an arena results file")
+            kept = check_resumable(earlier, config, players)
+            kept_seconds = float(earlier.get("seconds", 0.0)) if kept else 0.0
     except (EngineError, ArenaError, BotSpecError, ValueError) as exc:
         print(f"heka arena: {exc}", file=sys.stderr)
         return 2
@@ -170,9 +197,11 @@ def run(args: argparse.Namespace) -> int:
         f"{args.games} games = {total} games, {args.workers} worker(s) (cpu count {os.cpu_count()})",
         file=sys.stderr,
     )
-    bar = ProgressBar(total, enabled=not args.no_progress)
-    bar.update(0)
-    done: list[GameRecord] = []
+    if args.resume:
+        print(f"heka arena: resuming: {len(kept)} game(s) kept from {args.resume}", file=sys.stderr)
+    bar = ProgressBar(total, enabled=not args.no_progress, already=len(kept))
+    bar.update(len(kept))
+    done: list[GameRecord] = list(kept)
     last_save = [time.monotonic()]
     started = time.perf_counter()
 
@@ -188,7 +217,7 @@ def run(args: argparse.Namespace) -> int:
                 pairings,
                 sorted(done, key=lambda r: r.index),
                 total,
-                time.perf_counter() - started,
+                kept_seconds + time.perf_counter() - started,
                 interrupted=True,
             )
             _write_json(args.json, partial.to_json())
@@ -207,7 +236,13 @@ def run(args: argparse.Namespace) -> int:
     for sig in previous:
         signal.signal(sig, on_signal)
     try:
-        result = run_arena(config, on_result=on_result, should_stop=lambda: bool(stop_requested))
+        result = run_arena(
+            config,
+            on_result=on_result,
+            should_stop=lambda: bool(stop_requested),
+            previous=kept,
+            previous_seconds=kept_seconds,
+        )
     except (ArenaError, BotSpecError, EngineError) as exc:
         print(f"\nheka arena: {exc}", file=sys.stderr)
         return 1

@@ -16,6 +16,7 @@ from ai.arena import (
     ArenaError,
     ArenaResult,
     GameRecord,
+    check_resumable,
     derive_seed,
     expected_block_note,
     game_side_result,
@@ -23,6 +24,7 @@ from ai.arena import (
     make_schedule,
     pairwise_results,
     play_game,
+    records_from_json,
     run_arena,
 )
 from engine.core import (
@@ -439,3 +441,69 @@ def test_real_games_are_reproducible_across_worker_counts(game: str, players: in
     # Seat rotation with 3 players: every arrangement of the 6-game block once.
     assert len({r.seats for r in one.records}) == (6 if players == 3 else 2)
     assert len({r.deal_seed for r in one.records}) == (1 if players == 3 else 3)
+
+
+def _strip(r: GameRecord) -> tuple[Any, ...]:
+    return (r.index, r.pairing, r.seats, r.deal_seed, r.bot_seed, r.winners, r.returns, r.plies)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_resumed_arena_equals_the_uninterrupted_one(workers: int) -> None:
+    full_config = ArenaConfig("race-test", ("smart", "random"), games=10, seed=4, workers=workers)
+    full = run_arena(full_config)
+    # An earlier run of 6 games per pairing, stopped after 4 of them, written to JSON.
+    finished: list[int] = []
+    short = run_arena(
+        dataclasses.replace(full_config, games=6),
+        on_result=lambda r, _d, _t: finished.append(r.index),
+        should_stop=lambda: len(finished) >= 4,
+    )
+    data = json.loads(json.dumps(short.to_json()))
+    kept = check_resumable(data, full_config, 2)
+    assert [r.index for r in kept] == [r.index for r in short.records]
+    played: list[int] = []
+    resumed = run_arena(
+        full_config,
+        previous=kept,
+        previous_seconds=100.0,
+        on_result=lambda _r, done, _t: played.append(done),
+    )
+    assert [_strip(r) for r in resumed.records] == [_strip(r) for r in full.records]
+    # Only the missing games were played, and the count continues from the kept ones.
+    assert played == list(range(len(kept) + 1, 11))
+    assert resumed.seconds >= 100.0 and not resumed.interrupted
+
+
+def test_records_survive_the_json_round_trip() -> None:
+    result = run_arena(ArenaConfig("race-test", ("smart", "random"), games=4, seed=9))
+    back = records_from_json(json.loads(json.dumps(result.to_json())))
+    assert [_strip(r) for r in back] == [_strip(r) for r in result.records]
+    assert [r.scores for r in back] == [r.scores for r in result.records]
+    with pytest.raises(ArenaError, match="not an arena results file"):
+        records_from_json({"games": [{"index": 0}]})
+
+
+def test_resuming_refuses_results_of_another_schedule() -> None:
+    config = ArenaConfig("race-test", ("smart", "random"), games=4, seed=9)
+    data = json.loads(json.dumps(run_arena(config).to_json()))
+    # A larger --games keeps every game; a smaller one keeps the schedule's prefix.
+    assert len(check_resumable(data, dataclasses.replace(config, games=8), 2)) == 4
+    assert [r.index for r in check_resumable(data, dataclasses.replace(config, games=2), 2)] == [0, 1]
+    for changed, field in [
+        (dataclasses.replace(config, seed=10), "seed"),
+        (dataclasses.replace(config, bots=("random", "smart")), "bots"),
+        (dataclasses.replace(config, lineup="one-vs-rest"), "lineup"),
+        (dataclasses.replace(config, game="aton"), "game"),
+    ]:
+        with pytest.raises(ArenaError, match=f"cannot resume: the earlier run's {field}"):
+            check_resumable(data, changed, 2)
+    with pytest.raises(ArenaError, match="earlier run's players"):
+        check_resumable(data, config, 3)
+    tampered = json.loads(json.dumps(data))
+    tampered["games"][1]["bot_seed"] += 1
+    with pytest.raises(ArenaError, match="game 1 of the earlier results is not this schedule's game 1"):
+        check_resumable(tampered, config, 2)
+    tampered = json.loads(json.dumps(data))
+    tampered["games"].append(tampered["games"][0])
+    with pytest.raises(ArenaError, match="game 0 appears twice"):
+        check_resumable(tampered, config, 2)

@@ -129,3 +129,26 @@ def test_an_interrupted_arena_reports_and_writes_the_games_played(tmp_path: Path
     data = json.loads(path.read_text())
     assert data["interrupted"] is True
     assert data["games_played"] == len(data["games"]) < 200000
+
+
+def test_arena_resume_plays_only_the_missing_games(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "run.json"
+    base = ["arena", "--game", "aton", "--bots", "greedy,random", "--seed", "3", "--no-progress"]
+    assert main([*base, "--games", "4", "--json", str(path)]) == 0
+    first = json.loads(path.read_text())
+    capsys.readouterr()
+    # The same file is read, extended to 6 games per pairing, and rewritten.
+    assert main([*base, "--games", "6", "--json", str(path), "--resume", str(path)]) == 0
+    assert "resuming: 4 game(s) kept" in capsys.readouterr().err
+    data = json.loads(path.read_text())
+    assert data["games_played"] == 6 and [g["index"] for g in data["games"]] == list(range(6))
+    assert data["games"][:4] == first["games"]  # kept as they were (times included)
+    # A file of another arena is refused, and nothing is played.
+    code = main([*base, "--games", "6", "--bots", "random,greedy", "--resume", str(path)])
+    assert code == 2
+    assert "cannot resume: the earlier run's bots" in capsys.readouterr().err
+    missing = tmp_path / "missing.json"
+    assert main([*base, "--resume", str(missing)]) == 2
+    assert "cannot resume: No such file or directory" in capsys.readouterr().err
