@@ -87,6 +87,30 @@ ROLLOUTS: tuple[str, ...] = ("random", "guided")
 #: Default rollout policy per game (``"random"`` unless measured otherwise).
 _DEFAULT_ROLLOUT: dict[str, str] = {}
 
+#: A root ordering: the root player's legal actions, most promising first, computed from
+#: what that player may see (the search's progressive widening takes a growing prefix).
+RootOrder = Callable[[State, list[int]], list[int]]
+_ORDERS: dict[str, RootOrder] = {}
+#: Default widening factor per game (0 = no widening unless measured otherwise).
+_DEFAULT_WIDEN: dict[str, float] = {}
+
+
+def register_root_order(game: str, order: RootOrder, default_widen: float = 0.0) -> None:
+    _ORDERS[game] = order
+    _DEFAULT_WIDEN[game] = default_widen
+
+
+def root_order_for(game: str) -> RootOrder | None:
+    """The game's root ordering, ``None`` when it has none (no widening possible)."""
+    _load_game_heuristics()
+    return _ORDERS.get(game)
+
+
+def default_widen(game: str) -> float:
+    """The game's default widening factor (0.0: off)."""
+    _load_game_heuristics()
+    return _DEFAULT_WIDEN.get(game, 0.0)
+
 
 def register_evaluator(
     game: str, evaluator: Evaluator, default_cutoff: int | None = None, default_rollout: str | None = None
@@ -130,7 +154,10 @@ def policy_for(game: str, name: str) -> RolloutPolicy | None:
 
 
 def _load_game_heuristics() -> None:
-    """Per-game heuristics are defined below and registered at import; kept as a hook."""
+    """Per-game heuristics are defined below and registered at import; root orderings come
+    from the greedy bots (:mod:`ai.greedy`), imported here on first use."""
+    if not _ORDERS:
+        import ai.greedy  # noqa: F401  (registers the root orderings)
 
 
 # ---------------------------------------------------------------------------------------

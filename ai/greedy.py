@@ -37,6 +37,7 @@ import random
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ai import evaluation
 from ai.api import BotSpecError, Budget, Decision, Diagnostics
 from engine.core import State
 
@@ -355,6 +356,54 @@ class OsiriumGreedy:
             return int(oa.PASS)
         return rng.choice(legal)
 
+    def order(self, state: State, legal: list[int]) -> list[int]:
+        """``legal`` from the most to the least promising by these rules of thumb (the
+        search's root ordering for progressive widening, :mod:`ai.mcts`). The action
+        :meth:`choose` prefers comes first among equals; ties keep the ids' order, so the
+        ordering is deterministic and, like :meth:`choose`, reads only the player's view."""
+        if len(legal) <= 1:
+            return list(legal)
+        ctx = _OsiriumContext(state)
+        oa = ctx.oa
+        decision = state.decision()
+        score: Callable[[int], float]
+        if decision == "draw":
+            score = ctx.draw_value
+        elif decision == "break":
+            score = lambda a: ctx.break_value(a - oa.BREAK)  # noqa: E731
+        elif decision == "place":
+            score = ctx.place_value
+        elif decision == "refill":
+            want_adv = ctx.board_count() >= 6 or ctx.exaltation_kind in ("advanced", "ritual_size")
+            pick = int(oa.REFILL) + (1 if want_adv else 0)
+            score = lambda a: 1.0 if a == pick else 0.0  # noqa: E731
+        else:
+            useful = ctx.hand_useful()
+            many_powers = sum(1 for a in legal if oa.SETH <= a < oa.PLACE) > 400
+
+            def score(a: int) -> float:
+                # Bands mirror choose(): a worthwhile cast, then placements (or a pass with
+                # a useless hand), then clears, then powers that make a ritual castable, then
+                # ending the turn, then the rest.
+                if a >= oa.CAST:
+                    v = ctx.cast_value(a)
+                    return 1000.0 + v if v > 0 else -100.0 + v
+                if oa.PLACE <= a < oa.CAST:
+                    return 500.0 + ctx.place_value(a)
+                if a == oa.PASS:
+                    return 900.0 if not useful else -50.0
+                if oa.CLEAR <= a < oa.ANUBIS:
+                    return 400.0 + ctx.clear_value(a - oa.CLEAR)
+                if oa.SETH <= a < oa.PLACE and not many_powers:
+                    v = ctx.power_value(a)
+                    return 300.0 + v if v > 0 else -10.0
+                if a == oa.END:
+                    return 0.0
+                return -20.0
+
+        scored = sorted(((-score(a), i) for i, a in enumerate(legal)))
+        return [legal[i] for _, i in scored]
+
 
 class _OsiriumContext:
     """What the deciding player knows, with quick hypothetical-board evaluations."""
@@ -639,3 +688,11 @@ def make_greedy(params: str) -> GreedyBot:
     if params.strip():
         raise BotSpecError(f"the greedy bot takes no parameters, got {params!r}")
     return GreedyBot()
+
+
+def _osirium_root_order(state: State, legal: list[int]) -> list[int]:
+    return _OSIRIUM_ORDER.order(state, legal)
+
+
+_OSIRIUM_ORDER = OsiriumGreedy()
+evaluation.register_root_order("osirium", _osirium_root_order, default_widen=0.0)

@@ -113,6 +113,11 @@ class MctsParams:
     #: action can no longer be overtaken: its lead in visits exceeds the iterations left.
     #: The chosen action is then exactly the one the full budget would choose.
     early_stop: bool = True
+    #: Progressive widening at the root: the search considers only the first
+    #: ``WIDEN_BASE + widen * sqrt(iterations so far)`` root actions of the game's root
+    #: ordering (``ai.evaluation.root_order_for``: most promising first, from the player's
+    #: view). ``0`` = every legal action from the start; ``None`` = the game's default.
+    widen: float | None = None
 
     @property
     def budget(self) -> Budget:
@@ -131,6 +136,7 @@ _SPEC_KEYS = {
     "workers": "workers",
     "discount": "discount",
     "early_stop": "early_stop",
+    "widen": "widen",
 }
 
 
@@ -175,7 +181,7 @@ def parse_params(params: str) -> tuple[str, MctsParams]:
         if name is None:
             raise BotSpecError(
                 f"unknown mcts parameter {key!r} (known: iterations, ms, c, rollout, cutoff, workers, "
-                "discount, early_stop)"
+                "discount, early_stop, widen)"
             )
         try:
             if name == "iterations":
@@ -189,6 +195,10 @@ def parse_params(params: str) -> tuple[str, MctsParams]:
             elif name == "c":
                 fields[name] = float(value)
                 if not fields[name] >= 0:
+                    raise ValueError
+            elif name == "widen":
+                fields[name] = 0.0 if value in ("off", "none", "no") else float(value)
+                if not 0 <= fields[name] < math.inf:
                     raise ValueError
             elif name == "discount":
                 fields[name] = float(value)
@@ -319,6 +329,10 @@ class SearchResult:
     interrupted: bool
 
 
+#: Root actions considered from the first iteration when widening (see ``MctsParams.widen``).
+WIDEN_BASE = 3
+
+
 class Search:
     """One single-observer ISMCTS search for ``player`` from ``state``."""
 
@@ -341,6 +355,18 @@ class Search:
         self._shared: dict[int, dict[int, _Edge]] = {}
         self.root = _Node([0] * self.n, [0] * self.n, self.n)
         self.iterations = 0
+        widen = params.widen if params.widen is not None else evaluation.default_widen(game)
+        self.widen = widen
+        #: The root actions in the order widening admits them (None: no widening).
+        self.root_order: list[int] | None = None
+        order = evaluation.root_order_for(game) if widen > 0 else None
+        if order is not None:
+            legal = state.legal_actions()
+            if len(legal) > WIDEN_BASE:
+                ranked = order(state, legal)
+                if sorted(ranked) != sorted(legal):
+                    raise ValueError(f"the {game} root ordering is not a permutation of the legal actions")
+                self.root_order = ranked
 
     # --- observation keys ------------------------------------------------------------
 
@@ -401,7 +427,14 @@ class Search:
             if q < 0:
                 self._backprop(path, state.returns(), len(path))
                 return
-            legal = state.legal_actions()
+            ordered = self.root_order if node is self.root else None
+            if ordered is not None:
+                # Progressive widening (root only): a growing prefix of the ordering, whose
+                # untried actions are expanded in order. The root player's legal actions
+                # are the same in every world it samples.
+                legal = ordered[: WIDEN_BASE + int(self.widen * math.sqrt(self.iterations))]
+            else:
+                legal = state.legal_actions()
             edges = node.stats[q]
             if edges is None:
                 edges = self._stats(node, q)
@@ -424,7 +457,10 @@ class Search:
                         best_u = u
                         best = a
             if untried is not None:
-                a = untried[int(rand() * len(untried))] if len(untried) > 1 else untried[0]
+                if len(untried) > 1 and ordered is None:
+                    a = untried[int(rand() * len(untried))]
+                else:
+                    a = untried[0]
                 e = edges[a] = _Edge()
                 expanded = True
             else:

@@ -303,13 +303,27 @@ def test_spec_presets_and_parameters() -> None:
     assert parse_params("easy,workers=2")[1].workers == 2
     assert parse_params("cutoff=end")[1].cutoff == -1
     assert parse_params("ms=300")[1].iterations is None
+    assert parse_params("medium")[1].widen is None  # the game's default
+    assert parse_params("medium,widen=1.5")[1].widen == 1.5
+    assert parse_params("medium,widen=off")[1].widen == 0.0
     assert make_bot("mcts").name == "mcts:medium"
     assert make_bot("mcts:hard").name == "mcts:hard"
 
 
 @pytest.mark.parametrize(
     "spec",
-    ["impossible", "iterations=0", "c=-1", "workers=0", "rollout=psychic", "easy,hard", "depth=3", "ms=x"],
+    [
+        "impossible",
+        "iterations=0",
+        "c=-1",
+        "workers=0",
+        "rollout=psychic",
+        "easy,hard",
+        "depth=3",
+        "ms=x",
+        "widen=-1",
+        "widen=inf",
+    ],
 )
 def test_bad_specs_are_refused(spec: str) -> None:
     with pytest.raises(BotSpecError):

@@ -9,7 +9,8 @@ import pytest
 from ai_positions import random_positions
 
 from ai.evaluation import osirium_evaluate, team_average
-from ai.mcts import Limits, MctsBot, MctsParams, Search
+from ai.greedy import OsiriumGreedy
+from ai.mcts import WIDEN_BASE, Limits, MctsBot, MctsParams, Search
 from engine import get_game
 from engine.core import State
 from engine.osirium import actions as A
@@ -163,3 +164,65 @@ def test_guided_rollouts_cast_when_possible() -> None:
     assert sum(1 for a in picks if a in casts) > 25
     d = MctsBot(MctsParams(iterations=100, rollout="guided")).choose(s, seed=1)
     assert d.action in legal
+
+
+# --- progressive widening at the root (MctsParams.widen) ------------------------------
+
+
+def test_root_order_is_a_permutation_led_by_what_greedy_plays() -> None:
+    """The root ordering (the greedy rules of thumb, O6.4: the player's view only) ranks
+    every legal action once; a winning 5th cast (O5.6) comes first."""
+    order = OsiriumGreedy().order
+    for s in positions(8, 61) + positions(4, 62, 4):
+        legal = s.legal_actions()
+        ranked = order(s, legal)
+        assert sorted(ranked) == sorted(legal)
+        other = s.sample_consistent_state(s.current_player(), random.Random(3))
+        assert order(other, other.legal_actions()) == ranked  # hidden cards do not matter
+    for s, wins in fifth_ritual_positions(3):
+        assert order(s, s.legal_actions())[0] in wins
+
+
+@pytest.mark.parametrize("widen", [0.5, 2.0])
+def test_widening_searches_a_growing_prefix_of_the_order(widen: float) -> None:
+    s = new(2, 4)  # the opening: about 190 placements
+    legal = s.legal_actions()
+    assert len(legal) > 100
+    ranked = OsiriumGreedy().order(s, legal)
+    n = 400
+    search = Search(s, 0, MctsParams(iterations=n, widen=widen, early_stop=False), seed=2)
+    result = search.run(Limits(n))
+    admitted = WIDEN_BASE + int(widen * (n - 1) ** 0.5)
+    # Untried admitted actions are expanded before any revisit, so the searched actions
+    # are exactly the prefix admitted by the last iteration.
+    assert {a for a, _, _ in result.root} == set(ranked[:admitted])
+    assert sum(v for _, v, _ in result.root) == n
+    # Without widening every legal action is tried.
+    flat = Search(s, 0, MctsParams(iterations=n, widen=0, early_stop=False), seed=2).run(Limits(n))
+    assert {a for a, _, _ in flat.root} == set(legal)
+
+
+def test_widened_search_with_an_expired_deadline_plays_the_orders_first_action() -> None:
+    import time
+
+    widened = [s for s in positions(12, 63) if len(s.legal_actions()) > WIDEN_BASE]
+    assert len(widened) >= 4
+    for s in widened:
+        ranked = OsiriumGreedy().order(s, s.legal_actions())
+        bot = MctsBot(MctsParams(iterations=1000, widen=1.0))
+        d = bot.choose(s, seed=1, deadline=time.monotonic() - 1.0)
+        assert d.diagnostics.iterations == 1
+        assert d.action == ranked[0]
+
+
+@pytest.mark.parametrize("widen", [0.0, 1.0])
+def test_no_peeking_with_and_without_widening(widen: float) -> None:
+    """O6.4 again, with the root ordering on: the others' hands, face-down rituals,
+    exaltations and the piles' order change nothing."""
+    for s in positions(4, 64, 2) + positions(2, 65, 4):
+        p = s.current_player()
+        other = s.sample_consistent_state(p, random.Random(17))
+        assert other.view(p) == s.view(p)
+        bot = MctsBot(MctsParams(iterations=120, widen=widen))
+        a, b = bot.choose(s, seed=3), bot.choose(other, seed=3)
+        assert (a.action, a.diagnostics.actions) == (b.action, b.diagnostics.actions)
