@@ -95,15 +95,28 @@ _ORDERS: dict[str, RootOrder] = {}
 _DEFAULT_WIDEN: dict[str, float] = {}
 
 
-def register_root_order(game: str, order: RootOrder, default_widen: float = 0.0) -> None:
+#: Default root-prior weight per game (0 = UCB1 at the root unless measured otherwise).
+_DEFAULT_PRIOR: dict[str, float] = {}
+
+
+def register_root_order(
+    game: str, order: RootOrder, default_widen: float = 0.0, default_prior: float = 0.0
+) -> None:
     _ORDERS[game] = order
     _DEFAULT_WIDEN[game] = default_widen
+    _DEFAULT_PRIOR[game] = default_prior
 
 
 def root_order_for(game: str) -> RootOrder | None:
     """The game's root ordering, ``None`` when it has none (no widening possible)."""
     _load_game_heuristics()
     return _ORDERS.get(game)
+
+
+def default_prior(game: str) -> float:
+    """The game's default root-prior weight (0.0: off)."""
+    _load_game_heuristics()
+    return _DEFAULT_PRIOR.get(game, 0.0)
 
 
 def default_widen(game: str) -> float:

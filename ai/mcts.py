@@ -118,6 +118,12 @@ class MctsParams:
     #: ordering (``ai.evaluation.root_order_for``: most promising first, from the player's
     #: view). ``0`` = every legal action from the start; ``None`` = the game's default.
     widen: float | None = None
+    #: Root prior (PUCT, root only): with ``prior = w > 0`` a root action's selection value
+    #: is ``mean + w * P(a) * sqrt(N) / (1 + visits)`` instead of UCB1, where ``P`` gives the
+    #: action of rank ``r`` in the game's root ordering a weight ``1 / (r + 1)`` (normalised)
+    #: and ``N`` counts the root's iterations: the search follows the ordering's favourites
+    #: unless their values say otherwise. ``0`` = UCB1 everywhere; ``None`` = the game's default.
+    prior: float | None = None
 
     @property
     def budget(self) -> Budget:
@@ -137,6 +143,7 @@ _SPEC_KEYS = {
     "discount": "discount",
     "early_stop": "early_stop",
     "widen": "widen",
+    "prior": "prior",
 }
 
 
@@ -181,7 +188,7 @@ def parse_params(params: str) -> tuple[str, MctsParams]:
         if name is None:
             raise BotSpecError(
                 f"unknown mcts parameter {key!r} (known: iterations, ms, c, rollout, cutoff, workers, "
-                "discount, early_stop, widen)"
+                "discount, early_stop, widen, prior)"
             )
         try:
             if name == "iterations":
@@ -196,7 +203,7 @@ def parse_params(params: str) -> tuple[str, MctsParams]:
                 fields[name] = float(value)
                 if not fields[name] >= 0:
                     raise ValueError
-            elif name == "widen":
+            elif name in ("widen", "prior"):
                 fields[name] = 0.0 if value in ("off", "none", "no") else float(value)
                 if not 0 <= fields[name] < math.inf:
                     raise ValueError
@@ -356,10 +363,14 @@ class Search:
         self.root = _Node([0] * self.n, [0] * self.n, self.n)
         self.iterations = 0
         widen = params.widen if params.widen is not None else evaluation.default_widen(game)
+        prior = params.prior if params.prior is not None else evaluation.default_prior(game)
         self.widen = widen
-        #: The root actions in the order widening admits them (None: no widening).
+        self.prior = prior
+        #: The root actions in the game's root ordering (None: no ordering used), and the
+        #: prior of each (by action) when ``prior > 0``.
         self.root_order: list[int] | None = None
-        order = evaluation.root_order_for(game) if widen > 0 else None
+        self.root_prior: dict[int, float] = {}
+        order = evaluation.root_order_for(game) if widen > 0 or prior > 0 else None
         if order is not None:
             legal = state.legal_actions()
             if len(legal) > WIDEN_BASE:
@@ -367,6 +378,10 @@ class Search:
                 if sorted(ranked) != sorted(legal):
                     raise ValueError(f"the {game} root ordering is not a permutation of the legal actions")
                 self.root_order = ranked
+                if prior > 0:
+                    weights = [1.0 / (r + 1) for r in range(len(ranked))]
+                    total = sum(weights)
+                    self.root_prior = {a: prior * w / total for a, w in zip(ranked, weights, strict=True)}
 
     # --- observation keys ------------------------------------------------------------
 
@@ -432,7 +447,21 @@ class Search:
                 # Progressive widening (root only): a growing prefix of the ordering, whose
                 # untried actions are expanded in order. The root player's legal actions
                 # are the same in every world it samples.
-                legal = ordered[: WIDEN_BASE + int(self.widen * math.sqrt(self.iterations))]
+                if self.widen > 0:
+                    legal = ordered[: WIDEN_BASE + int(self.widen * math.sqrt(self.iterations))]
+                else:
+                    legal = ordered
+                if self.root_prior:
+                    a, edge, expanded = self._select_root_puct(node, legal)
+                    path.append((edge, q))
+                    child = node.children.get((a << 3) | q)
+                    if child is None:
+                        child = self._child(node, (a << 3) | q, a, q, state.public_action(a) == SECRET_ACTION)
+                    state.apply(a)
+                    node = child
+                    if expanded:
+                        break
+                    continue
             else:
                 legal = state.legal_actions()
             edges = node.stats[q]
@@ -477,6 +506,33 @@ class Search:
                 break
         values, steps = self._rollout(state)
         self._backprop(path, values, len(path) + steps)
+
+    def _select_root_puct(self, node: _Node, legal: list[int]) -> tuple[int, _Edge, bool]:
+        """Root selection with the prior (``MctsParams.prior``): the first untried admitted
+        action, else the maximum of ``mean + P(a) * sqrt(N) / (1 + visits)`` (``P`` already
+        scaled by the prior weight). Returns (action, its edge, whether it was expanded)."""
+        edges = node.stats[self.player]
+        if edges is None:
+            edges = self._stats(node, self.player)
+        for a in legal:
+            if a not in edges:
+                e = edges[a] = _Edge()
+                for other in legal:
+                    if other != a and other in edges:
+                        edges[other].avail += 1
+                return a, e, True
+        scale = math.sqrt(self.iterations + 1)
+        prior = self.root_prior
+        best = legal[0]
+        best_u = -math.inf
+        for a in legal:
+            e = edges[a]
+            e.avail += 1
+            u = e.total / e.visits + prior[a] * scale / (1 + e.visits)
+            if u > best_u:
+                best_u = u
+                best = a
+        return best, edges[best], False
 
     def _rollout(self, state: State) -> tuple[Sequence[float], int]:
         """Play on from ``state``; return the (estimated) returns and the plies played."""

@@ -4,10 +4,12 @@ In one run:
 
 1. a plain gRPC echo server (sync Python, 2 KB messages), with as many processes sharing the
    port as the heka server has gRPC processes (the ceiling: the best rate seen), and with
-   one process, driven by the same client as everything else;
+   one process, driven by the same client as everything else; and the same echo on a
+   one-process ``grpc.aio`` server (heka's server type, with nothing of heka's);
 2. ``heka serve`` (subprocesses; ``--processes`` gRPC processes x ``--workers`` search
    workers, access logs on): ``ListLegalActions`` and ``ApplyAction`` calls per second with
-   ``--concurrency`` calls in flight over ``--channels`` connections, on pools of real positions
+   ``--concurrency`` calls in flight over ``--channels`` connections (and ``ListGames``, a
+   prebuilt answer: the floor of heka's serving stack), on pools of real positions
    of Aton and 4-player Osirium, with p50/p99 latency: alone; while bot searches (1 s each) keep
    every search worker busy; and on a server without the state cache (every call decodes
    its token: HMAC, deserialisation, validation);
@@ -67,14 +69,39 @@ def run_echo_server(port: int) -> None:
     server.wait_for_termination()
 
 
-def start_echo(processes: int = 1) -> tuple[list[subprocess.Popen[bytes]], int]:
+def run_aio_echo_server(port: int) -> None:
+    """The same echo on a ``grpc.aio`` server (heka's server type): the framework's own
+    ceiling, with no handler work, interceptor, metrics or logs."""
+    import grpc
+
+    async def echo(request: bytes, _context: Any) -> bytes:
+        return request
+
+    async def serve() -> None:
+        handler = grpc.method_handlers_generic_handler(
+            "bench.Echo", {"Echo": grpc.unary_unary_rpc_method_handler(echo)}
+        )
+        server = grpc.aio.server()
+        server.add_generic_rpc_handlers((handler,))
+        bound = server.add_insecure_port(f"127.0.0.1:{port}")
+        await server.start()
+        print(json.dumps({"event": "listening", "port": bound}), flush=True)
+        loop = asyncio.get_running_loop()
+        stopped = asyncio.Event()
+        loop.add_signal_handler(signal.SIGTERM, stopped.set)
+        await stopped.wait()
+        await server.stop(0)
+
+    asyncio.run(serve())
+
+
+def start_echo(processes: int = 1, aio: bool = False) -> tuple[list[subprocess.Popen[bytes]], int]:
     """``processes`` echo servers on one port (gRPC sets SO_REUSEPORT by default)."""
     procs: list[subprocess.Popen[bytes]] = []
     port = 0
+    flag = "--aio-echo-server" if aio else "--echo-server"
     for _ in range(processes):
-        proc = subprocess.Popen(
-            [sys.executable, __file__, "--echo-server", str(port)], stdout=subprocess.PIPE, cwd=ROOT
-        )
+        proc = subprocess.Popen([sys.executable, __file__, flag, str(port)], stdout=subprocess.PIPE, cwd=ROOT)
         assert proc.stdout is not None
         port = int(json.loads(proc.stdout.readline())["port"])
         procs.append(proc)
@@ -293,15 +320,18 @@ async def bench_all(args: argparse.Namespace) -> list[tuple[str, ...]]:
 
     echo_procs, echo_port = start_echo(1)
     echo_n_procs, echo_n_port = start_echo(args.processes) if args.processes > 1 else ([], echo_port)
+    aio_procs, aio_port = start_echo(1, aio=True)
     heka, port, log = start_heka(args.workers, args.processes)
     cold, cold_port, cold_log = start_heka(1, args.processes, HEKA_STATE_CACHE_SIZE="0")
     rows: list[tuple[str, ...]] = []
     echo_1_pids = [p.pid for p in echo_procs]
     echo_n_pids = [p.pid for p in echo_n_procs] or echo_1_pids
+    aio_pids = [p.pid for p in aio_procs]
     heka_pids, cold_pids = grpc_pids(heka), grpc_pids(cold)
     try:
         echo = Stubs(f"127.0.0.1:{echo_port}", args.channels, lambda ch: ch.unary_unary(ECHO_METHOD))
         echo_n = Stubs(f"127.0.0.1:{echo_n_port}", args.channels, lambda ch: ch.unary_unary(ECHO_METHOD))
+        echo_aio = Stubs(f"127.0.0.1:{aio_port}", args.channels, lambda ch: ch.unary_unary(ECHO_METHOD))
         stubs = Stubs(f"127.0.0.1:{port}", args.channels, pb_grpc.GameServiceStub)
         cold_stubs = Stubs(f"127.0.0.1:{cold_port}", args.channels, pb_grpc.GameServiceStub)
         payload = os.urandom(2048)
@@ -316,7 +346,11 @@ async def bench_all(args: argparse.Namespace) -> list[tuple[str, ...]]:
             )
 
         def cheap_calls(st: Stubs) -> list[tuple[str, Any]]:
-            out = []
+            # ListGames answers a prebuilt message: the floor of heka's own serving stack
+            # (aio server, interceptor, metrics, access log) with no per-call work.
+            out: list[tuple[str, Any]] = [
+                ("ListGames (no handler work)", lambda n, st=st: st[n].ListGames(pb.ListGamesRequest()))
+            ]
             for label, pool in pools.items():
                 out.append(
                     (
@@ -363,6 +397,11 @@ async def bench_all(args: argparse.Namespace) -> list[tuple[str, ...]]:
             results.setdefault(echo_key, []).append(
                 await closed_loop(
                     lambda n: echo_n[n](payload), args.concurrency, args.seconds, cpu_pids=echo_n_pids
+                )
+            )
+            results.setdefault(("echo 2 KB, grpc.aio server, 1 process", ""), []).append(
+                await closed_loop(
+                    lambda n: echo_aio[n](payload), args.concurrency, args.seconds, cpu_pids=aio_pids
                 )
             )
             if args.processes > 1:
@@ -463,10 +502,10 @@ async def bench_all(args: argparse.Namespace) -> list[tuple[str, ...]]:
                     )
                 )
                 print("#", rows[-1], flush=True)
-        for st in (echo, echo_n, stubs, cold_stubs):
+        for st in (echo, echo_n, echo_aio, stubs, cold_stubs):
             await st.close()
     finally:
-        for proc in echo_procs + echo_n_procs:
+        for proc in echo_procs + echo_n_procs + aio_procs:
             stop(proc)
         stop(heka)
         stop(cold)
@@ -478,6 +517,7 @@ async def bench_all(args: argparse.Namespace) -> list[tuple[str, ...]]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--echo-server", type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--aio-echo-server", type=int, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--concurrency", type=int, default=64, help="calls in flight (default 64)")
     parser.add_argument(
         "--seconds", type=float, default=4.0, help="measure time per row and repeat (default 4)"
@@ -491,6 +531,9 @@ def main() -> int:
     args = parser.parse_args()
     if args.echo_server is not None:
         run_echo_server(args.echo_server)
+        return 0
+    if args.aio_echo_server is not None:
+        run_aio_echo_server(args.aio_echo_server)
         return 0
     args.bot_runs = {"easy": 5, "medium": 3, "hard": 2}
     if args.quick:

@@ -306,6 +306,8 @@ def test_spec_presets_and_parameters() -> None:
     assert parse_params("medium")[1].widen is None  # the game's default
     assert parse_params("medium,widen=1.5")[1].widen == 1.5
     assert parse_params("medium,widen=off")[1].widen == 0.0
+    assert parse_params("medium")[1].prior is None
+    assert parse_params("medium,prior=1")[1].prior == 1.0
     assert make_bot("mcts").name == "mcts:medium"
     assert make_bot("mcts:hard").name == "mcts:hard"
 
@@ -323,6 +325,7 @@ def test_spec_presets_and_parameters() -> None:
         "ms=x",
         "widen=-1",
         "widen=inf",
+        "prior=-0.5",
     ],
 )
 def test_bad_specs_are_refused(spec: str) -> None:

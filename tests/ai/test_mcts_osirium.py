@@ -215,14 +215,42 @@ def test_widened_search_with_an_expired_deadline_plays_the_orders_first_action()
         assert d.action == ranked[0]
 
 
-@pytest.mark.parametrize("widen", [0.0, 1.0])
-def test_no_peeking_with_and_without_widening(widen: float) -> None:
-    """O6.4 again, with the root ordering on: the others' hands, face-down rituals,
-    exaltations and the piles' order change nothing."""
+@pytest.mark.parametrize("widen,prior", [(0.0, 0.0), (1.0, 0.0), (1.0, 1.0), (0.0, 2.0)])
+def test_no_peeking_with_and_without_the_root_ordering(widen: float, prior: float) -> None:
+    """O6.4 again, with the root ordering on (widening, prior): the others' hands,
+    face-down rituals, exaltations and the piles' order change nothing."""
     for s in positions(4, 64, 2) + positions(2, 65, 4):
         p = s.current_player()
         other = s.sample_consistent_state(p, random.Random(17))
         assert other.view(p) == s.view(p)
-        bot = MctsBot(MctsParams(iterations=120, widen=widen))
+        bot = MctsBot(MctsParams(iterations=120, widen=widen, prior=prior))
         a, b = bot.choose(s, seed=3), bot.choose(other, seed=3)
         assert (a.action, a.diagnostics.actions) == (b.action, b.diagnostics.actions)
+
+
+def test_the_root_prior_concentrates_visits_on_the_orders_favourites() -> None:
+    """With ``prior`` the root follows the ordering unless values disagree: in the quiet
+    opening (placements of nearly equal value) the first-ranked action gets several times the
+    visits of a typical admitted action, where plain UCB1 spreads them evenly."""
+    s = new(2, 4)
+    ranked = OsiriumGreedy().order(s, s.legal_actions())
+    n = 600
+
+    def visits(prior: float) -> dict[int, int]:
+        params = MctsParams(iterations=n, widen=1.0, prior=prior, early_stop=False)
+        result = Search(s, 0, params, seed=2).run(Limits(n))
+        assert sum(v for _, v, _ in result.root) == n
+        return {a: v for a, v, _ in result.root}
+
+    with_prior, flat = visits(1.0), visits(0.0)
+    assert set(with_prior) == set(flat) == set(ranked[: WIDEN_BASE + int((n - 1) ** 0.5)])
+    typical = sorted(with_prior.values())[len(with_prior) // 2]
+    assert with_prior[ranked[0]] > 3 * typical
+    assert max(flat.values()) < 2 * sorted(flat.values())[len(flat) // 2]
+
+
+def test_the_root_prior_still_takes_the_winning_fifth_ritual() -> None:
+    """O5.6 / O8.1 with the prior on and without widening: every cast is admitted at once."""
+    for s, wins in fifth_ritual_positions(3):
+        d = MctsBot(MctsParams(iterations=300, widen=0.0, prior=1.0)).choose(s, seed=2)
+        assert d.action in wins, s.action_to_string(d.action)
