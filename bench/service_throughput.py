@@ -4,8 +4,8 @@ In one run:
 
 1. a plain gRPC echo server (sync Python, 2 KB messages), with as many processes sharing the
    port as the heka server has gRPC processes (the ceiling: the best rate seen), and with
-   one process, driven by the same client as everything else; and the same echo on a
-   one-process ``grpc.aio`` server (heka's server type, with nothing of heka's);
+   one process, driven by the same client as everything else; and the same echo on
+   ``grpc.aio`` servers (heka's server type, as many processes, with nothing of heka's);
 2. ``heka serve`` (subprocesses; ``--processes`` gRPC processes x ``--workers`` search
    workers, access logs on): ``ListLegalActions`` and ``ApplyAction`` calls per second with
    ``--concurrency`` calls in flight over ``--channels`` connections (and ``ListGames``, a
@@ -320,7 +320,7 @@ async def bench_all(args: argparse.Namespace) -> list[tuple[str, ...]]:
 
     echo_procs, echo_port = start_echo(1)
     echo_n_procs, echo_n_port = start_echo(args.processes) if args.processes > 1 else ([], echo_port)
-    aio_procs, aio_port = start_echo(1, aio=True)
+    aio_procs, aio_port = start_echo(args.processes, aio=True)
     heka, port, log = start_heka(args.workers, args.processes)
     cold, cold_port, cold_log = start_heka(1, args.processes, HEKA_STATE_CACHE_SIZE="0")
     rows: list[tuple[str, ...]] = []
@@ -399,7 +399,7 @@ async def bench_all(args: argparse.Namespace) -> list[tuple[str, ...]]:
                     lambda n: echo_n[n](payload), args.concurrency, args.seconds, cpu_pids=echo_n_pids
                 )
             )
-            results.setdefault(("echo 2 KB, grpc.aio server, 1 process", ""), []).append(
+            results.setdefault((f"echo 2 KB, grpc.aio, {args.processes} process(es)", ""), []).append(
                 await closed_loop(
                     lambda n: echo_aio[n](payload), args.concurrency, args.seconds, cpu_pids=aio_pids
                 )
