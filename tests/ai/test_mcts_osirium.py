@@ -166,6 +166,34 @@ def test_guided_rollouts_cast_when_possible() -> None:
     assert d.action in legal
 
 
+def test_guided_rollout_placements_prefer_forming_links() -> None:
+    """O4.1: a rollout placement is the one forming the most links of a few sampled
+    placements, so link-forming placements come up far more often than by chance."""
+    from ai.evaluation import _osirium_new_links, osirium_guided_policy
+
+    checked = 0
+    for s in positions(30, 71):
+        legal = s.legal_actions()
+        places = [a for a in legal if A.PLACE <= a < A.CAST]
+        if s.decision() != "main" or any(a >= A.CAST for a in legal) or len(places) < 20:
+            continue
+        arrows: list[int] = s.arrows  # type: ignore[attr-defined]
+        linking = {a for a in places if _osirium_new_links(arrows, a) > 0}
+        share = len(linking) / len(legal)
+        if not 0.05 < share < 0.5:
+            continue
+        picks = [osirium_guided_policy(s, legal, random.Random(k)) for k in range(400)]
+        picked = sum(1 for a in picks if a in linking) / len(picks)
+        assert picked > 1.5 * share, (picked, share)
+        # The link count itself: a placement's arrows facing a neighbour's arrows (O4.1).
+        for a in places[:40]:
+            child = s.child(a)
+            formed = int(child.links).bit_count() - int(s.links).bit_count()  # type: ignore[attr-defined]
+            assert _osirium_new_links(arrows, a) == formed
+        checked += 1
+    assert checked >= 3
+
+
 # --- progressive widening at the root (MctsParams.widen) ------------------------------
 
 
