@@ -126,12 +126,25 @@ def default_widen(game: str) -> float:
     return _DEFAULT_WIDEN.get(game, 0.0)
 
 
+#: Default cut-off per seat for games whose cut-off grows with the player count.
+_CUTOFF_PER_SEAT: dict[str, int] = {}
+
+
 def register_evaluator(
-    game: str, evaluator: Evaluator, default_cutoff: int | None = None, default_rollout: str | None = None
+    game: str,
+    evaluator: Evaluator,
+    default_cutoff: int | None = None,
+    default_rollout: str | None = None,
+    cutoff_per_seat: int | None = None,
 ) -> None:
+    """Register ``game``'s heuristic; ``cutoff_per_seat`` (instead of ``default_cutoff``)
+    makes the default cut-off ``cutoff_per_seat`` × the number of players, so that a rollout
+    covers about the same number of turns of each seat whatever the player count."""
     _EVALUATORS[game] = evaluator
     if default_cutoff is not None:
         _DEFAULT_CUTOFF[game] = default_cutoff
+    if cutoff_per_seat is not None:
+        _CUTOFF_PER_SEAT[game] = cutoff_per_seat
     if default_rollout is not None:
         _DEFAULT_ROLLOUT[game] = default_rollout
 
@@ -151,9 +164,13 @@ def evaluator_for(game: str) -> Evaluator:
     return _EVALUATORS.get(game) or score_evaluator(10.0)
 
 
-def default_cutoff(game: str) -> int:
-    """The game's default cut-off (``FULL_ROLLOUT`` unless measured otherwise)."""
+def default_cutoff(game: str, players: int = 2) -> int:
+    """The game's default cut-off for ``players`` players (``FULL_ROLLOUT`` unless measured
+    otherwise)."""
     _load_game_heuristics()
+    per_seat = _CUTOFF_PER_SEAT.get(game)
+    if per_seat is not None:
+        return per_seat * players
     return _DEFAULT_CUTOFF.get(game, FULL_ROLLOUT)
 
 
@@ -394,7 +411,10 @@ def osirium_evaluate(state: State) -> tuple[float, ...]:
 # with them and 55.5% with random rollouts, and decided in 153 instead of 251 ms per move;
 # with link-forming rollout placements (osirium_guided_policy) 67.0% (docs/bots.md,
 # "Measured strength").
-register_evaluator("osirium", osirium_evaluate, default_cutoff=10, default_rollout="guided")
+# Cut-off 5 plies per seat: 10 in 2 players (tuned in self-play), 20 in 4, where 10 plies
+# hardly reach the searching seat's next turn: one medium among three greedy won 45.0% of
+# 200 games with cut-off 20 against 36.5% with 10, on the same deals (docs/bots.md).
+register_evaluator("osirium", osirium_evaluate, cutoff_per_seat=5, default_rollout="guided")
 
 
 def _osirium_place_table() -> tuple[tuple[int, int], ...]:

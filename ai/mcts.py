@@ -350,7 +350,9 @@ class Search:
         self.params = params
         self.rng = SearchRandom(seed)
         game = state.game.name
-        cutoff = params.cutoff if params.cutoff is not None else evaluation.default_cutoff(game)
+        cutoff = (
+            params.cutoff if params.cutoff is not None else evaluation.default_cutoff(game, state.num_players)
+        )
         self.cutoff = cutoff
         self.evaluate = evaluation.evaluator_for(game)
         rollout = params.rollout if params.rollout is not None else evaluation.default_rollout(game)

@@ -147,6 +147,16 @@ def test_teams_share_values() -> None:
     assert d.action in s.legal_actions()
 
 
+def test_default_cutoff_grows_with_the_player_count() -> None:
+    """Five plies per seat: rollouts cover about one turn of every seat (2p: 10, 4p: 20)."""
+    for players, cutoff in ((2, 10), (3, 15), (4, 20)):
+        s = new(players, 1)
+        assert Search(s, 0, MctsParams(iterations=10), seed=1).cutoff == cutoff
+        assert Search(s, 0, MctsParams(iterations=10, cutoff=7), seed=1).cutoff == 7
+    aton = get_game("aton").new_initial_state(2, 1)
+    assert Search(aton, 0, MctsParams(iterations=10), seed=1).cutoff == 20
+
+
 def test_heuristic_is_bounded() -> None:
     for players in (2, 3, 4):
         for s in positions(5, 50 + players, players):
