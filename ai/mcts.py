@@ -453,50 +453,43 @@ class Search:
                     legal = ordered[: WIDEN_BASE + int(self.widen * math.sqrt(self.iterations))]
                 else:
                     legal = ordered
-                if self.root_prior:
-                    a, edge, expanded = self._select_root_puct(node, legal)
-                    path.append((edge, q))
-                    child = node.children.get((a << 3) | q)
-                    if child is None:
-                        child = self._child(node, (a << 3) | q, a, q, state.public_action(a) == SECRET_ACTION)
-                    state.apply(a)
-                    node = child
-                    if expanded:
-                        break
-                    continue
             else:
                 legal = state.legal_actions()
-            edges = node.stats[q]
-            if edges is None:
-                edges = self._stats(node, q)
-            untried: list[int] | None = None
-            best = -1
-            best_u = -math.inf
-            for a in legal:
-                e = edges.get(a)
-                if e is None:
-                    if untried is None:
-                        untried = [a]
-                    else:
-                        untried.append(a)
-                    continue
-                e.avail += 1
-                if untried is None:
-                    v = e.visits
-                    u = e.total / v + c * sqrt_log[e.avail] * inv_sqrt[v]
-                    if u > best_u:
-                        best_u = u
-                        best = a
-            if untried is not None:
-                if len(untried) > 1 and ordered is None:
-                    a = untried[int(rand() * len(untried))]
-                else:
-                    a = untried[0]
-                e = edges[a] = _Edge()
-                expanded = True
+            e: _Edge | None
+            if ordered is not None and self.root_prior:
+                a, e, expanded = self._select_root_puct(node, legal)
             else:
-                a = best
-                e = edges[a]
+                edges = node.stats[q]
+                if edges is None:
+                    edges = self._stats(node, q)
+                untried: list[int] | None = None
+                best = -1
+                best_u = -math.inf
+                for a in legal:
+                    e = edges.get(a)
+                    if e is None:
+                        if untried is None:
+                            untried = [a]
+                        else:
+                            untried.append(a)
+                        continue
+                    e.avail += 1
+                    if untried is None:
+                        v = e.visits
+                        u = e.total / v + c * sqrt_log[e.avail] * inv_sqrt[v]
+                        if u > best_u:
+                            best_u = u
+                            best = a
+                if untried is not None:
+                    if len(untried) > 1 and ordered is None:
+                        a = untried[int(rand() * len(untried))]
+                    else:
+                        a = untried[0]
+                    e = edges[a] = _Edge()
+                    expanded = True
+                else:
+                    a = best
+                    e = edges[a]
             path.append((e, q))
             key = (a << 3) | q
             child = node.children.get(key)
