@@ -194,11 +194,12 @@ def test_corrupt_serializations_are_refused(cfg: Config) -> None:
 
     game = get_game(cfg.game)
     data = cfg.new_state(7).serialize()
+    name, _version, body = data.split(":", 2)
     bad_inputs = [
         "",
         "garbage",
         data[: len(data) // 2],
-        data.replace(":1:", ":999:", 1),
+        f"{name}:999:{body}",  # an unknown version
         f"{'osirium' if cfg.game == 'aton' else 'aton'}{data[data.index(':') :]}",
     ]
     for bad in bad_inputs:

@@ -13,6 +13,7 @@ from engine.core import ActionParseError, IllegalActionError, StateFormatError
 from engine.osirium import GAME, OsiriumState
 from engine.osirium import actions as A
 from engine.osirium.cards import RITUALS
+from engine.osirium.codec import KEYS, encode_v1
 from engine.osirium.view import HIDDEN_SIMPLE
 
 # ---------------------------------------------------------------------------------------
@@ -127,7 +128,7 @@ def test_serialization_round_trip_keeps_randomness_to_come() -> None:
     for seed in range(6):
         s = _play(seed, 2 + seed % 3, 40 * seed)
         data = s.serialize()
-        assert data.startswith("osirium:1:")
+        assert data.startswith("osirium:2:")
         r = GAME.deserialize_state(data)
         assert r.serialize() == data and r.legal_actions() == s.legal_actions()
         assert r.view(0) == s.view(0) and r.to_text() == s.to_text()
@@ -139,19 +140,35 @@ def test_serialization_round_trip_keeps_randomness_to_come() -> None:
         assert r.outcome() == s.outcome()
 
 
+def test_version_1_texts_of_the_previous_release_still_decode() -> None:
+    # A token issued before osirium:2 must decode during a rolling upgrade, to the same state.
+    for seed in range(8):
+        s = _play(seed, 2 + seed % 3, 25 * seed, {"teams": True} if seed % 3 == 2 else None)
+        old = encode_v1(s)
+        assert old.startswith("osirium:1:")
+        r = GAME.deserialize_state(old)
+        assert r.serialize() == s.serialize() and r.legal_actions() == s.legal_actions()
+        assert r.outcome() == s.outcome()
+
+
+def test_version_2_is_compact() -> None:
+    s = _play(4, 4, 60)
+    assert len(s.serialize()) < len(encode_v1(s)) / 2
+
+
 def _corrupt(data: str, **changes: object) -> str:
     d = json.loads(data[len("osirium:1:") :])
     d.update(changes)
     return "osirium:1:" + json.dumps(d)
 
 
-def test_corrupt_serializations_raise_state_format_error() -> None:
+def test_corrupt_version_1_serializations_raise_state_format_error() -> None:
     s = _play(3, 3, 120)
-    data = s.serialize()
+    data = encode_v1(s)
     d = json.loads(data[len("osirium:1:") :])
     bad = [
         "",
-        "osirium:2:{}",
+        "osirium:3:{}",
         "aton:1:{}",
         "osirium:1:",
         "osirium:1:[1,2]",
@@ -179,6 +196,61 @@ def test_corrupt_serializations_raise_state_format_error() -> None:
     for b in bad:
         with pytest.raises(StateFormatError):
             GAME.deserialize_state(b)
+    assert GAME.deserialize_state(data).serialize() == s.serialize()
+
+
+def _fields(data: str) -> dict[str, str]:
+    return dict(item.split("=", 1) for item in data[len("osirium:2:") :].split(";"))
+
+
+def _v2(fields: dict[str, str], **changes: str) -> str:
+    return "osirium:2:" + ";".join(f"{k}={v}" for k, v in {**fields, **changes}.items())
+
+
+def test_corrupt_version_2_serializations_raise_state_format_error_naming_the_field() -> None:
+    s = _play(3, 3, 120)
+    data = s.serialize()
+    f = _fields(data)
+    assert list(f) == list(KEYS)
+    assert f["b"][:2] != ".." and f["mk"] != "...."  # the cases below rely on these
+    drop_rng = {k: v for k, v in f.items() if k != "rng"}
+    cases = [
+        ("osirium:2:", "not key=value"),
+        (data[:-3] + ";rng=1", "twice"),
+        (data + ";zz=1", "unknown field"),
+        (_v2(drop_rng), "missing field(s) rng"),
+        (_v2(f, pl=f["pl"][1:]), "amulets not accounted for"),  # an amulet missing
+        (_v2(f, pl=f["pl"] + "0"), "amulets not accounted for"),  # one too many
+        (_v2(f, pl=f["pl"][:-1] + "~"), "pl: '~' is not an amulet type"),
+        (_v2(f, si=f["si"] + (f["si"][:1] or "0")), "rituals not accounted for"),  # twice
+        (_v2(f, n="7"), "n: 7 is out of range"),
+        (_v2(f, n="x"), "n: expected an integer"),
+        (_v2(f, n="٣"), "n: expected an integer"),  # a non-ASCII digit
+        (_v2(f, h=f["h"] + ",0"), "h: expected 3"),
+        (_v2(f, r="0"), "round 0"),
+        (_v2(f, ph="9"), "phase 9"),
+        (_v2(f, cur="5"), "cur: 5 is out of range"),
+        (_v2(f, rng="-1"), "rng: expected a hexadecimal"),
+        (_v2(f, rng="1" * 17), "rng state out of range"),
+        (_v2(f, ex="000"), "exaltations must be distinct"),
+        (_v2(f, dy="001"), "deities"),
+        (_v2(f, dy="0a1"), "dy: 'a' is not a deity"),
+        (_v2(f, ak=",".join(["99", *f["ak"].split(",")[1:]])), "ritual Ankhs"),
+        (_v2(f, b=".." + f["b"][2:]), "amulets not accounted for"),  # an amulet lost from a1
+        (_v2(f, b=f["b"][:-2]), "b: expected 32 characters"),
+        (_v2(f, b="z0" + f["b"][2:]), "b: 'z0' is not an empty cell"),
+        (_v2(f, tm="1"), "teams need 4 players"),
+        (_v2(f, tm="2"), "tm: '2' is not a flag"),
+        (_v2(f, sl="...,...,.."), "sl: expected 3 slots per seat"),
+        (_v2(f, dn="0,,"), "dn: completed rituals are pairs"),
+        (_v2(f, mk="...."), "amulets not accounted for"),
+        (_v2(f, cs="0,1,1,-1"), "cast fields set outside a cast"),
+        (_v2(f, fl="1"), "fl: expected 2 flags"),
+    ]
+    for text, message in cases:
+        with pytest.raises(StateFormatError) as err:
+            GAME.deserialize_state(text)
+        assert message in str(err.value), (text, str(err.value))
     assert GAME.deserialize_state(data).serialize() == data
 
 

@@ -1,0 +1,408 @@
+"""Osirium state serialisation: ``osirium:2:`` (written and read) and ``osirium:1:`` (read).
+
+Version 2 is compact text in the style of Aton's codec, ``key=value`` fields separated by
+``;``, all present, in this order::
+
+    n=<players>;tm=<teams 0|1>;dy=<deity per seat>;pu=<power used per seat, 0|1>;
+    b=<16 cells, a1..d4 row by row: '..' empty, else type + rotation digit>;
+    h=<hand per seat, ','-separated>;pl=<draw pile, top last>;ds=<discard>;
+    mk=<4 market slots, '.' empty>;bk=<broken pile per seat>;
+    sl=<3 ritual slots per seat, '.' empty>;dn=<completed rituals per seat: ritual + principle>;
+    ak=<ritual Ankhs per seat>;ex=<exaltation per seat>;si=<simple rituals, top last>;
+    ad=<advanced rituals, top last>;ph=<step>;cur=<seat>;r=<round>;fl=<started><placed>;
+    cl=<clear cell|-1>;cs=<cast slot>,<cast set>,<breaks left>,<last cell>;eb=<ended by|-1>;
+    rng=<hex generator state>
+
+A single character names an amulet type, a ritual, a deity or an exaltation: its id in
+``0-9a-zA-Z`` (:data:`ALPHABET`). A 4-player state takes about 450 characters, against
+about 970 for version 1's JSON, and encodes and decodes several times faster: the service
+does both on most calls (see ``docs/api.md``).
+
+Version 1 (compact JSON, :func:`encode_v1`) is still read, so that a token issued by a
+server of the previous release decodes during a rolling upgrade. Either way the text is
+parsed strictly and the state then passes :meth:`OsiriumState.validate`; any problem raises
+:class:`~engine.core.StateFormatError` naming the field.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from engine.core import StateFormatError
+from engine.osirium.board import CELLS, NUM_TYPES, cell_name
+from engine.osirium.cards import DEITIES, EXALTATIONS, MARKET_SIZE, RITUAL_SLOTS, RITUALS
+from engine.rng import Rng
+
+if TYPE_CHECKING:
+    from engine.osirium.state import OsiriumState
+
+VERSION = 2
+PREFIX = f"osirium:{VERSION}:"
+PREFIX_V1 = "osirium:1:"
+ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+KEYS = (
+    "n", "tm", "dy", "pu", "b", "h", "pl", "ds", "mk", "bk", "sl", "dn", "ak", "ex",
+    "si", "ad", "ph", "cur", "r", "fl", "cl", "cs", "eb", "rng",
+)  # fmt: skip
+_KEY_SET = frozenset(KEYS)
+
+_BAD = 255  # a character outside the table being decoded
+_DOT = 254  # '.', an empty market or ritual slot
+# Encoding: an id (0-61) becomes its ALPHABET character, _DOT a '.', in one bytes.translate.
+_ENCODE = bytes.maketrans(bytes([*range(len(ALPHABET)), _DOT]), (ALPHABET + ".").encode())
+_TYPE_CH = ALPHABET[:NUM_TYPES]
+_RITUAL_CH = ALPHABET[: len(RITUALS)]
+
+
+def _decode_table(count: int, dot: bool = False) -> bytes:
+    """bytes.translate table: the first ``count`` ALPHABET characters to their ids, '.'
+    to :data:`_DOT` when ``dot``, everything else (non-ASCII bytes too) to :data:`_BAD`."""
+    table = bytearray([_BAD] * 256)
+    for i, c in enumerate(ALPHABET[:count]):
+        table[ord(c)] = i
+    if dot:
+        table[ord(".")] = _DOT
+    return bytes(table)
+
+
+_TYPES = _decode_table(NUM_TYPES)
+_RITUALS = _decode_table(len(RITUALS))
+_DEITIES = _decode_table(len(DEITIES))
+_EXALTATIONS = _decode_table(len(EXALTATIONS))
+_MARKET = _decode_table(NUM_TYPES, dot=True)
+_SLOTS = _decode_table(len(RITUALS), dot=True)
+_FLAGS = _decode_table(2)
+#: Board cell text by ``(type + 1) * 4 + rotation`` (type -1: empty).
+_CELL_TEXT = [".."] * 4 + [f"{t}{r}" for t in _TYPE_CH for r in "0123"]
+_CELL_OF = {text: (i // 4 - 1, i % 4) for i, text in enumerate(_CELL_TEXT) if i >= 4}
+_CELL_OF[".."] = (-1, 0)
+#: Completed ritual text by ``id * 2 + principle``.
+_DONE_TEXT = [f"{r}{p}" for r in _RITUAL_CH for p in "01"]
+_DONE_OF = {text: i for i, text in enumerate(_DONE_TEXT)}
+_BIT = "01"
+
+
+def _chars(values: list[int]) -> str:
+    """Ids 0-61 as ALPHABET text."""
+    return bytes(values).translate(_ENCODE).decode()
+
+
+def _seats(rows: list[list[int]]) -> str:
+    return ",".join([bytes(row).translate(_ENCODE).decode() for row in rows])
+
+
+def _dotted(values: list[int]) -> str:
+    """Ids as ALPHABET text, -1 as '.'."""
+    return bytes([_DOT if v < 0 else v for v in values]).translate(_ENCODE).decode()
+
+
+def encode(s: OsiriumState) -> str:
+    """The ``osirium:2:`` text of ``s`` (runs on every state-changing call of the service)."""
+    cells = _CELL_TEXT
+    board = "".join([cells[(t + 1) * 4 + r] for t, r in zip(s.board_t, s.board_r, strict=True)])
+    slots = ",".join([_dotted(row) for row in s.slots])
+    done = ",".join(["".join([_DONE_TEXT[c] for c in row]) for row in s.completed])
+    return (
+        f"{PREFIX}n={s.n};tm={_BIT[s.team_play]};dy={_chars(s.deity)};"
+        f"pu={''.join([_BIT[u] for u in s.power_used])};b={board};h={_seats(s.hands)};"
+        f"pl={_chars(s.pile)};ds={_chars(s.discard)};mk={_dotted(s.market)};"
+        f"bk={_seats(s.broken)};sl={slots};dn={done};"
+        f"ak={','.join(map(str, s.ankhs))};ex={_chars(s.exalt)};"
+        f"si={_chars(s.simple)};ad={_chars(s.advanced)};ph={s.phase};"
+        f"cur={s.cur};r={s.round};fl={_BIT[s.started]}{_BIT[s.placed]};cl={s.clear_cell};"
+        f"cs={s.cast_slot},{s.cast_set},{s.cast_left},{s.cast_last};eb={s.ended_by};rng={s.rng.state:x}"
+    )
+
+
+def decode(game: Any, data: str) -> OsiriumState:
+    """The state serialised in ``data`` (version 2 or 1), validated."""
+    if not isinstance(data, str):
+        raise StateFormatError("osirium: a serialised state must be a string")
+    if data.startswith(PREFIX):
+        return _decode_v2(game, data[len(PREFIX) :])
+    if data.startswith(PREFIX_V1):
+        return _decode_v1(game, data[len(PREFIX_V1) :])
+    if data.startswith("osirium:"):
+        raise StateFormatError(
+            f"osirium: unknown state version {data.split(':', 2)[1]!r} (this engine reads versions 1 and 2)"
+        )
+    raise StateFormatError(f"osirium: not an Osirium state (expected '{PREFIX}...')")
+
+
+# ---------------------------------------------------------------------------------------
+# Version 2
+# ---------------------------------------------------------------------------------------
+
+
+def _fail(field: str, msg: str) -> StateFormatError:
+    return StateFormatError(f"osirium: corrupt state: {field}: {msg}")
+
+
+def _integer(text: str, field: str, lo: int, hi: int) -> int:
+    body = text[1:] if text[:1] == "-" else text
+    if not body.isdigit() or not body.isascii():
+        raise _fail(field, f"expected an integer, got {text!r}")
+    v = int(text)
+    if not lo <= v <= hi:
+        raise _fail(field, f"{v} is out of range {lo}..{hi}")
+    return v
+
+
+def _ids(text: str, table: bytes, field: str, what: str) -> list[int]:
+    """The ids written in ``text`` through a :func:`_decode_table`; '.' (where the table
+    allows it) is -1."""
+    ids = text.encode().translate(table)
+    if _BAD in ids:
+        bad = next(c for c in text if len(c.encode()) > 1 or table[ord(c)] == _BAD)
+        raise _fail(field, f"{bad!r} is not {what}")
+    if _DOT in ids:
+        return [-1 if v == _DOT else v for v in ids]
+    return list(ids)
+
+
+def _per_seat(text: str, n: int, field: str) -> list[str]:
+    parts = text.split(",")
+    if len(parts) != n:
+        raise _fail(field, f"expected {n} ','-separated seats, got {len(parts)}")
+    return parts
+
+
+def _flags(text: str, n: int, field: str) -> list[bool]:
+    if len(text) != n:
+        raise _fail(field, f"expected {n} flags, got {text!r}")
+    return [v == 1 for v in _ids(text, _FLAGS, field, "a flag 0 or 1")]
+
+
+def _decode_v2(game: Any, body: str) -> OsiriumState:
+    from engine.osirium.state import OsiriumState
+
+    f: dict[str, str] = {}
+    for item in body.split(";"):
+        key, eq, value = item.partition("=")
+        if not eq:
+            raise StateFormatError(f"osirium: corrupt state: field {item[:40]!r} is not key=value")
+        if key not in _KEY_SET:
+            raise StateFormatError(f"osirium: corrupt state: unknown field {key[:40]!r}")
+        if key in f:
+            raise StateFormatError(f"osirium: corrupt state: field {key!r} appears twice")
+        f[key] = value
+    if len(f) != len(KEYS):
+        missing = ", ".join(k for k in KEYS if k not in f)
+        raise StateFormatError(f"osirium: corrupt state: missing field(s) {missing}")
+
+    s = OsiriumState.__new__(OsiriumState)
+    s.game = game
+    n = s.n = _integer(f["n"], "n", 2, 4)
+    s.team_play = _flags(f["tm"], 1, "tm")[0]
+    deity = f["dy"]
+    if len(deity) != n:
+        raise _fail("dy", f"expected {n} deities, got {deity!r}")
+    s.deity = _ids(deity, _DEITIES, "dy", "a deity")
+    s.power_used = _flags(f["pu"], n, "pu")
+    board = f["b"]
+    if len(board) != 2 * CELLS:
+        raise _fail("b", f"expected {2 * CELLS} characters (2 per cell), got {len(board)}")
+    try:
+        cells = [_CELL_OF[board[i : i + 2]] for i in range(0, 2 * CELLS, 2)]
+    except KeyError as exc:
+        raise _fail("b", f"{exc.args[0]!r} is not an empty cell '..' or an amulet and rotation") from None
+    s.board_t = [t for t, _ in cells]
+    s.board_r = [r for _, r in cells]
+    s.hands = [_ids(h, _TYPES, "h", "an amulet type") for h in _per_seat(f["h"], n, "h")]
+    s.pile = _ids(f["pl"], _TYPES, "pl", "an amulet type")
+    s.discard = _ids(f["ds"], _TYPES, "ds", "an amulet type")
+    market = f["mk"]
+    if len(market) != MARKET_SIZE:
+        raise _fail("mk", f"expected {MARKET_SIZE} slots, got {market!r}")
+    s.market = _ids(market, _MARKET, "mk", "an amulet type or '.'")
+    s.broken = [_ids(b, _TYPES, "bk", "an amulet type") for b in _per_seat(f["bk"], n, "bk")]
+    slots = _per_seat(f["sl"], n, "sl")
+    if any(len(row) != RITUAL_SLOTS for row in slots):
+        raise _fail("sl", f"expected {RITUAL_SLOTS} slots per seat, got {f['sl']!r}")
+    s.slots = [_ids(row, _SLOTS, "sl", "a ritual or '.'") for row in slots]
+    done = []
+    for row in _per_seat(f["dn"], n, "dn"):
+        if len(row) % 2:
+            raise _fail("dn", f"completed rituals are pairs of ritual and principle, got {row!r}")
+        try:
+            done.append([_DONE_OF[row[i : i + 2]] for i in range(0, len(row), 2)])
+        except KeyError as exc:
+            raise _fail("dn", f"{exc.args[0]!r} is not a ritual and principle 0/1") from None
+    s.completed = done
+    s.ankhs = [_integer(a, "ak", 0, 999) for a in _per_seat(f["ak"], n, "ak")]
+    exalt = f["ex"]
+    if len(exalt) != n:
+        raise _fail("ex", f"expected {n} exaltations, got {exalt!r}")
+    s.exalt = _ids(exalt, _EXALTATIONS, "ex", "an exaltation")
+    s.simple = _ids(f["si"], _RITUALS, "si", "a ritual")
+    s.advanced = _ids(f["ad"], _RITUALS, "ad", "a ritual")
+    s.phase = _integer(f["ph"], "ph", 0, 99)
+    s.cur = _integer(f["cur"], "cur", 0, n - 1)
+    s.round = _integer(f["r"], "r", 0, 9999)
+    s.started, s.placed = _flags(f["fl"], 2, "fl")
+    s.clear_cell = _integer(f["cl"], "cl", -1, CELLS - 1)
+    cast = f["cs"].split(",")
+    if len(cast) != 4:
+        raise _fail("cs", f"expected slot,set,left,last, got {f['cs']!r}")
+    s.cast_slot = _integer(cast[0], "cs", -1, RITUAL_SLOTS - 1)
+    s.cast_set = _integer(cast[1], "cs", 0, (1 << CELLS) - 1)
+    s.cast_left = _integer(cast[2], "cs", 0, CELLS)
+    s.cast_last = _integer(cast[3], "cs", -1, CELLS - 1)
+    s.ended_by = _integer(f["eb"], "eb", -1, n - 1)
+    rng = f["rng"]
+    try:
+        if not rng.isascii() or not rng.isalnum():
+            raise ValueError
+        rng_state = int(rng, 16)
+    except ValueError:
+        raise _fail("rng", f"expected a hexadecimal generator state, got {rng[:40]!r}") from None
+    return _finish(s, rng_state)
+
+
+def _finish(s: OsiriumState, rng_state: int) -> OsiriumState:
+    """Derive the board masks, check every invariant, and settle the outcome."""
+    from engine.osirium.state import OVER
+
+    if not 0 <= rng_state < 1 << 64:
+        raise StateFormatError("osirium: rng state out of range")
+    s.rng = Rng(0)
+    s.rng.state = rng_state
+    s._derive_board()
+    s._sets = None
+    s._outcome = None
+    s.validate(derived=False)
+    if s.phase == OVER:
+        s._outcome = s._make_outcome()
+    return s
+
+
+# ---------------------------------------------------------------------------------------
+# Version 1 (compact JSON): read for tokens of the previous release; written only by
+# encode_v1, for compatibility tests.
+# ---------------------------------------------------------------------------------------
+
+_V1_KEYS = frozenset(
+    (
+        "n", "teams", "deities", "used", "board", "hands", "pile", "discard", "market",
+        "broken", "slots", "done", "ankhs", "exalt", "simple", "advanced", "phase", "cur",
+        "round", "started", "placed", "clear", "cast", "ended_by", "rng",
+    )
+)  # fmt: skip
+
+
+def encode_v1(s: OsiriumState) -> str:
+    """The ``osirium:1:`` JSON text of ``s`` (the previous release's format)."""
+    d: dict[str, Any] = {
+        "n": s.n,
+        "teams": s.team_play,
+        "deities": s.deity,
+        "used": s.power_used,
+        "board": [-1 if t < 0 else t * 4 + r for t, r in zip(s.board_t, s.board_r, strict=True)],
+        "hands": s.hands,
+        "pile": s.pile,
+        "discard": s.discard,
+        "market": s.market,
+        "broken": s.broken,
+        "slots": s.slots,
+        "done": s.completed,
+        "ankhs": s.ankhs,
+        "exalt": s.exalt,
+        "simple": s.simple,
+        "advanced": s.advanced,
+        "phase": s.phase,
+        "cur": s.cur,
+        "round": s.round,
+        "started": s.started,
+        "placed": s.placed,
+        "clear": s.clear_cell,
+        "cast": [s.cast_slot, s.cast_set, s.cast_left, s.cast_last],
+        "ended_by": s.ended_by,
+        "rng": s.rng.state,
+    }
+    return PREFIX_V1 + json.dumps(d, separators=(",", ":"))
+
+
+def _decode_v1(game: Any, body: str) -> OsiriumState:
+    try:
+        d = json.loads(body)
+    except (ValueError, RecursionError) as exc:
+        raise StateFormatError(f"osirium: corrupt state: {exc}") from None
+    if not isinstance(d, dict):
+        raise StateFormatError("osirium: corrupt state: not an object")
+    try:
+        return _from_dict(game, d)
+    except StateFormatError:
+        raise
+    except (KeyError, TypeError, ValueError, IndexError) as exc:
+        raise StateFormatError(f"osirium: corrupt state: {exc!r}") from None
+
+
+def _from_dict(game: Any, d: dict[str, Any]) -> OsiriumState:
+    from engine.osirium.state import OsiriumState
+
+    def integer(v: Any, what: str) -> int:
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise StateFormatError(f"osirium: {what} must be an integer, got {v!r}")
+        return v
+
+    def boolean(v: Any, what: str) -> bool:
+        if not isinstance(v, bool):
+            raise StateFormatError(f"osirium: {what} must be true or false, got {v!r}")
+        return v
+
+    def ints(v: Any, what: str, length: int | None = None) -> list[int]:
+        if not isinstance(v, list):
+            raise StateFormatError(f"osirium: {what} must be a list")
+        if length is not None and len(v) != length:
+            raise StateFormatError(f"osirium: {what} must have {length} entries, not {len(v)}")
+        return [integer(x, what) for x in v]
+
+    def rows(v: Any, what: str, n: int) -> list[list[int]]:
+        if not isinstance(v, list) or len(v) != n:
+            raise StateFormatError(f"osirium: {what} must be a list of {n} lists")
+        return [ints(x, what) for x in v]
+
+    if set(d) != _V1_KEYS:
+        raise StateFormatError(f"osirium: corrupt state: fields {sorted(set(d) ^ _V1_KEYS)} differ")
+    n = integer(d["n"], "n")
+    if not 2 <= n <= 4:
+        raise StateFormatError(f"osirium: player count {n} is not 2..4")
+    s = OsiriumState.__new__(OsiriumState)
+    s.game = game
+    s.n = n
+    s.team_play = boolean(d["teams"], "teams")
+    s.deity = ints(d["deities"], "deities", n)
+    used = d["used"]
+    if not isinstance(used, list) or len(used) != n:
+        raise StateFormatError("osirium: used must be a list of n booleans")
+    s.power_used = [boolean(u, "used") for u in used]
+    board = ints(d["board"], "board", CELLS)
+    s.hands = rows(d["hands"], "hands", n)
+    s.pile = ints(d["pile"], "pile")
+    s.discard = ints(d["discard"], "discard")
+    s.market = ints(d["market"], "market", MARKET_SIZE)
+    s.broken = rows(d["broken"], "broken", n)
+    s.slots = rows(d["slots"], "slots", n)
+    s.completed = rows(d["done"], "done", n)
+    s.ankhs = ints(d["ankhs"], "ankhs", n)
+    s.exalt = ints(d["exalt"], "exalt", n)
+    s.simple = ints(d["simple"], "simple")
+    s.advanced = ints(d["advanced"], "advanced")
+    s.phase = integer(d["phase"], "phase")
+    s.cur = integer(d["cur"], "cur")
+    s.round = integer(d["round"], "round")
+    s.started = boolean(d["started"], "started")
+    s.placed = boolean(d["placed"], "placed")
+    s.clear_cell = integer(d["clear"], "clear")
+    s.cast_slot, s.cast_set, s.cast_left, s.cast_last = ints(d["cast"], "cast", 4)
+    s.ended_by = integer(d["ended_by"], "ended_by")
+    s.board_t = [-1] * CELLS
+    s.board_r = [0] * CELLS
+    for c, v in enumerate(board):
+        if v == -1:
+            continue
+        if not 0 <= v < NUM_TYPES * 4:
+            raise StateFormatError(f"osirium: bad amulet code {v} on cell {cell_name(c)}")
+        s.board_t[c], s.board_r[c] = divmod(v, 4)
+    return _finish(s, integer(d["rng"], "rng"))
