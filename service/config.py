@@ -115,6 +115,14 @@ SETTINGS: tuple[Setting, ...] = (
         "Encrypt state tokens (AES-256-GCM) so clients cannot read hidden cards.",
     ),
     Setting(
+        "previous_state_versions",
+        "HEKA_PREVIOUS_STATE_VERSIONS",
+        _parse_bool,
+        False,
+        "Write new tokens in the previous release's state versions (osirium:1), which that release "
+        "can read: for a rolling upgrade from it, or a rollback to it (docs/operations.md).",
+    ),
+    Setting(
         "grpc_processes",
         "HEKA_GRPC_PROCESSES",
         int,
@@ -273,6 +281,7 @@ class Config:
     state_keys: str = ""
     state_keys_file: str = ""
     encrypt_state: bool = False
+    previous_state_versions: bool = False
     grpc_processes: int = 1
     search_workers: int = 0
     max_concurrent_searches: int = 0

@@ -11,12 +11,14 @@ import dataclasses
 import math
 import secrets
 import time
+from collections.abc import Callable
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
 import grpc
 
 from engine.core import SECRET_ACTION, ActionParseError, Game, IllegalActionError, State
+from engine.osirium.codec import encode_v1 as encode_osirium_v1
 from engine.registry import get_game, list_games
 from service import convert, metrics
 from service.config import Config
@@ -44,6 +46,11 @@ _DIFFICULTIES = {
     pb.DIFFICULTY_MEDIUM: "medium",
     pb.DIFFICULTY_HARD: "hard",
 }
+#: Writers of the previous release's state versions, by game (``previous_state_versions``):
+#: that release reads these, so tokens stay readable across a rolling upgrade or a rollback.
+#: A game whose state version did not change writes its current one.
+PREVIOUS_STATE_WRITERS: dict[str, Callable[[Any], str]] = {"osirium": encode_osirium_v1}
+
 # Used only if ai.presets is missing (kept in step with it).
 _FALLBACK_PRESETS = {"easy": (200, 500.0), "medium": (1000, 2000.0), "hard": (4000, 8000.0)}
 
@@ -82,6 +89,7 @@ class GameService(pb_grpc.GameServiceServicer):
         self.searches = searches
         self.actions = convert.ActionCache()
         self.states = StateCache(config.state_cache_size)
+        self._previous_writers = PREVIOUS_STATE_WRITERS if config.previous_state_versions else {}
         self._games_response = pb.ListGamesResponse(games=[convert.game_info(g) for g in list_games()])
 
     # ------------------------------------------------------------------------------------
@@ -120,7 +128,8 @@ class GameService(pb_grpc.GameServiceServicer):
 
     def _seal(self, state: State) -> str:
         """A token for ``state``, which the caller must not change afterwards (it is cached)."""
-        token = self.keys.seal(state.serialize())
+        writer = self._previous_writers.get(state.game.descriptor.name) if self._previous_writers else None
+        token = self.keys.seal(writer(state) if writer is not None else state.serialize())
         self.states.put(token, state)
         return token
 
