@@ -2,9 +2,12 @@
 
 Positions: random playouts of 2-4 players (seeded), cut at random depths. Prints the median
 text length and, for encode and decode, the median of ``--runs`` timings per state and the
-ratio of version 1's time to version 2's (above 1: version 2 is faster).
+ratio of version 1's time to version 2's (above 1: version 2 is faster). ``--service`` adds
+the service's ``ApplyAction`` handler, called in-process on 4-player positions, with the
+token's state cached (the server issued it) and not (another replica did), the server
+writing version 1 (``previous_state_versions``) or version 2.
 
-    .venv/bin/python bench/osirium_codec.py [--runs 7] [--positions 60]
+    .venv/bin/python bench/osirium_codec.py [--runs 7] [--positions 60] [--service]
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -48,11 +52,54 @@ def per_item_us(fn: Callable[[Any], object], items: list[Any], runs: int, reps: 
     return times
 
 
+def service_rows(states: list[OsiriumState], runs: int, reps: int) -> None:
+    """ApplyAction in-process: version 1 against version 2 tokens, cache hit and miss."""
+    import os
+    import tempfile
+
+    os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", tempfile.mkdtemp(prefix="heka-bench-"))
+    from service.config import Config
+    from service.envelope import KeyRing
+    from service.gen.heka.v1 import game_service_pb2 as pb
+    from service.servicer import GameService
+
+    class Context:
+        def time_remaining(self) -> None:
+            return None
+
+        def peer(self) -> str:
+            return "bench"
+
+    keys = KeyRing.ephemeral_ring()
+    playing = [s for s in states if s.num_players == 4 and not s.is_terminal()]
+    ctx: Any = Context()
+
+    def setup(previous: bool, cache: bool) -> tuple[GameService, list[Any]]:
+        svc = GameService(Config(previous_state_versions=previous), keys, None)  # type: ignore[arg-type]
+        svc.states.size = 1000 if cache else 0
+        reqs = [
+            pb.ApplyActionRequest(state=svc._seal(s.clone()), action_id=s.legal_actions()[0]) for s in playing
+        ]
+        return svc, reqs
+
+    print(f"ApplyAction handler, {len(playing)} 4-player positions:")
+    for cache in (True, False):
+        times: dict[bool, list[float]] = {True: [], False: []}
+        for _ in range(runs):
+            for previous in (True, False):
+                svc, reqs = setup(previous, cache)
+                times[previous] += per_item_us(partial(svc.ApplyAction, context=ctx), reqs, 1, reps)
+        m1, m2 = statistics.median(times[True]), statistics.median(times[False])
+        label = "cached state" if cache else "no cache (decode)"
+        print(f"  {label}: v1 {m1:.1f} us, v2 {m2:.1f} us per call; v1/v2 = {m1 / m2:.2f}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7, help="timed runs; medians are shown (default 7)")
     parser.add_argument("--positions", type=int, default=60, help="positions (default 60)")
     parser.add_argument("--reps", type=int, default=20, help="passes over the positions per run (default 20)")
+    parser.add_argument("--service", action="store_true", help="also time the service's ApplyAction handler")
     args = parser.parse_args()
 
     states = positions(args.positions)
@@ -78,6 +125,8 @@ def main() -> int:
             t2 += per_item_us(f2, x2, 1, args.reps)
         m1, m2 = statistics.median(t1), statistics.median(t2)
         print(f"{name}: v1 {m1:.1f} us, v2 {m2:.1f} us per state; v1/v2 = {m1 / m2:.2f}")
+    if args.service:
+        service_rows(states, args.runs, args.reps)
     return 0
 
 

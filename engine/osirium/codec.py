@@ -15,8 +15,8 @@ Version 2 is compact text in the style of Aton's codec, ``key=value`` fields sep
 
 A single character names an amulet type, a ritual, a deity or an exaltation: its id in
 ``0-9a-zA-Z`` (:data:`ALPHABET`). A 4-player state takes about 300 characters (a service
-token about 450), against about 670 (930) for version 1's JSON, and encodes about 1.7× and
-decodes about 1.15× as fast (``bench/osirium_codec.py``): the service does one or both on
+token about 450), against about 670 (930) for version 1's JSON, and encodes about 1.6× and
+decodes about 1.1× as fast (``bench/osirium_codec.py``): the service does one or both on
 most calls.
 
 Version 1 (compact JSON, :func:`encode_v1`) is still read, so that a token issued by a
