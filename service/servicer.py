@@ -98,7 +98,9 @@ class GameService(pb_grpc.GameServiceServicer):
 
     def _open(self, token: str, expected_game: str = "", *, mutable: bool = False) -> State:
         """The state in ``token`` (verified). Shared with the state cache unless ``mutable``:
-        callers that change the state ask for their own copy."""
+        callers that change the state get their own copy. A token decoded here is cached
+        either way, so that the next call with it (from any client reaching this process)
+        skips the decoding."""
         state = self.states.get(token)
         if state is None:
             opened = self.keys.open(token)
@@ -108,8 +110,10 @@ class GameService(pb_grpc.GameServiceServicer):
             except ValueError as exc:
                 raise invalid("state", f"the token holds an unknown game: {exc}", "bad_state") from None
             state = game.deserialize_state(opened.serialized)
-            if not mutable:
+            if self.states.size:
                 self.states.put(token, state)
+                if mutable:
+                    state = state.clone()
         elif mutable:
             state = state.clone()
         if expected_game:

@@ -240,6 +240,32 @@ def test_state_cache_is_a_bounded_lru() -> None:
     assert off.get("a") is None
 
 
+def test_apply_action_caches_the_token_it_decoded_and_never_changes_the_cached_state() -> None:
+    # A token another process issued: its first ApplyAction here decodes it and caches the
+    # decoded state; the action is applied to a copy, so the cached state (and any answer
+    # built from it later) is still the token's.
+    from engine.registry import get_game
+    from service.config import Config
+    from service.gen.heka.v1 import game_service_pb2 as pb
+    from service.servicer import GameService
+
+    keys = KeyRing.ephemeral_ring()
+    service = GameService(Config(), keys, None)  # type: ignore[arg-type]
+    state = get_game("osirium").new_initial_state(3, seed=4)
+    body = state.serialize()
+    token = keys.seal(body)
+    request = pb.ApplyActionRequest(state=token, action_id=state.legal_actions()[0])
+    context: Any = None
+    assert service.states.get(token) is None
+    first = service.ApplyAction(request, context)
+    cached = service.states.get(token)
+    assert cached is not None and cached.serialize() == body
+    second = service.ApplyAction(request, context)  # served from the cache
+    assert service.states.get(token) is cached and cached.serialize() == body
+    assert keys.open(first.state).serialized == keys.open(second.state).serialized != body
+    assert list(first.events) == list(second.events)
+
+
 # --- asyncio bridge ----------------------------------------------------------------------
 
 
