@@ -63,16 +63,9 @@ def service_rows(states: list[OsiriumState], runs: int, reps: int) -> None:
     from service.gen.heka.v1 import game_service_pb2 as pb
     from service.servicer import GameService
 
-    class Context:
-        def time_remaining(self) -> None:
-            return None
-
-        def peer(self) -> str:
-            return "bench"
-
     keys = KeyRing.ephemeral_ring()
     playing = [s for s in states if s.num_players == 4 and not s.is_terminal()]
-    ctx: Any = Context()
+    ctx: Any = None  # ApplyAction does not use its call context
 
     def setup(previous: bool, cache: bool) -> tuple[GameService, list[Any]]:
         svc = GameService(Config(previous_state_versions=previous), keys, None)  # type: ignore[arg-type]

@@ -102,6 +102,7 @@ class GameService(pb_grpc.GameServiceServicer):
         either way, so that the next call with it (from any client reaching this process)
         skips the decoding."""
         state = self.states.get(token)
+        shared = state is not None
         if state is None:
             opened = self.keys.open(token)
             name = opened.serialized.split(":", 1)[0]
@@ -110,11 +111,9 @@ class GameService(pb_grpc.GameServiceServicer):
             except ValueError as exc:
                 raise invalid("state", f"the token holds an unknown game: {exc}", "bad_state") from None
             state = game.deserialize_state(opened.serialized)
-            if self.states.size:
-                self.states.put(token, state)
-                if mutable:
-                    state = state.clone()
-        elif mutable:
+            self.states.put(token, state)  # a no-op when the cache is off
+            shared = self.states.size > 0
+        if mutable and shared:
             state = state.clone()
         if expected_game:
             self._check_game(state, expected_game)
@@ -132,7 +131,7 @@ class GameService(pb_grpc.GameServiceServicer):
 
     def _seal(self, state: State) -> str:
         """A token for ``state``, which the caller must not change afterwards (it is cached)."""
-        writer = self._previous_writers.get(state.game.descriptor.name) if self._previous_writers else None
+        writer = self._previous_writers.get(state.game.descriptor.name)
         token = self.keys.seal(writer(state) if writer is not None else state.serialize())
         self.states.put(token, state)
         return token
