@@ -9,8 +9,8 @@ Modelled on OpenSpiel's Game/State split and python-chess's value types:
 * actions are plain ``int`` ids, stable within a game (the same id always means the same
   action text, in every state), with a readable text form and structured fields;
 * chance is never a decision: shuffles are resolved inside the engine from the state's own
-  seeded :class:`engine.rng.Rng`, whose whole state is serialised, so the randomness still
-  to come survives a serialisation round trip;
+  generator (:mod:`engine.rng`: keyed BLAKE2b for a game's chance), whose whole state is
+  serialised, so the randomness still to come survives a serialisation round trip;
 * :meth:`State.view` is what one player may see; :meth:`State.sample_consistent_state`
   re-deals everything that player cannot see (determinisation), which is what bots search.
 
@@ -24,7 +24,10 @@ import abc
 import dataclasses
 import random
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, Self, TypeAlias
+from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeAlias
+
+if TYPE_CHECKING:
+    from engine.rng import SerialRng
 
 # ---------------------------------------------------------------------------------------
 # Constants
@@ -202,10 +205,14 @@ class Game(abc.ABC):
         num_players: int | None = None,
         seed: int = 0,
         options: Mapping[str, Any] | None = None,
+        *,
+        rng: SerialRng | None = None,
     ) -> State:
         """A new game. ``num_players`` defaults to the minimum; ``options`` are validated
         against the descriptor (unknown or ill-typed options raise
-        :class:`GameOptionsError`)."""
+        :class:`GameOptionsError`). The game's chance is ``rng`` when given (the service
+        passes :func:`engine.rng.game_rng` keyed with its secret), else
+        ``game_rng(name, seed)``: the same seed then always deals the same game."""
 
     @abc.abstractmethod
     def deserialize_state(self, data: str) -> State:

@@ -1,22 +1,74 @@
-"""A small, exactly serialisable pseudo-random generator for the engine's own chance.
+"""The engine's sources of chance: exactly serialisable generators behind ``random.Random``.
 
 Games resolve shuffles inside the engine (chance is never a client's choice, A11 / O10).
-For a serialisation round trip to preserve "the randomness still to come", the generator's
-whole state must fit in the serialised state: :class:`Rng` is SplitMix64 (one 64-bit
-integer of state) behind the :class:`random.Random` API, so ``rng.shuffle``,
-``rng.randrange`` etc. work and are reproducible across runs and platforms.
+For a serialisation round trip to preserve "the randomness still to come", a generator's
+whole state must fit in the serialised state, so both generators here keep a small state
+and write it as text (:meth:`SerialRng.to_text`, :func:`rng_from_text`):
+
+* :class:`ChanceRng` is **the game's chance**: keyed BLAKE2b in counter mode, a
+  cryptographic generator. Its 32-byte key comes from :func:`chance_key`, a keyed hash of
+  the game's seed and a secret (the server's), so neither the seed nor the cards dealt so
+  far let anyone predict a later shuffle without the secret.
+* :class:`Rng` is SplitMix64 (one 64-bit integer of state): fast, but its outputs reveal
+  its state. It is what bots give the worlds they sample inside a search (where speed
+  matters and nothing is secret), and what states written by earlier releases carry.
+
+Both have the ``random.Random`` interface (``shuffle``, ``randrange``...), are reproducible
+across runs and platforms, and offer :meth:`SerialRng.next64` for the engines' fast paths.
 """
 
 from __future__ import annotations
 
+import abc
+import hashlib
 import random
 from typing import Any
 
 _MASK = (1 << 64) - 1
 
+#: Bytes of a :class:`ChanceRng` key.
+CHANCE_KEY_BYTES = 32
+#: 64-bit words produced by one BLAKE2b call (a 64-byte digest).
+_WORDS_PER_BLOCK = 8
+_PERSON_KEY = b"heka.chance.key"
+_PERSON_STREAM = b"heka.chance.ctr"
 
-class Rng(random.Random):
-    """SplitMix64 with the ``random.Random`` interface; ``state`` is one int in [0, 2**64)."""
+
+class SerialRng(random.Random, abc.ABC):
+    """A generator whose whole state is a short text (see :func:`rng_from_text`)."""
+
+    @abc.abstractmethod
+    def next64(self) -> int:
+        """The next 64 random bits, as an int in [0, 2**64)."""
+
+    @abc.abstractmethod
+    def clone(self) -> SerialRng:
+        """An independent copy that will produce the same outputs."""
+
+    @abc.abstractmethod
+    def to_text(self) -> str:
+        """The generator's whole state as text; :func:`rng_from_text` reads it back."""
+
+    # random.Random hooks, shared ------------------------------------------------------
+    def getrandbits(self, k: int) -> int:
+        if k < 0:
+            raise ValueError("number of bits must be non-negative")
+        out = 0
+        bits = 0
+        nxt = self.next64
+        while bits < k:
+            out |= nxt() << bits
+            bits += 64
+        return out & ((1 << k) - 1)
+
+    def random(self) -> float:
+        return (self.next64() >> 11) * (1.0 / (1 << 53))
+
+
+class Rng(SerialRng):
+    """SplitMix64 with the ``random.Random`` interface; ``state`` is one int in [0, 2**64).
+
+    Fast, not secret: bots' sampled worlds, and states of earlier releases, use it."""
 
     state: int
 
@@ -24,7 +76,6 @@ class Rng(random.Random):
         self.state = seed & _MASK
         super().__init__(seed)
 
-    # random.Random hooks ---------------------------------------------------------------
     def seed(self, a: Any = None, version: int = 2) -> None:
         if a is None:
             a = 0
@@ -32,7 +83,7 @@ class Rng(random.Random):
             raise TypeError("Rng seeds must be integers")
         # Mix the seed once so that nearby seeds give unrelated streams.
         self.state = a & _MASK
-        self.state = self._next64()
+        self.state = self.next64()
 
     def getstate(self) -> Any:
         return self.state
@@ -42,26 +93,111 @@ class Rng(random.Random):
             raise ValueError(f"Rng state must be an integer in [0, 2**64), got {state!r}")
         self.state = state
 
-    def _next64(self) -> int:
+    def next64(self) -> int:
         self.state = z = (self.state + 0x9E3779B97F4A7C15) & _MASK
         z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
         z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
         return z ^ (z >> 31)
 
-    def getrandbits(self, k: int) -> int:
-        if k < 0:
-            raise ValueError("number of bits must be non-negative")
-        out = 0
-        bits = 0
-        while bits < k:
-            out |= self._next64() << bits
-            bits += 64
-        return out & ((1 << k) - 1)
-
-    def random(self) -> float:
-        return (self._next64() >> 11) * (1.0 / (1 << 53))
-
     def clone(self) -> Rng:
         r = Rng.__new__(Rng)
         r.state = self.state
         return r
+
+    def to_text(self) -> str:
+        return f"{self.state:x}"
+
+
+class ChanceRng(SerialRng):
+    """Keyed BLAKE2b in counter mode: word ``i`` of the stream is bytes ``8*(i%8)`` to
+    ``8*(i%8)+8`` of ``BLAKE2b-512(key=key, data=i // 8 as 8 bytes)``.
+
+    The state is the key and the number of words used so far. Without the key, the words
+    already seen say nothing about the next ones (BLAKE2b is a pseudo-random function), so
+    a player who watches every card dealt still cannot predict a reshuffle."""
+
+    key: bytes
+    used: int
+    _block: int
+    _buffer: bytes
+
+    def __init__(self, key: bytes, used: int = 0) -> None:
+        if not isinstance(key, bytes) or len(key) != CHANCE_KEY_BYTES:
+            raise ValueError(f"a chance key is {CHANCE_KEY_BYTES} bytes")
+        if isinstance(used, bool) or not isinstance(used, int) or not 0 <= used <= _MASK:
+            raise ValueError(f"ChanceRng position must be an integer in [0, 2**64), got {used!r}")
+        self.key = key
+        self.used = used
+        self._block = -1
+        self._buffer = b""
+        super().__init__(0)
+
+    def seed(self, a: Any = None, version: int = 2) -> None:
+        """The key fixes the stream: ``random.Random.__init__`` calls this, and it does nothing."""
+
+    def getstate(self) -> Any:
+        return (self.key, self.used)
+
+    def setstate(self, state: Any) -> None:
+        key, used = state
+        fresh = ChanceRng(key, used)  # validates both parts
+        self.key, self.used, self._block, self._buffer = fresh.key, fresh.used, -1, b""
+
+    def next64(self) -> int:
+        i = self.used
+        block, word = divmod(i, _WORDS_PER_BLOCK)
+        if block != self._block:
+            self._buffer = hashlib.blake2b(
+                block.to_bytes(8, "little"), key=self.key, person=_PERSON_STREAM
+            ).digest()
+            self._block = block
+        self.used = i + 1
+        return int.from_bytes(self._buffer[8 * word : 8 * word + 8], "little")
+
+    def clone(self) -> ChanceRng:
+        r = ChanceRng.__new__(ChanceRng)
+        r.key = self.key
+        r.used = self.used
+        r._block = self._block
+        r._buffer = self._buffer
+        return r
+
+    def to_text(self) -> str:
+        return f"k{self.key.hex()}.{self.used:x}"
+
+
+def chance_key(game: str, seed: int, secret: bytes = b"") -> bytes:
+    """The key of a game's :class:`ChanceRng`: BLAKE2b of the game's name and seed, keyed
+    with ``secret`` (at most 64 bytes). The same (game, seed, secret) always gives the same
+    game; without the secret, the seed says nothing about the deal. An empty secret (the
+    CLI, tests) makes the deal a function of the seed alone."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"a seed is a non-negative integer, got {seed!r}")
+    if len(secret) > hashlib.blake2b.MAX_KEY_SIZE:
+        raise ValueError(f"a chance secret is at most {hashlib.blake2b.MAX_KEY_SIZE} bytes")
+    data = game.encode("utf-8") + b"\x00" + seed.to_bytes((seed.bit_length() + 7) // 8 or 1, "big")
+    return hashlib.blake2b(
+        data, key=secret, person=_PERSON_KEY, digest_size=CHANCE_KEY_BYTES
+    ).digest()
+
+
+def game_rng(game: str, seed: int, secret: bytes = b"") -> ChanceRng:
+    """The chance of a new game (see :func:`chance_key`)."""
+    return ChanceRng(chance_key(game, seed, secret))
+
+
+def rng_from_text(text: str) -> SerialRng:
+    """The generator written by :meth:`SerialRng.to_text`: ``k<64 hex>.<hex>`` for a
+    :class:`ChanceRng`, plain hex for an :class:`Rng`. Raises ``ValueError``."""
+    if not text.isascii():
+        raise ValueError("not a generator state")
+    if text.startswith("k"):
+        key_hex, dot, used_hex = text[1:].partition(".")
+        if not dot or len(key_hex) != 2 * CHANCE_KEY_BYTES or not used_hex.isalnum():
+            raise ValueError("a chance generator is k<64 hex digits>.<hex position>")
+        return ChanceRng(bytes.fromhex(key_hex), int(used_hex, 16))
+    if not text.isalnum():
+        raise ValueError("not a hexadecimal generator state")
+    r = Rng(0)
+    r.setstate(int(text, 16))
+    return r

@@ -1,15 +1,20 @@
-"""Aton state serialisation (``aton:1:...``) and invariant checks.
+"""Aton state serialisation (``aton:2:...``) and invariant checks.
 
-Format, version 1: ``aton:1:`` then ``key=value`` fields separated by ``;``, all present::
+Format, version 2: ``aton:2:`` then ``key=value`` fields separated by ``;``, all present::
 
     r=<round>;mr=<round limit>;ph=<phase name>;cur=<seat|-1>;f=<first|-1>;st=<step>;
     td=<todo>;ov=<overflow>;tg=<target|-1>;rs=<first|-1>,<idx>,<temple 0-3>;
     out=<-|winner|d>:<reason>;b=<48 x . 0 1>;war=<pairs like 12,33>;
-    p0=<player 0>;p1=<player 1>;rng=<hex Rng state>
+    p0=<player 0>;p1=<player 1>;rng=<generator>
 
 and each player is ``score,stock,kingdom,token,xdec,exchanged,revealed,cart,hand,deck,disc``
 with ``xdec`` one of ``- k x``, ``cart`` 4 digits (``0000`` empty), ``hand`` sorted digits,
-``deck`` digits with the top of the deck last, ``disc`` four counts ``a.b.c.d``.
+``deck`` digits with the top of the deck last, ``disc`` four counts ``a.b.c.d``; the
+generator is :meth:`engine.rng.SerialRng.to_text` (``k<key>.<position>`` for the game's
+keyed chance, plain hex for SplitMix64).
+
+Version 1 (the previous release) is the same text with a SplitMix64 generator only: it is
+still read, and :func:`encode` writes it on request for a state whose generator allows it.
 """
 
 from __future__ import annotations
@@ -27,12 +32,14 @@ from engine.aton.board import (
     WIN_POINTS,
 )
 from engine.core import StateFormatError
-from engine.rng import Rng
+from engine.rng import Rng, rng_from_text
 
 if TYPE_CHECKING:
     from engine.aton.state import AtonState
 
-VERSION = 1
+VERSION = 2
+#: Versions :func:`decode` reads.
+READ_VERSIONS = ("1", "2")
 _KEYS = ("r", "mr", "ph", "cur", "f", "st", "td", "ov", "tg", "rs", "out", "b", "war", "p0", "p1", "rng")
 _XDEC = {"-": -1, "k": 0, "x": 1}
 _XDEC_CHAR = {-1: "-", 0: "k", 1: "x"}
@@ -55,10 +62,14 @@ def _player(s: AtonState, p: int) -> str:
     )
 
 
-def encode(s: AtonState) -> str:
-    """The ``aton:1:`` text (one f-string: this runs on every ApplyAction of the service)."""
+def encode(s: AtonState, version: int = VERSION) -> str:
+    """The ``aton:2:`` text (one f-string: this runs on every ApplyAction of the service), or
+    the previous release's ``aton:1:`` text, which only a SplitMix64 generator can be
+    written in (``ValueError`` otherwise)."""
     from engine.aton.state import PHASE_NAMES
 
+    if version != VERSION and (version != 1 or not isinstance(s.rng, Rng)):
+        raise ValueError(f"aton: cannot write state version {version} (version 1 needs SplitMix64)")
     if s.winners is None:
         out = "-"
     else:
@@ -66,9 +77,9 @@ def encode(s: AtonState) -> str:
     board = "".join(map(_SQUARE_CHAR.__getitem__, s.board))
     war = ",".join(f"{a}{b}" for a, b in s.war)
     return (
-        f"aton:{VERSION}:r={s.rnd};mr={s.max_rounds};ph={PHASE_NAMES[s.phase]};cur={s.cur};f={s.first};"
+        f"aton:{version}:r={s.rnd};mr={s.max_rounds};ph={PHASE_NAMES[s.phase]};cur={s.cur};f={s.first};"
         f"st={s.step};td={s.todo};ov={s.over};tg={s.tgt};rs={s.rs_first},{s.rs_idx},{s.rs_t};"
-        f"out={out};b={board};war={war};p0={_player(s, 0)};p1={_player(s, 1)};rng={s.rng.state:x}"
+        f"out={out};b={board};war={war};p0={_player(s, 0)};p1={_player(s, 1)};rng={s.rng.to_text()}"
     )
 
 
@@ -105,9 +116,10 @@ def decode(data: str) -> AtonState:
     if len(parts) != 3 or parts[0] != "aton":
         raise StateFormatError("aton state: expected 'aton:<version>:<fields>', got "
                                f"{data[:40]!r}{'...' if len(data) > 40 else ''}")
-    if parts[1] != str(VERSION):
+    if parts[1] not in READ_VERSIONS:
         raise StateFormatError(
-            f"aton state: unknown version {parts[1]!r} (this engine reads version {VERSION})"
+            f"aton state: unknown version {parts[1]!r} "
+            f"(this engine reads versions {', '.join(READ_VERSIONS)})"
         )
     fields: dict[str, str] = {}
     for item in parts[2].split(";"):
@@ -188,11 +200,13 @@ def decode(data: str) -> AtonState:
             raise P.fail(f"discard must be 4 counts a.b.c.d, got {items[10]!r}")
         s.disc[p] = [P.integer(d, f"discarded {v + 1}s", 0, CARDS_PER_VALUE) for v, d in enumerate(disc)]
     try:
-        s.rng = Rng(0)
-        s.rng.setstate(int(fields["rng"], 16))
+        s.rng = rng_from_text(fields["rng"])
+        if parts[1] == "1" and not isinstance(s.rng, Rng):
+            raise ValueError
     except ValueError:
         raise StateFormatError(
-            f"aton state: rng must be a hex integer < 2**64, got {fields['rng']!r}"
+            f"aton state: rng must be a generator state (hex, or k<key>.<position> from version 2), "
+            f"got {fields['rng'][:80]!r}"
         ) from None
     check(s)
     return s

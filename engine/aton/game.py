@@ -16,6 +16,7 @@ from engine.core import (
     check_num_players,
     resolve_options,
 )
+from engine.rng import SerialRng
 
 
 class AtonGame(Game):
@@ -45,12 +46,16 @@ class AtonGame(Game):
         num_players: int | None = None,
         seed: int = 0,
         options: Mapping[str, Any] | None = None,
+        *,
+        rng: SerialRng | None = None,
     ) -> AtonState:
         check_num_players(self.descriptor, num_players)
         resolve_options(self.descriptor, options)
         if isinstance(seed, bool) or not isinstance(seed, int):
             raise GameOptionsError(f"aton: the seed must be an integer, got {seed!r}")
-        return AtonState.initial(seed)
+        if seed < 0:
+            raise GameOptionsError(f"aton: the seed must not be negative, got {seed}")
+        return AtonState.initial(seed, rng)
 
     def deserialize_state(self, data: str) -> AtonState:
         return decode(data)

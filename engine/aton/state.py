@@ -13,7 +13,8 @@ Representation (all plain lists and ints, ``__slots__``):
   this round), ``step`` (0: first player acting, 1: second), ``todo`` (removals or
   placements left), ``over`` (A6.3 overflow due after the last placement), ``tgt`` (owner of
   the counters being removed), ``rs_first``/``rs_idx``/``rs_t`` (A8.4 reset progress);
-* ``rng``: the state's own :class:`engine.rng.Rng` for every shuffle.
+* ``rng``: the game's chance (:class:`engine.rng.ChanceRng`; SplitMix64 in sampled worlds)
+  for every shuffle.
 
 Automatic steps (reveal, cartouche-1 points, order and war, overflow, win checks,
 clean-up, scoring round, end checks, next round's draw) run inside :meth:`apply` until the
@@ -59,7 +60,7 @@ from engine.core import (
     Outcome,
     State,
 )
-from engine.rng import Rng
+from engine.rng import Rng, SerialRng, game_rng
 
 # Phases (decisions).
 EXCHANGE_PHASE = 0
@@ -76,14 +77,14 @@ REASONS = ("points", "temple", "yellow", "green", "scoring", "round_limit")
 _SECRET_BELOW = REMOVE_BASE  # keep/exchange/arrange ids are secret (A3.2, A3.3)
 
 
-def shuffle(rng: Rng, cards: list[int]) -> None:
-    """Fisher–Yates shuffle driven by the Rng's SplitMix64 output (A1.2, A3.1, A5.3).
+def shuffle(rng: SerialRng, cards: list[int]) -> None:
+    """Fisher–Yates shuffle driven by the generator's 64-bit outputs (A1.2, A3.1, A5.3).
 
     ``j = (x * (i + 1)) >> 64`` maps a 64-bit output to ``0..i``; the bias is below
-    2**-58 for these sizes. About 8x cheaper than ``random.Random.shuffle`` on ``Rng``,
+    2**-58 for these sizes. About 8x cheaper than ``random.Random.shuffle`` on the generator,
     which matters because playouts shuffle 72 cards per game at setup alone.
     """
-    nxt = rng._next64
+    nxt = rng.next64
     for i in range(len(cards) - 1, 0, -1):
         j = (nxt() * (i + 1)) >> 64
         cards[i], cards[j] = cards[j], cards[i]
@@ -153,7 +154,7 @@ class AtonState(State):
     war: list[tuple[int, int]]
     winners: tuple[int, ...] | None
     reason: str
-    rng: Rng
+    rng: SerialRng
     _ev: list[Event] | None
 
     # ------------------------------------------------------------------------------
@@ -195,10 +196,11 @@ class AtonState(State):
         return s
 
     @classmethod
-    def initial(cls, seed: int) -> AtonState:
-        """Setup (A1): shuffled 9/9/9/9 decks, 29 counters in stock, tokens, round 1's draw."""
+    def initial(cls, seed: int, rng: SerialRng | None = None) -> AtonState:
+        """Setup (A1): shuffled 9/9/9/9 decks, 29 counters in stock, tokens, round 1's draw.
+        The game's chance is ``rng``, by default :func:`engine.rng.game_rng` of the seed."""
         s = cls._blank()
-        s.rng = Rng(seed)
+        s.rng = rng if rng is not None else game_rng("aton", seed)
         for p in (0, 1):
             deck = [v for v in (1, 2, 3, 4) for _ in range(CARDS_PER_VALUE)]
             shuffle(s.rng, deck)  # A1.2

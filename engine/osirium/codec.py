@@ -1,6 +1,7 @@
-"""Osirium state serialisation: ``osirium:2:`` (written and read) and ``osirium:1:`` (read).
+"""Osirium state serialisation: ``osirium:3:`` (written and read), ``osirium:2:`` (read, and
+written on request) and ``osirium:1:`` (read).
 
-Version 2 is compact text in the style of Aton's codec, ``key=value`` fields separated by
+Version 3 is compact text in the style of Aton's codec, ``key=value`` fields separated by
 ``;``, all present, in this order::
 
     n=<players>;tm=<teams 0|1>;dy=<deity per seat>;pu=<power used per seat, 0|1>;
@@ -11,7 +12,7 @@ Version 2 is compact text in the style of Aton's codec, ``key=value`` fields sep
     ak=<ritual Ankhs per seat>;ex=<exaltation per seat>;si=<simple rituals, top last>;
     ad=<advanced rituals, top last>;ph=<step>;cur=<seat>;r=<round>;fl=<started><placed>;
     cl=<clear cell|-1>;cs=<cast slot>,<cast set>,<breaks left>,<last cell>;eb=<ended by|-1>;
-    rng=<hex generator state>
+    rng=<generator: k<key>.<position> for the game's keyed chance, plain hex for SplitMix64>
 
 A single character names an amulet type, a ritual, a deity or an exaltation: its id in
 ``0-9a-zA-Z`` (:data:`ALPHABET`). A 4-player state takes about 300 characters (a service
@@ -19,8 +20,10 @@ token about 450), against about 670 (930) for version 1's JSON, and encodes abou
 decodes about 1.1× as fast (``bench/osirium_codec.py``): the service does one or both on
 most calls.
 
-Version 1 (compact JSON, :func:`encode_v1`) is still read, so that a token issued by a
-server of the previous release decodes during a rolling upgrade. Either way the text is
+Version 2 is the same text with a SplitMix64 generator only (the previous release): it is
+still read, so that a token issued by that release decodes during a rolling upgrade, and
+:func:`encode` writes it on request for a state whose generator allows it. Version 1
+(compact JSON, :func:`encode_v1`) is still read too. Either way the text is
 parsed strictly and the state then passes :meth:`OsiriumState.validate`; any problem raises
 :class:`~engine.core.StateFormatError` naming the field.
 """
@@ -33,13 +36,14 @@ from typing import TYPE_CHECKING, Any
 from engine.core import StateFormatError
 from engine.osirium.board import CELLS, NUM_TYPES, cell_name
 from engine.osirium.cards import DEITIES, EXALTATIONS, MARKET_SIZE, RITUAL_SLOTS, RITUALS
-from engine.rng import Rng
+from engine.rng import Rng, SerialRng, rng_from_text
 
 if TYPE_CHECKING:
     from engine.osirium.state import OsiriumState
 
-VERSION = 2
+VERSION = 3
 PREFIX = f"osirium:{VERSION}:"
+PREFIX_V2 = "osirium:2:"
 PREFIX_V1 = "osirium:1:"
 ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 KEYS = (
@@ -98,21 +102,30 @@ def _dotted(values: list[int]) -> str:
     return bytes([_DOT if v < 0 else v for v in values]).translate(_ENCODE).decode()
 
 
-def encode(s: OsiriumState) -> str:
-    """The ``osirium:2:`` text of ``s`` (runs on every state-changing call of the service)."""
+def encode(s: OsiriumState, version: int = VERSION) -> str:
+    """The ``osirium:3:`` text of ``s`` (runs on every state-changing call of the service), or
+    the previous release's ``osirium:2:`` text, which only a SplitMix64 generator can be
+    written in (``ValueError`` otherwise)."""
+    prefix = PREFIX
+    if version != VERSION:
+        if version != 2 or not isinstance(s.rng, Rng):
+            raise ValueError(
+                f"osirium: cannot write state version {version} (version 2 needs a SplitMix64 generator)"
+            )
+        prefix = PREFIX_V2
     cells = _CELL_TEXT
     board = "".join([cells[(t + 1) * 4 + r] for t, r in zip(s.board_t, s.board_r, strict=True)])
     slots = ",".join([_dotted(row) for row in s.slots])
     done = ",".join(["".join([_DONE_TEXT[c] for c in row]) for row in s.completed])
     return (
-        f"{PREFIX}n={s.n};tm={_BIT[s.team_play]};dy={_chars(s.deity)};"
+        f"{prefix}n={s.n};tm={_BIT[s.team_play]};dy={_chars(s.deity)};"
         f"pu={''.join([_BIT[u] for u in s.power_used])};b={board};h={_seats(s.hands)};"
         f"pl={_chars(s.pile)};ds={_chars(s.discard)};mk={_dotted(s.market)};"
         f"bk={_seats(s.broken)};sl={slots};dn={done};"
         f"ak={','.join(map(str, s.ankhs))};ex={_chars(s.exalt)};"
         f"si={_chars(s.simple)};ad={_chars(s.advanced)};ph={s.phase};"
         f"cur={s.cur};r={s.round};fl={_BIT[s.started]}{_BIT[s.placed]};cl={s.clear_cell};"
-        f"cs={s.cast_slot},{s.cast_set},{s.cast_left},{s.cast_last};eb={s.ended_by};rng={s.rng.state:x}"
+        f"cs={s.cast_slot},{s.cast_set},{s.cast_left},{s.cast_last};eb={s.ended_by};rng={s.rng.to_text()}"
     )
 
 
@@ -121,12 +134,15 @@ def decode(game: Any, data: str) -> OsiriumState:
     if not isinstance(data, str):
         raise StateFormatError("osirium: a serialised state must be a string")
     if data.startswith(PREFIX):
-        return _decode_v2(game, data[len(PREFIX) :])
+        return _decode_v2(game, data[len(PREFIX) :], chance=True)
+    if data.startswith(PREFIX_V2):
+        return _decode_v2(game, data[len(PREFIX_V2) :], chance=False)
     if data.startswith(PREFIX_V1):
         return _decode_v1(game, data[len(PREFIX_V1) :])
     if data.startswith("osirium:"):
         raise StateFormatError(
-            f"osirium: unknown state version {data.split(':', 2)[1]!r} (this engine reads versions 1 and 2)"
+            f"osirium: unknown state version {data.split(':', 2)[1]!r} "
+            "(this engine reads versions 1, 2 and 3)"
         )
     raise StateFormatError(f"osirium: not an Osirium state (expected '{PREFIX}...')")
 
@@ -175,7 +191,8 @@ def _flags(text: str, n: int, field: str) -> list[bool]:
     return [v == 1 for v in _ids(text, _FLAGS, field, "a flag 0 or 1")]
 
 
-def _decode_v2(game: Any, body: str) -> OsiriumState:
+def _decode_v2(game: Any, body: str, *, chance: bool) -> OsiriumState:
+    """Versions 3 and 2 (``chance``: version 3, whose generator may be keyed BLAKE2b)."""
     from engine.osirium.state import OsiriumState
 
     f: dict[str, str] = {}
@@ -251,24 +268,21 @@ def _decode_v2(game: Any, body: str) -> OsiriumState:
     s.cast_left = _integer(cast[2], "cs", 0, CELLS)
     s.cast_last = _integer(cast[3], "cs", -1, CELLS - 1)
     s.ended_by = _integer(f["eb"], "eb", -1, n - 1)
-    rng = f["rng"]
+    text = f["rng"]
     try:
-        if not rng.isascii() or not rng.isalnum():
+        rng = rng_from_text(text)
+        if not chance and not isinstance(rng, Rng):
             raise ValueError
-        rng_state = int(rng, 16)
     except ValueError:
-        raise _fail("rng", f"expected a hexadecimal generator state, got {rng[:40]!r}") from None
-    return _finish(s, rng_state)
+        raise _fail("rng", f"expected a generator state, got {text[:80]!r}") from None
+    return _finish(s, rng)
 
 
-def _finish(s: OsiriumState, rng_state: int) -> OsiriumState:
+def _finish(s: OsiriumState, rng: SerialRng) -> OsiriumState:
     """Derive the board masks, check every invariant, and settle the outcome."""
     from engine.osirium.state import OVER
 
-    if not 0 <= rng_state < 1 << 64:
-        raise StateFormatError("osirium: rng state out of range")
-    s.rng = Rng(0)
-    s.rng.state = rng_state
+    s.rng = rng
     s._derive_board()
     s._sets = None
     s._outcome = None
@@ -293,7 +307,9 @@ _V1_KEYS = frozenset(
 
 
 def encode_v1(s: OsiriumState) -> str:
-    """The ``osirium:1:`` JSON text of ``s`` (the previous release's format)."""
+    """The ``osirium:1:`` JSON text of ``s`` (an earlier release's format; SplitMix64 only)."""
+    if not isinstance(s.rng, Rng):
+        raise ValueError("osirium: version 1 needs a SplitMix64 generator")
     d: dict[str, Any] = {
         "n": s.n,
         "teams": s.team_play,
@@ -406,4 +422,9 @@ def _from_dict(game: Any, d: dict[str, Any]) -> OsiriumState:
         if not 0 <= v < NUM_TYPES * 4:
             raise StateFormatError(f"osirium: bad amulet code {v} on cell {cell_name(c)}")
         s.board_t[c], s.board_r[c] = divmod(v, 4)
-    return _finish(s, integer(d["rng"], "rng"))
+    state = integer(d["rng"], "rng")
+    if not 0 <= state < 1 << 64:
+        raise StateFormatError("osirium: rng state out of range")
+    rng = Rng(0)
+    rng.setstate(state)
+    return _finish(s, rng)

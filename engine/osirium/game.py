@@ -17,6 +17,7 @@ from engine.core import (
 from engine.osirium import actions as A
 from engine.osirium.cards import DEITIES, MAX_ROUNDS
 from engine.osirium.state import OsiriumState
+from engine.rng import SerialRng, game_rng
 
 _DEITY_IDS = tuple(d.name.lower() for d in DEITIES)
 
@@ -58,10 +59,14 @@ class OsiriumGame(Game):
         num_players: int | None = None,
         seed: int = 0,
         options: Mapping[str, Any] | None = None,
+        *,
+        rng: SerialRng | None = None,
     ) -> OsiriumState:
         n = check_num_players(self.descriptor, num_players)
         if isinstance(seed, bool) or not isinstance(seed, int):
             raise GameOptionsError(f"osirium: seed must be an integer, got {seed!r}")
+        if seed < 0:
+            raise GameOptionsError(f"osirium: the seed must not be negative, got {seed}")
         opts = dict(options or {})
         deities_in = opts.get("deities")
         if isinstance(deities_in, str):
@@ -79,7 +84,8 @@ class OsiriumGame(Game):
             )
         if len(set(names)) != n:
             raise GameOptionsError(f"osirium: each deity at most once (O9.2), got {', '.join(names)}")
-        return OsiriumState.new(self, n, seed, [_DEITY_IDS.index(d) for d in names], teams)
+        chance = rng if rng is not None else game_rng("osirium", seed)
+        return OsiriumState.new(self, n, chance, [_DEITY_IDS.index(d) for d in names], teams)
 
     def deserialize_state(self, data: str) -> OsiriumState:
         return OsiriumState.deserialize(self, data)

@@ -77,7 +77,7 @@ from engine.osirium.view import (
     render_board,
     ritual_text,
 )
-from engine.rng import Rng
+from engine.rng import Rng, SerialRng
 
 # Steps of a turn (O10).
 MAIN, PLACE, DRAW, BREAK, REFILL, OVER = range(6)
@@ -170,7 +170,7 @@ class OsiriumState(State):
     cast_last: int
     cast_slot: int
     ended_by: int
-    rng: Rng
+    rng: SerialRng
     _sets: dict[int, list[int]] | None
     _outcome: Outcome | None
 
@@ -179,7 +179,9 @@ class OsiriumState(State):
     # ------------------------------------------------------------------------------
 
     @classmethod
-    def new(cls, game: Any, num_players: int, seed: int, deities: Sequence[int], teams: bool) -> OsiriumState:
+    def new(
+        cls, game: Any, num_players: int, rng: SerialRng, deities: Sequence[int], teams: bool
+    ) -> OsiriumState:
         s = cls.__new__(cls)
         s.game = game
         s.n = n = num_players
@@ -192,7 +194,7 @@ class OsiriumState(State):
         s.colmask = [0] * len(COLOURS)
         s.occ = 0
         s.links = 0
-        s.rng = rng = Rng(seed)
+        s.rng = rng
         # O2.2: shuffle the amulets, 4 to each hand, 4 face up to the market.
         pile = [t for t in range(NUM_TYPES) for _ in range(TYPE_COUNT[t])]
         rng.shuffle(pile)
@@ -1114,8 +1116,8 @@ class OsiriumState(State):
 
     @classmethod
     def deserialize(cls, game: Any, data: str) -> OsiriumState:
-        """A state from :meth:`serialize`'s text (``osirium:2:``, or the previous release's
-        ``osirium:1:``), validated; :class:`StateFormatError` otherwise."""
+        """A state from :meth:`serialize`'s text (``osirium:3:``, or an earlier release's
+        ``osirium:2:`` or ``osirium:1:``), validated; :class:`StateFormatError` otherwise."""
         from engine.osirium.codec import decode
 
         return decode(game, data)

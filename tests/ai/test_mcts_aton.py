@@ -89,8 +89,10 @@ def test_same_seed_same_action_and_statistics() -> None:
 def test_instant_temple_win_by_placement_is_found() -> None:
     """A6.4 (a): eleven counters in temple 1, its last square empty: place there and win."""
     s = positions(1, 0)[0]
-    while s.decision() != "place":  # type: ignore[attr-defined]
-        s.apply(random.Random(1).choice(s.legal_actions()))
+    chooser = random.Random(1)
+    # A placement step with one counter left to place: the win is one ply away.
+    while s.decision() != "place" or s.todo != 1:  # type: ignore[attr-defined]
+        s.apply(chooser.choice(s.legal_actions()))
         if s.is_terminal():
             pytest.skip("no placement reached")
     p = s.current_player()

@@ -182,7 +182,7 @@ def test_guided_rollout_placements_prefer_forming_links() -> None:
     from ai.evaluation import _osirium_new_links, osirium_guided_policy
 
     checked = 0
-    for s in positions(30, 71):
+    for s in positions(80, 71):  # enough seeded positions for several qualifying ones
         legal = s.legal_actions()
         places = [a for a in legal if A.PLACE <= a < A.CAST]
         if s.decision() != "main" or any(a >= A.CAST for a in legal) or len(places) < 20:

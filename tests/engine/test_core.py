@@ -1,6 +1,8 @@
-"""The shared pieces of the game interface: the serialisable Rng, option validation."""
+"""The shared pieces of the game interface: the serialisable generators, option validation."""
 
 from __future__ import annotations
+
+import hashlib
 
 import pytest
 
@@ -12,7 +14,8 @@ from engine.core import (
     check_num_players,
     resolve_options,
 )
-from engine.rng import Rng
+from engine.registry import get_game
+from engine.rng import ChanceRng, Rng, chance_key, game_rng, rng_from_text
 
 DESC = GameDescriptor(
     name="demo",
@@ -69,6 +72,66 @@ def test_rng_rejects_bad_state() -> None:
         Rng().setstate(1 << 64)
     with pytest.raises(TypeError):
         Rng("seed")  # type: ignore[arg-type]
+
+
+def _blake_word(key: bytes, index: int) -> int:
+    """Word ``index`` of the chance stream, straight from its definition (engine/rng.py)."""
+    block = hashlib.blake2b((index // 8).to_bytes(8, "little"), key=key, person=b"heka.chance.ctr").digest()
+    return int.from_bytes(block[8 * (index % 8) : 8 * (index % 8) + 8], "little")
+
+
+def test_chance_rng_is_keyed_blake2b_in_counter_mode() -> None:
+    key = bytes(range(32))
+    r = ChanceRng(key)
+    words = [r.next64() for _ in range(20)]
+    assert words == [_blake_word(key, i) for i in range(20)]
+    assert r.used == 20
+    # Its state is the key and the position: a copy, a restored state and a text round
+    # trip all continue the same stream.
+    c = r.clone()
+    restored = ChanceRng(key)
+    restored.setstate(r.getstate())
+    text = rng_from_text(r.to_text())
+    assert isinstance(text, ChanceRng)
+    assert c.getrandbits(200) == restored.getrandbits(200) == text.getrandbits(200) == r.getrandbits(200)
+
+
+def test_chance_keys_need_the_secret() -> None:
+    """Issue 12: the same seed and secret give the same game; another secret (or none)
+    another one; the key depends on the game's name too."""
+    assert chance_key("aton", 7, b"s" * 32) == chance_key("aton", 7, b"s" * 32)
+    keys = {
+        chance_key("aton", 7, b"s" * 32),
+        chance_key("aton", 7, b"t" * 32),
+        chance_key("aton", 7),
+        chance_key("aton", 8, b"s" * 32),
+        chance_key("osirium", 7, b"s" * 32),
+    }
+    assert len(keys) == 5
+    for game in ("aton", "osirium"):
+        g = get_game(game)
+        a = g.new_initial_state(seed=7, rng=game_rng(game, 7, b"s" * 32))
+        b = g.new_initial_state(seed=7, rng=game_rng(game, 7, b"s" * 32))
+        other = g.new_initial_state(seed=7, rng=game_rng(game, 7, b"t" * 32))
+        plain = g.new_initial_state(seed=7)
+        assert a.serialize() == b.serialize()
+        assert a.to_text() != other.to_text() and a.to_text() != plain.to_text()
+        assert plain.serialize() == g.new_initial_state(seed=7, rng=game_rng(game, 7)).serialize()
+
+
+def test_chance_rng_and_keys_reject_bad_input() -> None:
+    with pytest.raises(ValueError):
+        ChanceRng(b"short")
+    with pytest.raises(ValueError):
+        ChanceRng(bytes(32), -1)
+    with pytest.raises(ValueError):
+        chance_key("aton", -1)
+    with pytest.raises(ValueError):
+        chance_key("aton", 1, b"x" * 65)
+    for text in ("", "k", "k00.1", "k" + "0" * 64, "k" + "0" * 64 + ".", "k" + "g" * 64 + ".1", "zz", "-1"):
+        with pytest.raises(ValueError):
+            rng_from_text(text)
+    assert isinstance(rng_from_text("ff"), Rng)
 
 
 def test_resolve_options_defaults_and_types() -> None:

@@ -9,6 +9,7 @@ from aton_helpers import make_state
 
 from engine.aton import GAME
 from engine.aton.board import NUM_ACTIONS
+from engine.aton.codec import encode
 from engine.core import ActionParseError, GameOverError, IllegalActionError, StateFormatError
 from engine.registry import get_game
 
@@ -118,7 +119,8 @@ def test_serialization_round_trip_preserves_future_randomness() -> None:
         for a in actions[: len(actions) // 2]:
             t.apply(a)
         data = t.serialize()
-        assert data.startswith("aton:1:")
+        assert data.startswith("aton:2:")
+        assert ";rng=k" in data  # the game's chance: keyed BLAKE2b (engine.rng.ChanceRng)
         u = GAME.deserialize_state(data)
         assert u.serialize() == data == t.serialize()
         for a in actions[len(actions) // 2 :]:
@@ -150,8 +152,8 @@ def test_corrupt_and_impossible_states_are_refused() -> None:
     good = make_state(hands=("1234", "1234"), board={"T1.0": 0}).serialize()
     GAME.deserialize_state(good)
     cases = [
-        (good.replace("aton:1:", "aton:9:", 1), "unknown version '9'"),
-        (good.replace("aton:1:", "osirium:1:", 1), "expected 'aton:<version>"),
+        (good.replace("aton:2:", "aton:9:", 1), "unknown version '9'"),
+        (good.replace("aton:2:", "osirium:1:", 1), "expected 'aton:<version>"),
         (_without(good, "war"), "missing field(s) war"),
         (good + ";b=" + "." * 48, "appears twice"),
         (good + ";oops", "not key=value"),
@@ -161,7 +163,9 @@ def test_corrupt_and_impossible_states_are_refused() -> None:
         (_mutate(good, "ph", "dance"), "unknown phase 'dance'"),
         (_mutate(good, "cur", "1"), "arrange phase"),
         (_mutate(good, "r", "two"), "round must be an integer"),
-        (_mutate(good, "rng", "zz"), "rng must be a hex integer"),
+        (_mutate(good, "rng", "zz"), "rng must be a generator state"),
+        (_mutate(good, "rng", "k12.0"), "rng must be a generator state"),
+        (_mutate(good, "rng", "k" + "0" * 64 + ".zz"), "rng must be a generator state"),
         (_player(good, 0, 4, "q"), "exchange decision"),
         (_player(good, 1, 7, "12"), "cartouches must be 4 digits"),
         ("garbage", "expected 'aton:<version>"),
@@ -186,4 +190,20 @@ def test_card_and_counter_messages_name_the_problem() -> None:
     with pytest.raises(StateFormatError, match="at most 8"):
         GAME.deserialize_state(_player(_player(good, 0, 2, "5"), 1, 2, "4"))
     with pytest.raises(StateFormatError, match="unknown version"):
-        GAME.deserialize_state(good.replace("aton:1:", "aton:2:"))
+        GAME.deserialize_state(good.replace("aton:2:", "aton:3:"))
+
+
+def test_version_1_of_the_previous_release_is_read_and_written_on_request() -> None:
+    """Version 1 is version 2 with a SplitMix64 generator only: a token of the previous
+    release decodes to the same state, and a state whose generator allows it can be written
+    as version 1 (for a rolling upgrade); the keyed chance cannot."""
+    s = make_state(hands=("1234", "1234"), board={"T1.0": 0})
+    old = encode(s, version=1)
+    assert old.startswith("aton:1:") and old[len("aton:1:") :] == s.serialize()[len("aton:2:") :]
+    assert GAME.deserialize_state(old).serialize() == s.serialize()
+    keyed = GAME.new_initial_state(seed=5)
+    with pytest.raises(ValueError, match="SplitMix64"):
+        encode(keyed, version=1)
+    v1_with_chance = keyed.serialize().replace("aton:2:", "aton:1:", 1)
+    with pytest.raises(StateFormatError, match="rng must be a generator state"):
+        GAME.deserialize_state(v1_with_chance)

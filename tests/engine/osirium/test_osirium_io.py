@@ -13,8 +13,9 @@ from engine.core import ActionParseError, IllegalActionError, StateFormatError
 from engine.osirium import GAME, OsiriumState
 from engine.osirium import actions as A
 from engine.osirium.cards import RITUALS
-from engine.osirium.codec import KEYS, encode_v1
+from engine.osirium.codec import KEYS, encode, encode_v1
 from engine.osirium.view import HIDDEN_SIMPLE
+from engine.rng import ChanceRng, Rng
 
 # ---------------------------------------------------------------------------------------
 # Action ids and texts
@@ -114,8 +115,11 @@ def test_illegal_action_refused_without_change() -> None:
 # ---------------------------------------------------------------------------------------
 
 
-def _play(seed: int, n: int, steps: int, opts: dict[str, object] | None = None) -> OsiriumState:
-    s = GAME.new_initial_state(n, seed, opts)
+def _play(
+    seed: int, n: int, steps: int, opts: dict[str, object] | None = None, *, legacy: bool = False
+) -> OsiriumState:
+    """A game after ``steps`` random actions; ``legacy``: on SplitMix64, as earlier releases."""
+    s = GAME.new_initial_state(n, seed, opts, rng=Rng(seed) if legacy else None)
     rng = random.Random(seed)
     for _ in range(steps):
         if s.is_terminal():
@@ -128,7 +132,7 @@ def test_serialization_round_trip_keeps_randomness_to_come() -> None:
     for seed in range(6):
         s = _play(seed, 2 + seed % 3, 40 * seed)
         data = s.serialize()
-        assert data.startswith("osirium:2:")
+        assert data.startswith("osirium:3:") and ";rng=k" in data
         r = GAME.deserialize_state(data)
         assert r.serialize() == data and r.legal_actions() == s.legal_actions()
         assert r.view(0) == s.view(0) and r.to_text() == s.to_text()
@@ -140,10 +144,29 @@ def test_serialization_round_trip_keeps_randomness_to_come() -> None:
         assert r.outcome() == s.outcome()
 
 
-def test_version_1_texts_of_the_previous_release_still_decode() -> None:
+def test_version_2_texts_of_the_previous_release_still_decode_and_can_be_written() -> None:
+    # osirium:2 is osirium:3 with a SplitMix64 generator only: a token of the previous
+    # release decodes to the same state; such a state can be written as osirium:2 for a
+    # rolling upgrade; the keyed chance cannot.
+    for seed in range(6):
+        s = _play(seed, 2 + seed % 3, 25 * seed, legacy=True)
+        old = encode(s, version=2)
+        assert old.startswith("osirium:2:") and old[10:] == s.serialize()[10:]
+        r = GAME.deserialize_state(old)
+        assert r.serialize() == s.serialize() and r.legal_actions() == s.legal_actions()
+    keyed = _play(1, 2, 10)
+    with pytest.raises(ValueError, match="SplitMix64"):
+        encode(keyed, version=2)
+    with pytest.raises(ValueError, match="SplitMix64"):
+        encode_v1(keyed)
+    with pytest.raises(StateFormatError, match="rng: expected a generator state"):
+        GAME.deserialize_state(keyed.serialize().replace("osirium:3:", "osirium:2:", 1))
+
+
+def test_version_1_texts_of_an_earlier_release_still_decode() -> None:
     # A token issued before osirium:2 must decode during a rolling upgrade, to the same state.
     for seed in range(8):
-        s = _play(seed, 2 + seed % 3, 25 * seed, {"teams": True} if seed % 3 == 2 else None)
+        s = _play(seed, 2 + seed % 3, 25 * seed, {"teams": True} if seed % 3 == 2 else None, legacy=True)
         old = encode_v1(s)
         assert old.startswith("osirium:1:")
         r = GAME.deserialize_state(old)
@@ -151,8 +174,8 @@ def test_version_1_texts_of_the_previous_release_still_decode() -> None:
         assert r.outcome() == s.outcome()
 
 
-def test_version_2_is_compact() -> None:
-    s = _play(4, 4, 60)
+def test_version_3_is_compact() -> None:
+    s = _play(4, 4, 60, legacy=True)
     assert len(s.serialize()) < len(encode_v1(s)) / 2
 
 
@@ -163,7 +186,7 @@ def _corrupt(data: str, **changes: object) -> str:
 
 
 def test_corrupt_version_1_serializations_raise_state_format_error() -> None:
-    s = _play(3, 3, 120)
+    s = _play(3, 3, 120, legacy=True)
     data = encode_v1(s)
     d = json.loads(data[len("osirium:1:") :])
     bad = [
@@ -200,14 +223,14 @@ def test_corrupt_version_1_serializations_raise_state_format_error() -> None:
 
 
 def _fields(data: str) -> dict[str, str]:
-    return dict(item.split("=", 1) for item in data[len("osirium:2:") :].split(";"))
+    return dict(item.split("=", 1) for item in data[len("osirium:3:") :].split(";"))
 
 
-def _v2(fields: dict[str, str], **changes: str) -> str:
-    return "osirium:2:" + ";".join(f"{k}={v}" for k, v in {**fields, **changes}.items())
+def _v3(fields: dict[str, str], **changes: str) -> str:
+    return "osirium:3:" + ";".join(f"{k}={v}" for k, v in {**fields, **changes}.items())
 
 
-def test_corrupt_version_2_serializations_raise_state_format_error_naming_the_field() -> None:
+def test_corrupt_version_3_serializations_raise_state_format_error_naming_the_field() -> None:
     s = _play(3, 3, 120)
     data = s.serialize()
     f = _fields(data)
@@ -215,37 +238,38 @@ def test_corrupt_version_2_serializations_raise_state_format_error_naming_the_fi
     assert f["b"][:2] != ".." and f["mk"] != "...."  # the cases below rely on these
     drop_rng = {k: v for k, v in f.items() if k != "rng"}
     cases = [
-        ("osirium:2:", "not key=value"),
+        ("osirium:3:", "not key=value"),
         (data[:-3] + ";rng=1", "twice"),
         (data + ";zz=1", "unknown field"),
-        (_v2(drop_rng), "missing field(s) rng"),
-        (_v2(f, pl=f["pl"][1:]), "amulets not accounted for"),  # an amulet missing
-        (_v2(f, pl=f["pl"] + "0"), "amulets not accounted for"),  # one too many
-        (_v2(f, pl=f["pl"][:-1] + "~"), "pl: '~' is not an amulet type"),
-        (_v2(f, si=f["si"] + (f["si"][:1] or "0")), "rituals not accounted for"),  # twice
-        (_v2(f, n="7"), "n: 7 is out of range"),
-        (_v2(f, n="x"), "n: expected an integer"),
-        (_v2(f, n="٣"), "n: expected an integer"),  # a non-ASCII digit
-        (_v2(f, h=f["h"] + ",0"), "h: expected 3"),
-        (_v2(f, r="0"), "round 0"),
-        (_v2(f, ph="9"), "phase 9"),
-        (_v2(f, cur="5"), "cur: 5 is out of range"),
-        (_v2(f, rng="-1"), "rng: expected a hexadecimal"),
-        (_v2(f, rng="1" * 17), "rng state out of range"),
-        (_v2(f, ex="000"), "exaltations must be distinct"),
-        (_v2(f, dy="001"), "deities"),
-        (_v2(f, dy="0a1"), "dy: 'a' is not a deity"),
-        (_v2(f, ak=",".join(["99", *f["ak"].split(",")[1:]])), "ritual Ankhs"),
-        (_v2(f, b=".." + f["b"][2:]), "amulets not accounted for"),  # an amulet lost from a1
-        (_v2(f, b=f["b"][:-2]), "b: expected 32 characters"),
-        (_v2(f, b="z0" + f["b"][2:]), "b: 'z0' is not an empty cell"),
-        (_v2(f, tm="1"), "teams need 4 players"),
-        (_v2(f, tm="2"), "tm: '2' is not a flag"),
-        (_v2(f, sl="...,...,.."), "sl: expected 3 slots per seat"),
-        (_v2(f, dn="0,,"), "dn: completed rituals are pairs"),
-        (_v2(f, mk="...."), "amulets not accounted for"),
-        (_v2(f, cs="0,1,1,-1"), "cast fields set outside a cast"),
-        (_v2(f, fl="1"), "fl: expected 2 flags"),
+        (_v3(drop_rng), "missing field(s) rng"),
+        (_v3(f, pl=f["pl"][1:]), "amulets not accounted for"),  # an amulet missing
+        (_v3(f, pl=f["pl"] + "0"), "amulets not accounted for"),  # one too many
+        (_v3(f, pl=f["pl"][:-1] + "~"), "pl: '~' is not an amulet type"),
+        (_v3(f, si=f["si"] + (f["si"][:1] or "0")), "rituals not accounted for"),  # twice
+        (_v3(f, n="7"), "n: 7 is out of range"),
+        (_v3(f, n="x"), "n: expected an integer"),
+        (_v3(f, n="٣"), "n: expected an integer"),  # a non-ASCII digit
+        (_v3(f, h=f["h"] + ",0"), "h: expected 3"),
+        (_v3(f, r="0"), "round 0"),
+        (_v3(f, ph="9"), "phase 9"),
+        (_v3(f, cur="5"), "cur: 5 is out of range"),
+        (_v3(f, rng="-1"), "rng: expected a generator state"),
+        (_v3(f, rng="1" * 17), "rng: expected a generator state"),
+        (_v3(f, rng="k" + "0" * 63 + ".1"), "rng: expected a generator state"),
+        (_v3(f, ex="000"), "exaltations must be distinct"),
+        (_v3(f, dy="001"), "deities"),
+        (_v3(f, dy="0a1"), "dy: 'a' is not a deity"),
+        (_v3(f, ak=",".join(["99", *f["ak"].split(",")[1:]])), "ritual Ankhs"),
+        (_v3(f, b=".." + f["b"][2:]), "amulets not accounted for"),  # an amulet lost from a1
+        (_v3(f, b=f["b"][:-2]), "b: expected 32 characters"),
+        (_v3(f, b="z0" + f["b"][2:]), "b: 'z0' is not an empty cell"),
+        (_v3(f, tm="1"), "teams need 4 players"),
+        (_v3(f, tm="2"), "tm: '2' is not a flag"),
+        (_v3(f, sl="...,...,.."), "sl: expected 3 slots per seat"),
+        (_v3(f, dn="0,,"), "dn: completed rituals are pairs"),
+        (_v3(f, mk="...."), "amulets not accounted for"),
+        (_v3(f, cs="0,1,1,-1"), "cast fields set outside a cast"),
+        (_v3(f, fl="1"), "fl: expected 2 flags"),
     ]
     for text, message in cases:
         with pytest.raises(StateFormatError) as err:
@@ -287,7 +311,7 @@ def test_O6_nothing_hidden_leaks_into_a_view() -> None:
     t.simple.reverse()
     t.advanced.reverse()
     t.exalt[1], t.exalt[2] = s.exalt[2], s.exalt[1]
-    t.rng.state ^= 12345
+    t.rng = ChanceRng(bytes(32))
     assert t.view(0) == base
     assert t.view(0).to_text() == base.to_text()
     # ... and the public view does not contain any hand, exaltation or face-down ritual.
