@@ -292,25 +292,28 @@ def row(name: str, phase: str, r: dict[str, Any], ceiling: float) -> tuple[str, 
     )
 
 
-async def collect_positions(stub: Any, game: str, players: int, count: int) -> list[tuple[str, int, int]]:
-    """(token, a legal action, number of legal actions) along seeded random games, made by
-    the server itself."""
+async def collect_positions(
+    stub: Any, game: str, players: int, count: int
+) -> list[tuple[str, int, int, int]]:
+    """(token, a legal action, number of legal actions, seat to act) along seeded random
+    games, made by the server itself."""
     from service.gen.heka.v1 import game_service_pb2 as pb
 
     rng = random.Random(7)
-    pool: list[tuple[str, int, int]] = []
+    pool: list[tuple[str, int, int, int]] = []
     while len(pool) < count:
         created = await stub.CreateGame(
             pb.CreateGameRequest(game=game, num_players=players, seed=rng.randrange(1 << 30))
         )
-        token, over = created.state, False
+        token, over, player = created.state, False, created.status.current_player
         while not over and len(pool) < count:
-            legal = (await stub.ListLegalActions(pb.ListLegalActionsRequest(state=token))).actions
+            listing = pb.ListLegalActionsRequest(state=token, player=player)
+            legal = (await stub.ListLegalActions(listing)).actions
             action = rng.choice(legal).id
             if rng.random() < 0.3:
-                pool.append((token, action, len(legal)))
+                pool.append((token, action, len(legal), player))
             resp = await stub.ApplyAction(pb.ApplyActionRequest(state=token, action_id=action))
-            token, over = resp.state, resp.status.is_over
+            token, over, player = resp.state, resp.status.is_over, resp.status.current_player
     return pool
 
 
@@ -335,10 +338,10 @@ async def bench_all(args: argparse.Namespace) -> list[tuple[str, ...]]:
         stubs = Stubs(f"127.0.0.1:{port}", args.channels, pb_grpc.GameServiceStub)
         cold_stubs = Stubs(f"127.0.0.1:{cold_port}", args.channels, pb_grpc.GameServiceStub)
         payload = os.urandom(2048)
-        pools: dict[str, list[tuple[str, int, int]]] = {}
+        pools: dict[str, list[tuple[str, int, int, int]]] = {}
         for label, game, players in (("aton", "aton", 2), ("osirium 4p", "osirium", 4)):
             pools[label] = await collect_positions(stubs[0], game, players, args.positions)
-            sizes = [len(t) for t, _, _ in pools[label]]
+            sizes = [len(t) for t, *_ in pools[label]]
             print(
                 f"# {label}: {len(sizes)} positions, token {min(sizes)}-{max(sizes)} chars "
                 f"(median {statistics.median(sizes):.0f})",
@@ -356,7 +359,9 @@ async def bench_all(args: argparse.Namespace) -> list[tuple[str, ...]]:
                     (
                         f"ListLegalActions {label}",
                         lambda n, st=st, pool=pool: st[n].ListLegalActions(
-                            pb.ListLegalActionsRequest(state=pool[n % len(pool)][0])
+                            pb.ListLegalActionsRequest(
+                                state=pool[n % len(pool)][0], player=pool[n % len(pool)][3]
+                            )
                         ),
                     )
                 )
@@ -471,7 +476,7 @@ async def bench_all(args: argparse.Namespace) -> list[tuple[str, ...]]:
 
         # Bot moves per difficulty, alone, on positions with at least 5 legal actions.
         for label, pool in pools.items():
-            mid = [t for t, _, n in pool[len(pool) // 3 :] if n >= 5][:3]
+            mid = [t for t, _, n, _ in pool[len(pool) // 3 :] if n >= 5][:3]
             for name, diff in (
                 ("easy", pb.DIFFICULTY_EASY),
                 ("medium", pb.DIFFICULTY_MEDIUM),

@@ -108,7 +108,6 @@ def main() -> int:
         "HEKA_GRPC_PROCESSES": str(args.grpc_processes),
         "HEKA_SEARCH_WORKERS": str(max(1, args.workers // args.grpc_processes)),
         "HEKA_ACCESS_LOG": "false",
-        "HEKA_ENCRYPT_STATE": "true",
     }
     env["HEKA_STATE_KEYS"] = subprocess.run(
         [str(BIN / "heka"), "serve", "--new-key"], capture_output=True, text=True, check=True

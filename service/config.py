@@ -95,8 +95,8 @@ SETTINGS: tuple[Setting, ...] = (
         str,
         "",
         "State token keys: comma-separated `key_id:secret` pairs, secret in base64 (>= 16 bytes "
-        "decoded, 32 recommended). The first key signs (and encrypts); all verify. "
-        "Empty: an ephemeral key is made at start (tokens die with the process).",
+        "decoded, 32 recommended). The first key seals new tokens and keys new games' chance; all "
+        "open tokens. Empty: an ephemeral key is made at start (tokens die with the process).",
         "ID:SECRET,...",
     ),
     Setting(
@@ -108,11 +108,12 @@ SETTINGS: tuple[Setting, ...] = (
         "PATH",
     ),
     Setting(
-        "encrypt_state",
-        "HEKA_ENCRYPT_STATE",
+        "insecure_plaintext_tokens",
+        "HEKA_INSECURE_PLAINTEXT_TOKENS",
         _parse_bool,
         False,
-        "Encrypt state tokens (AES-256-GCM) so clients cannot read hidden cards.",
+        "Debugging only: write state tokens signed but NOT encrypted, so anyone holding one can read "
+        "every hidden card (logged as a warning). Tokens are AES-256-GCM sealed otherwise.",
     ),
     Setting(
         "previous_state_versions",
@@ -168,6 +169,14 @@ SETTINGS: tuple[Setting, ...] = (
         int,
         400,
         "Cap on the moves one AdvanceBots call applies.",
+    ),
+    Setting(
+        "max_advance_seconds",
+        "HEKA_MAX_ADVANCE_SECONDS",
+        float,
+        30.0,
+        "Cap on one AdvanceBots call's total time, deadline or not: it then stops with "
+        "STOP_REASON_TIME_LIMIT, keeping the moves made.",
     ),
     Setting(
         "deadline_margin_ms",
@@ -280,7 +289,7 @@ class Config:
     metrics_port: int = 9095
     state_keys: str = ""
     state_keys_file: str = ""
-    encrypt_state: bool = False
+    insecure_plaintext_tokens: bool = False
     previous_state_versions: bool = False
     grpc_processes: int = 1
     search_workers: int = 0
@@ -289,6 +298,7 @@ class Config:
     max_iterations: int = 200_000
     max_milliseconds: float = 30_000.0
     max_advance_moves: int = 400
+    max_advance_seconds: float = 30.0
     deadline_margin_ms: float = 40.0
     grace_seconds: float = 25.0
     shutdown_delay_seconds: float = 0.0
@@ -337,7 +347,7 @@ class Config:
         for name in ("search_workers", "max_concurrent_searches", "state_cache_size"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)}")
-        for name in ("max_milliseconds",):
+        for name in ("max_milliseconds", "max_advance_seconds"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name} must be positive, got {getattr(self, name)}")
         for name in (
@@ -372,6 +382,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def load(args: argparse.Namespace | None = None, environ: Mapping[str, str] | None = None) -> Config:
     """Build a :class:`Config` from parsed flags (``None`` = not given) and the environment."""
     env = os.environ if environ is None else environ
+    _check_retired(env)
     values: dict[str, Any] = {}
     for s in SETTINGS:
         given = getattr(args, s.name, None) if args is not None else None
@@ -386,6 +397,24 @@ def load(args: argparse.Namespace | None = None, environ: Mapping[str, str] | No
         except (ValueError, ConfigError) as exc:
             raise ConfigError(f"{s.env}={raw!r}: {exc}") from None
     return Config(**values).validate()
+
+
+#: Settings of earlier releases that are gone, and what replaces them.
+RETIRED = {
+    "HEKA_ENCRYPT_STATE": "tokens are always encrypted now; HEKA_INSECURE_PLAINTEXT_TOKENS=true turns "
+    "encryption off, for debugging only",
+}
+
+
+def _check_retired(env: Mapping[str, str]) -> None:
+    """A retired setting that would change behaviour is an error, not silently ignored:
+    ``HEKA_ENCRYPT_STATE=false`` asked for readable tokens, which now takes the explicit
+    insecure setting. ``true`` (the new default) is accepted."""
+    raw = env.get("HEKA_ENCRYPT_STATE")
+    if raw is not None and raw.strip() and not _parse_bool(raw):
+        raise ConfigError(
+            f"HEKA_ENCRYPT_STATE={raw!r} is no longer supported: {RETIRED['HEKA_ENCRYPT_STATE']}"
+        )
 
 
 def markdown_table() -> str:

@@ -195,6 +195,7 @@ def action_message(info: ActionInfo) -> pb.Action:
     return pb.Action(id=info.id, text=info.text, kind=info.kind, fields=to_struct(info.fields))
 
 
+#: An action the viewer may not see (another seat's secret commitment).
 SECRET = pb.Action(id=SECRET_ACTION, text="(secret)", kind="secret")
 
 
@@ -514,18 +515,24 @@ def fill_osirium_view(msg: pb.OsiriumView, v: Any) -> None:
 
 
 def diagnostics_message(
-    game: Game, cache: ActionCache, diag: Any, bot: str, seed: int
+    game: Game, cache: ActionCache, diag: Any, bot: str, seed: int, *, private: bool
 ) -> pb.SearchDiagnostics:
+    """A bot's diagnostics. The root statistics, the chosen action's value and the principal
+    variation depend on the bot's private cards (they name actions from its own hand): they
+    are filled only when ``private`` (the response goes to the bot's own seat, or to a
+    trusted backend); otherwise only the totals are (docs/security.md)."""
     msg = pb.SearchDiagnostics(
         bot=bot,
         seed=seed,
         iterations=int(diag.iterations),
         elapsed_seconds=float(diag.elapsed_seconds),
         iterations_per_second=float(diag.iterations_per_second),
-        chosen_value=float(diag.chosen_value),
         interrupted=bool(diag.interrupted),
         workers=int(diag.workers),
     )
+    if not private:
+        return msg
+    msg.chosen_value = float(diag.chosen_value)
     for stat in diag.actions:
         msg.actions.add(
             action=cache.get(game, stat.action), visits=int(stat.visits), mean_value=float(stat.mean_value)

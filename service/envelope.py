@@ -1,20 +1,28 @@
-"""The state token: the engine's serialisation in a signed, optionally encrypted envelope.
+"""The state token: the engine's serialisation, sealed.
 
-Token layout (then base64url without padding)::
+Version 2, written by this release (then base64url without padding)::
 
-    "HK" | version (1 byte, = 1) | flags (1 byte; bit 0: encrypted) |
-    key id length (1 byte) | key id (ASCII) | body | HMAC-SHA256 tag (32 bytes)
+    "HK" | 2 | flags (bit 0: encrypted) | key id length | key id (ASCII) | body
 
-* ``body`` is the UTF-8 serialisation, or, when encrypted, a 12-byte random nonce followed
-  by its AES-256-GCM ciphertext with the header (everything before the body) as associated
-  data;
-* the tag authenticates everything before it (encrypt-then-MAC), under the key named by
-  the key id;
-* each configured secret yields two sub-keys: ``HMAC(secret, "heka/v1/mac")`` and
-  ``HMAC(secret, "heka/v1/enc")``.
+* **sealed** (the default; flag set): ``body`` is a 16-byte random salt followed by the
+  AES-256-GCM ciphertext (with its 16-byte tag) of the state text, under a key used for
+  this token only, ``BLAKE2b(key=enc_key, data=salt)``, with a zero nonce and the header
+  (everything before the body) as associated data. GCM authenticates and encrypts in one
+  step; a fresh key per token lifts GCM's limit of about 2**32 random nonces per key (a busy
+  deployment seals that many tokens in days).
+* **plain** (``--insecure-plaintext-tokens``, for debugging only): ``body`` is the state
+  text followed by its HMAC-SHA256 tag (32 bytes) over everything before it; anyone
+  holding the token can read every hidden card.
 
-The first key of the ring signs (and encrypts); every key of the ring verifies, so keys
-can be rotated: add the new key first, keep the old one until the old tokens have expired
+Version 1 (the previous release: HMAC-SHA256 over the header and a body that is the text or
+a 12-byte nonce and its AES-256-GCM ciphertext) is still read, so that tokens issued before
+an upgrade keep working.
+
+Each configured secret yields three sub-keys: ``HMAC(secret, "heka/v1/mac")``,
+``HMAC(secret, "heka/v1/enc")`` and ``HMAC(secret, "heka/v1/chance")``, which keys the
+games' chance (:func:`engine.rng.chance_key`): without the secret, a seed says nothing
+about the deal. The first key of the ring seals; every key of the ring opens, so keys can
+be rotated: add the new key first, keep the old one until the old tokens have expired
 from clients, then remove it.
 """
 
@@ -30,11 +38,20 @@ import re
 import secrets
 from collections.abc import Sequence
 
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
 MAGIC = b"HK"
-VERSION = 1
+VERSION = 2
+#: Envelope versions :meth:`KeyRing.open` reads.
+READ_VERSIONS = (1, 2)
 FLAG_ENCRYPTED = 0x01
 TAG_BYTES = 32
 NONCE_BYTES = 12
+SALT_BYTES = 16
+GCM_TAG_BYTES = 16
+_ZERO_NONCE = bytes(NONCE_BYTES)
+_TOKEN_KEY_PERSON = b"heka.token.v2"
 MIN_SECRET_BYTES = 16
 _KEY_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 _HEADER_FIXED = len(MAGIC) + 3
@@ -54,6 +71,8 @@ class StateKey:
     key_id: str
     mac_key: bytes
     enc_key: bytes
+    #: Keys the chance of the games this key creates (``engine.rng.chance_key``).
+    chance_secret: bytes
 
     @classmethod
     def from_secret(cls, key_id: str, secret: bytes) -> StateKey:
@@ -67,6 +86,7 @@ class StateKey:
             key_id,
             hmac.new(secret, b"heka/v1/mac", hashlib.sha256).digest(),
             hmac.new(secret, b"heka/v1/enc", hashlib.sha256).digest(),
+            hmac.new(secret, b"heka/v1/chance", hashlib.sha256).digest(),
         )
 
 
@@ -115,9 +135,9 @@ def new_secret_spec(key_id: str = "k1") -> str:
 
 
 class KeyRing:
-    """Signs with the first key, verifies with any."""
+    """Seals with the first key, opens with any."""
 
-    def __init__(self, keys: Sequence[StateKey], *, encrypt: bool = False, ephemeral: bool = False):
+    def __init__(self, keys: Sequence[StateKey], *, encrypt: bool = True, ephemeral: bool = False):
         if not keys:
             raise KeyConfigError("at least one key is needed")
         self.keys = tuple(keys)
@@ -125,29 +145,24 @@ class KeyRing:
         self.by_id = {k.key_id: k for k in self.keys}
         self.encrypt = encrypt
         self.ephemeral = ephemeral
-        self._aead: object | None = None
+        kid = self.signing.key_id.encode("ascii")
+        self._header = MAGIC + bytes((VERSION, FLAG_ENCRYPTED if encrypt else 0, len(kid))) + kid
 
     @classmethod
-    def ephemeral_ring(cls, *, encrypt: bool = False) -> KeyRing:
+    def ephemeral_ring(cls, *, encrypt: bool = True) -> KeyRing:
         key = StateKey.from_secret(f"ephemeral-{secrets.token_hex(4)}", os.urandom(32))
         return cls([key], encrypt=encrypt, ephemeral=True)
 
     # ------------------------------------------------------------------------------------
     def seal(self, serialized: str) -> str:
-        key = self.signing
-        kid = key.key_id.encode("ascii")
-        flags = FLAG_ENCRYPTED if self.encrypt else 0
-        header = MAGIC + bytes((VERSION, flags, len(kid))) + kid
+        header = self._header
         plain = serialized.encode("utf-8")
         if self.encrypt:
-            from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-
-            nonce = os.urandom(NONCE_BYTES)
-            body = nonce + AESGCM(key.enc_key).encrypt(nonce, plain, header)
-        else:
-            body = plain
-        signed = header + body
-        tag = hmac.new(key.mac_key, signed, hashlib.sha256).digest()
+            salt = os.urandom(SALT_BYTES)
+            body = salt + _token_cipher(self.signing.enc_key, salt).encrypt(_ZERO_NONCE, plain, header)
+            return base64.urlsafe_b64encode(header + body).rstrip(b"=").decode("ascii")
+        signed = header + plain
+        tag = hmac.digest(self.signing.mac_key, signed, "sha256")
         return base64.urlsafe_b64encode(signed + tag).rstrip(b"=").decode("ascii")
 
     def open(self, token: str) -> Opened:
@@ -162,24 +177,24 @@ class KeyRing:
             raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
         except (binascii.Error, ValueError):
             raise TokenError("state token is not valid base64url text") from None
-        if len(raw) < _HEADER_FIXED + TAG_BYTES or raw[:2] != MAGIC:
+        if len(raw) < _HEADER_FIXED or raw[:2] != MAGIC:
             if raw[:2] == MAGIC:
                 raise TokenError("state token is truncated")
             raise TokenError("not a heka state token")
         version, flags, kid_len = raw[2], raw[3], raw[4]
-        if version != VERSION:
+        if version not in READ_VERSIONS:
             raise TokenError(
-                f"state token version {version} is not supported (this server reads version {VERSION})"
+                f"state token version {version} is not supported (this server reads versions "
+                f"{', '.join(map(str, READ_VERSIONS))})"
             )
         body_start = _HEADER_FIXED + kid_len
-        if len(raw) < body_start + TAG_BYTES:
+        if len(raw) < body_start:
             raise TokenError("state token is truncated")
         try:
             key_id = raw[_HEADER_FIXED:body_start].decode("ascii")
         except UnicodeDecodeError:
             key_id = ""
         key = self.by_id.get(key_id)
-        signed, tag = raw[:-TAG_BYTES], raw[-TAG_BYTES:]
         if key is None:
             # Keep the message useful without echoing arbitrary bytes.
             shown = key_id if _KEY_ID.match(key_id) else "?"
@@ -187,29 +202,56 @@ class KeyRing:
                 f"state token was signed with key {shown!r}, unknown to this server "
                 "(a token from another deployment, a key that was rotated out, or an altered token)"
             )
-        expected = hmac.new(key.mac_key, signed, hashlib.sha256).digest()
-        if not hmac.compare_digest(expected, tag):
-            raise TokenError("state token failed its signature check: it was altered, truncated or forged")
         if flags & ~FLAG_ENCRYPTED:
             raise TokenError(f"state token has unknown flags {flags:#04x}")
-        body = signed[body_start:]
         encrypted = bool(flags & FLAG_ENCRYPTED)
-        if encrypted:
-            from cryptography.exceptions import InvalidTag
-            from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-
-            if len(body) < NONCE_BYTES + 16:
+        if version == 1:
+            plain = _open_v1(key, raw, body_start, encrypted)
+        elif encrypted:
+            header, body = raw[:body_start], raw[body_start:]
+            if len(body) < SALT_BYTES + GCM_TAG_BYTES:
                 raise TokenError("state token is truncated")
+            salt = body[:SALT_BYTES]
             try:
-                plain = AESGCM(key.enc_key).decrypt(
-                    body[:NONCE_BYTES], body[NONCE_BYTES:], signed[:body_start]
-                )
+                plain = _token_cipher(key.enc_key, salt).decrypt(_ZERO_NONCE, body[SALT_BYTES:], header)
             except InvalidTag:
-                raise TokenError("state token cannot be decrypted: it was altered or forged") from None
+                raise TokenError(
+                    "state token failed its integrity check: it was altered, truncated or forged"
+                ) from None
         else:
-            plain = body
+            plain = _check_mac(key, raw)
         try:
             serialized = plain.decode("utf-8")
         except UnicodeDecodeError:
             raise TokenError("state token holds no readable state") from None
         return Opened(serialized, key.key_id, encrypted, version)
+
+
+def _token_cipher(enc_key: bytes, salt: bytes) -> AESGCM:
+    """The AES-256-GCM cipher of one token: its own key, derived from the salt."""
+    return AESGCM(hashlib.blake2b(salt, key=enc_key, digest_size=32, person=_TOKEN_KEY_PERSON).digest())
+
+
+def _check_mac(key: StateKey, raw: bytes) -> bytes:
+    """The body of an HMAC-tagged token (plain version 2, or version 1), once verified."""
+    if len(raw) < _HEADER_FIXED + TAG_BYTES:
+        raise TokenError("state token is truncated")
+    signed, tag = raw[:-TAG_BYTES], raw[-TAG_BYTES:]
+    if not hmac.compare_digest(hmac.digest(key.mac_key, signed, "sha256"), tag):
+        raise TokenError("state token failed its integrity check: it was altered, truncated or forged")
+    return signed[_HEADER_FIXED + raw[4] :]
+
+
+def _open_v1(key: StateKey, raw: bytes, body_start: int, encrypted: bool) -> bytes:
+    """A version-1 token (the previous release): encrypt-then-MAC."""
+    if len(raw) < body_start + TAG_BYTES:
+        raise TokenError("state token is truncated")
+    body = _check_mac(key, raw)
+    if not encrypted:
+        return body
+    if len(body) < NONCE_BYTES + GCM_TAG_BYTES:
+        raise TokenError("state token is truncated")
+    try:
+        return AESGCM(key.enc_key).decrypt(body[:NONCE_BYTES], body[NONCE_BYTES:], raw[:body_start])
+    except InvalidTag:
+        raise TokenError("state token cannot be decrypted: it was altered or forged") from None

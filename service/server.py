@@ -63,14 +63,21 @@ def load_keys(config: Config) -> KeyRing:
     if not spec and config.state_keys_file:
         with open(config.state_keys_file, encoding="utf-8") as fh:
             spec = fh.read()
+    encrypt = not config.insecure_plaintext_tokens
+    if not encrypt:
+        log.warning(
+            "INSECURE: state tokens are written unencrypted (HEKA_INSECURE_PLAINTEXT_TOKENS): anyone "
+            "holding a token can read every hidden card and the game's generator; debugging only",
+            extra={"fields": {"event": "insecure_plaintext_tokens"}},
+        )
     if spec.strip():
-        return KeyRing(parse_keys(spec), encrypt=config.encrypt_state)
+        return KeyRing(parse_keys(spec), encrypt=encrypt)
     log.warning(
         "no state key configured (HEKA_STATE_KEYS): using an ephemeral key; state tokens will not "
         "survive a restart and other replicas will refuse them",
         extra={"fields": {"event": "ephemeral_key"}},
     )
-    return KeyRing.ephemeral_ring(encrypt=config.encrypt_state)
+    return KeyRing.ephemeral_ring(encrypt=encrypt)
 
 
 class Server:
@@ -247,7 +254,7 @@ def announce_listening(
                 "search_capacity": cfg.search_capacity,
                 "key_id": keys.signing.key_id,
                 "ephemeral_key": keys.ephemeral,
-                "encrypt_state": cfg.encrypt_state,
+                "encrypted_tokens": keys.encrypt,
                 "pid": os.getpid(),
             }
         },

@@ -17,9 +17,11 @@ from typing import Any
 
 import grpc
 
+from engine.aton.codec import encode as encode_aton
 from engine.core import SECRET_ACTION, ActionParseError, Game, IllegalActionError, State
-from engine.osirium.codec import encode_v1 as encode_osirium_v1
+from engine.osirium.codec import encode as encode_osirium
 from engine.registry import get_game, list_games
+from engine.rng import Rng, SerialRng, chance_key, game_rng
 from service import convert, metrics
 from service.config import Config
 from service.envelope import KeyRing
@@ -31,6 +33,7 @@ from service.workers import CapacityFull, SearchJob, SearchPool, Ticket
 
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["GameService"].full_name
 _APPLY_ACTION_FIELD = pb.ApplyActionResponse.DESCRIPTOR.fields_by_name["action"].number
+_SECRET_ACTION_BYTES = convert.field_bytes(_APPLY_ACTION_FIELD, convert.SECRET.SerializeToString())
 _APPLY_EVENTS_FIELD = pb.ApplyActionResponse.DESCRIPTOR.fields_by_name["events"].number
 _LEGAL_ACTIONS_FIELD = pb.ListLegalActionsResponse.DESCRIPTOR.fields_by_name["actions"].number
 
@@ -48,26 +51,30 @@ _DIFFICULTIES = {
 }
 #: Writers of the previous release's state versions, by game (``previous_state_versions``):
 #: that release reads these, so tokens stay readable across a rolling upgrade or a rollback.
-#: A game whose state version did not change writes its current one.
-PREVIOUS_STATE_WRITERS: dict[str, Callable[[Any], str]] = {"osirium": encode_osirium_v1}
-
-# Used only if ai.presets is missing (kept in step with it).
-_FALLBACK_PRESETS = {"easy": (200, 500.0), "medium": (1000, 2000.0), "hard": (4000, 8000.0)}
+#: They need the previous release's generator (SplitMix64), which games created in that
+#: mode get (:meth:`GameService._chance`).
+PREVIOUS_STATE_WRITERS: dict[str, Callable[[Any], str]] = {
+    "aton": lambda s: encode_aton(s, version=1),
+    "osirium": lambda s: encode_osirium(s, version=2),
+}
 
 
 def _preset(name: str) -> tuple[int | None, float | None]:
-    try:
-        from ai.presets import PRESETS
-    except ImportError:
-        return _FALLBACK_PRESETS[name]
+    from ai.presets import PRESETS
+
     b = PRESETS[name]
     return b.iterations, b.milliseconds
 
 
-def _legal_hint(state: State) -> str:
+def _legal_hint(state: State, viewer: int | None) -> str:
+    """How to find the legal actions; their number only for the seat to act itself (it
+    depends on that seat's private cards)."""
+    current = state.current_player()
+    if viewer != current:
+        return f"seat {current} must decide; ListLegalActions with player={current} lists its actions"
     n = len(state.legal_actions())
     plural = "s" if n != 1 else ""
-    return f"{n} legal action{plural} for seat {state.current_player()}; ListLegalActions lists them"
+    return f"{n} legal action{plural} for seat {current}; ListLegalActions lists them"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -105,12 +112,7 @@ class GameService(pb_grpc.GameServiceServicer):
         shared = state is not None
         if state is None:
             opened = self.keys.open(token)
-            name = opened.serialized.split(":", 1)[0]
-            try:
-                game = get_game(name)
-            except ValueError as exc:
-                raise invalid("state", f"the token holds an unknown game: {exc}", "bad_state") from None
-            state = game.deserialize_state(opened.serialized)
+            state = self._game_of(opened.serialized).deserialize_state(opened.serialized)
             self.states.put(token, state)  # a no-op when the cache is off
             shared = self.states.size > 0
         if mutable and shared:
@@ -118,6 +120,24 @@ class GameService(pb_grpc.GameServiceServicer):
         if expected_game:
             self._check_game(state, expected_game)
         return state
+
+    @staticmethod
+    def _game_of(serialized: str) -> Game:
+        try:
+            return get_game(serialized.split(":", 1)[0])
+        except ValueError as exc:
+            raise invalid("state", f"the token holds an unknown game: {exc}", "bad_state") from None
+
+    def _chance(self, game: str, seed: int) -> SerialRng:
+        """A new game's chance: keyed BLAKE2b of the seed under the sealing key's chance
+        secret, so that without the server's key nothing predicts the deal or a later
+        shuffle. Writing the previous release's state versions needs its generator: then a
+        SplitMix64 seeded from that same keyed derivation (unpredictable from the seed, but
+        not from a long run of watched shuffles; only for the upgrade window)."""
+        secret = self.keys.signing.chance_secret
+        if self._previous_writers:
+            return Rng(int.from_bytes(chance_key(game, seed, secret)[:8], "little"))
+        return game_rng(game, seed, secret)
 
     @staticmethod
     def _check_game(state: State, expected_game: str) -> None:
@@ -180,14 +200,23 @@ class GameService(pb_grpc.GameServiceServicer):
                 state.game.descriptor.name, convert.outcome_label(outcome) if outcome else "unknown"
             ).inc()
 
-    def _apply(self, state: State, action: int) -> list[Any]:
+    def _apply(self, state: State, action: int, viewer: int | None = None) -> list[Any]:
+        """Apply ``action`` of the seat to act. An illegal action's error is addressed to
+        ``viewer``: the engine's explanation (which names the legal actions) only when that
+        is the seat to act."""
         try:
             events = state.apply_action(action)
         except IllegalActionError as exc:
             if state.is_terminal():
                 raise
             # apply_action left the state unchanged
-            raise IllegalActionError(f"{exc} ({_legal_hint(state)})") from exc
+            current = state.current_player()
+            if viewer == current:
+                raise IllegalActionError(f"{exc} ({_legal_hint(state, viewer)})") from exc
+            text = state.game.action_to_string(action)
+            raise IllegalActionError(
+                f"{state.game.descriptor.name}: {text} is not legal now ({_legal_hint(state, viewer)})"
+            ) from exc
         metrics.child(metrics.ACTIONS_APPLIED, state.game.descriptor.name).inc()
         self._count_finished(state)
         return events
@@ -248,22 +277,34 @@ class GameService(pb_grpc.GameServiceServicer):
         spec = f"mcts:{difficulty}" + (f",workers={workers}" if workers > 1 else "")
         return BotPlan(spec, label, iterations, milliseconds, seed, inline=False)
 
-    def _search_deadline(self, context: grpc.ServicerContext) -> tuple[float, float | None]:
-        """(deadline for the search, absolute call deadline or None), both monotonic."""
+    def _search_deadline(
+        self, context: grpc.ServicerContext, limit: float | None = None
+    ) -> tuple[float, float | None]:
+        """(deadline for the search, absolute call deadline or None), both monotonic. ``limit``
+        is the server's own end for the whole call (AdvanceBots' total time cap)."""
         now = time.monotonic()
         remaining = context.time_remaining()
         cap = now + self.config.max_milliseconds / 1000.0
+        if limit is not None:
+            cap = min(cap, limit)
         if remaining is None or remaining > 1e8:
             return cap, None
         margin = self.config.deadline_margin_ms / 1000.0 + 0.05 * max(remaining, 0.0)
         return min(cap, now + remaining - margin), now + remaining
 
     def _search(
-        self, state: State, plan: BotPlan, context: grpc.ServicerContext, seed: int, ticket: Ticket | None
+        self,
+        state: State,
+        plan: BotPlan,
+        context: grpc.ServicerContext,
+        seed: int,
+        ticket: Ticket | None,
+        *,
+        limit: float | None = None,
     ) -> Any:
         """Run one search; returns (action, diagnostics)."""
         game_name = state.game.descriptor.name
-        deadline, call_deadline = self._search_deadline(context)
+        deadline, call_deadline = self._search_deadline(context, limit)
         if plan.inline:
             from ai.api import make_bot
 
@@ -317,9 +358,11 @@ class GameService(pb_grpc.GameServiceServicer):
                 "num_players", f"num_players must be positive, got {request.num_players}", "bad_player_count"
             )
         num_players = request.num_players or None
-        seed = request.seed if request.HasField("seed") else secrets.randbits(32)
+        seed = request.seed if request.HasField("seed") else secrets.randbits(64)
         options = convert.options_from_struct(request.options, game.descriptor)
-        state = game.new_initial_state(num_players, seed=seed, options=options)
+        state = game.new_initial_state(
+            num_players, seed=seed, options=options, rng=self._chance(game.descriptor.name, seed)
+        )
         viewer = self._viewer(state, request)
         metrics.GAMES_CREATED.labels(game.descriptor.name).inc()
         resp = pb.CreateGameResponse(state=self._seal(state), seed=seed)
@@ -337,7 +380,17 @@ class GameService(pb_grpc.GameServiceServicer):
         self, request: pb.ListLegalActionsRequest, context: grpc.ServicerContext
     ) -> pb.ListLegalActionsResponse:
         state = self._open(request.state, request.game)
-        current = self._to_act(state, self._player_arg(state, request))
+        player = self._player_arg(state, request)
+        current = self._to_act(state, player)
+        if player is None:
+            # The legal actions name the seat's private cards (its hand, its arrangements):
+            # a response that may be forwarded to anyone never carries them.
+            raise invalid(
+                "player",
+                f"player is required: the legal actions are private to the seat to act (seat {current}); "
+                f"pass player={current}",
+                "player_required",
+            )
         resp = pb.ListLegalActionsResponse(player=current, decision=state.decision())
         resp.MergeFromString(
             self.actions.encoded_list(state.game, state.legal_actions(), _LEGAL_ACTIONS_FIELD)
@@ -349,7 +402,7 @@ class GameService(pb_grpc.GameServiceServicer):
     ) -> pb.ApplyActionResponse:
         state = self._open(request.state, request.game, mutable=True)
         viewer = self._viewer(state, request)
-        self._to_act(state, self._player_arg(state, request))
+        actor = self._to_act(state, self._player_arg(state, request))
         which = request.WhichOneof("action")
         game = state.game
         if which == "action_id":
@@ -358,20 +411,21 @@ class GameService(pb_grpc.GameServiceServicer):
                 raise invalid(
                     "action_id",
                     f"unknown action id {action}: {game.descriptor.name} action ids are "
-                    f"0..{game.descriptor.num_distinct_actions - 1} ({_legal_hint(state)})",
+                    f"0..{game.descriptor.num_distinct_actions - 1} ({_legal_hint(state, viewer)})",
                     "unknown_action",
                 )
         elif which == "action_text":
             try:
                 action = game.string_to_action(request.action_text)
             except ActionParseError as exc:
-                raise ActionParseError(f"{exc} ({_legal_hint(state)})") from exc
+                raise ActionParseError(f"{exc} ({_legal_hint(state, viewer)})") from exc
         else:
             raise invalid("action", "give the action as action_id or action_text", "bad_request")
-        events = self._apply(state, action)
+        secret = viewer != actor and state.public_action(action) == SECRET_ACTION
+        events = self._apply(state, action, viewer)
         resp = pb.ApplyActionResponse(state=self._seal(state))
         resp.MergeFromString(
-            self.actions.encoded(game, action, _APPLY_ACTION_FIELD)
+            (_SECRET_ACTION_BYTES if secret else self.actions.encoded(game, action, _APPLY_ACTION_FIELD))
             + convert.encoded_events(events, viewer, _APPLY_EVENTS_FIELD)
         )
         convert.fill_status(resp.status, state)
@@ -382,14 +436,19 @@ class GameService(pb_grpc.GameServiceServicer):
     def BotMove(self, request: pb.BotMoveRequest, context: grpc.ServicerContext) -> pb.BotMoveResponse:
         state = self._open(request.state, request.game, mutable=request.apply)
         viewer = self._viewer(state, request)
-        self._to_act(state, self._player_arg(state, request))
+        actor = self._to_act(state, self._player_arg(state, request))
         plan = self._bot_plan(request.bot, "bot")
         with self._slot(plan, context) as ticket:
             action, diag = self._search(state, plan, context, plan.seed, ticket)
         game = state.game
+        private = request.trusted_backend or viewer == actor
         resp = pb.BotMoveResponse(
-            action=self.actions.get(game, action),
-            diagnostics=convert.diagnostics_message(game, self.actions, diag, plan.label, plan.seed),
+            action=self.actions.get(game, action)
+            if private or state.public_action(action) != SECRET_ACTION
+            else convert.SECRET,
+            diagnostics=convert.diagnostics_message(
+                game, self.actions, diag, plan.label, plan.seed, private=private
+            ),
         )
         if request.apply:
             events = self._apply(state, action)
@@ -425,6 +484,9 @@ class GameService(pb_grpc.GameServiceServicer):
             )
         max_moves = request.max_moves or cap
         self._to_act(state, None)
+        # The server's cap on the whole call, deadline or not: a call with no deadline
+        # never holds a search slot for a whole game.
+        limit = time.monotonic() + self.config.max_advance_seconds
         game = state.game
         resp = pb.AdvanceBotsResponse()
         stop = pb.STOP_REASON_UNSPECIFIED
@@ -453,24 +515,25 @@ class GameService(pb_grpc.GameServiceServicer):
                 if remaining is not None and moves > 0 and remaining < 2 * margin + 0.05:
                     stop = pb.STOP_REASON_DEADLINE
                     break
+                if moves > 0 and limit - time.monotonic() < 2 * margin + 0.05:
+                    stop = pb.STOP_REASON_TIME_LIMIT
+                    break
                 seed = (plan.seed + moves) & 0xFFFFFFFFFFFFFFFF
                 try:
-                    action, diag = self._search(state, plan, context, seed, ticket)
+                    action, diag = self._search(state, plan, context, seed, ticket, limit=limit)
                 except ServiceError as exc:
                     if exc.code != grpc.StatusCode.DEADLINE_EXCEEDED or moves == 0:
                         raise
                     stop = pb.STOP_REASON_DEADLINE  # keep the moves already made
                     break
-                hidden = state.public_action(action) == SECRET_ACTION and viewer != current
+                private = request.trusted_backend or viewer == current
+                hidden = not private and state.public_action(action) == SECRET_ACTION
                 events = self._apply(state, action)
                 turn = resp.turns.add(player=current)
-                if hidden:
-                    turn.action.CopyFrom(convert.SECRET)
-                else:
-                    turn.action.CopyFrom(self.actions.get(game, action))
-                    turn.diagnostics.CopyFrom(
-                        convert.diagnostics_message(game, self.actions, diag, plan.label, seed)
-                    )
+                turn.action.CopyFrom(convert.SECRET if hidden else self.actions.get(game, action))
+                turn.diagnostics.CopyFrom(
+                    convert.diagnostics_message(game, self.actions, diag, plan.label, seed, private=private)
+                )
                 convert.add_events(turn.events, events, viewer)
                 moves += 1
         resp.state = self._seal(state)
@@ -491,7 +554,7 @@ class GameService(pb_grpc.GameServiceServicer):
                 reason="decode_disabled",
             )
         opened = self.keys.open(request.state)
-        state = self._open(request.state)
+        state = self._game_of(opened.serialized).deserialize_state(opened.serialized)
         return pb.DecodeStateResponse(
             game=state.game.descriptor.name,
             serialized=opened.serialized,

@@ -141,7 +141,10 @@ def _mid_game_state(
     for _ in range(rng.randint(0, config.pool_moves)):
         if status.is_over:
             break
-        listed = yield Call("ListLegalActions", pb.ListLegalActionsRequest(state=state, game=game))
+        listed = yield Call(
+            "ListLegalActions",
+            pb.ListLegalActionsRequest(state=state, game=game, player=status.current_player),
+        )
         if not listed.actions:
             raise ScenarioError(f"{game}: no legal action in a running game")
         applied = yield Call(
@@ -151,7 +154,9 @@ def _mid_game_state(
         state, status = applied.state, applied.status
     if status.is_over:
         return None
-    listed = yield Call("ListLegalActions", pb.ListLegalActionsRequest(state=state, game=game))
+    listed = yield Call(
+        "ListLegalActions", pb.ListLegalActionsRequest(state=state, game=game, player=status.current_player)
+    )
     return PooledState(
         game, state, status.num_players, status.current_player, tuple(a.id for a in listed.actions)
     )
@@ -234,7 +239,12 @@ class BotScenario(Scenario):
         entry = self.pool[rng.randrange(len(self.pool))]
         reply = yield Call(
             "BotMove",
-            pb.BotMoveRequest(state=entry.state, bot=self.config.bot_settings(rng), game=entry.game),
+            pb.BotMoveRequest(
+                state=entry.state,
+                bot=self.config.bot_settings(rng),
+                game=entry.game,
+                viewer=entry.current_player,
+            ),
         )
         if reply.action.id not in entry.action_ids:
             raise ScenarioError(f"{entry.game}: bot chose {reply.action.id}, not a legal action")
@@ -278,7 +288,8 @@ class CheapScenario(Scenario):
             yield Call("GetView", request)
         elif method == "ListLegalActions":
             reply = yield Call(
-                "ListLegalActions", pb.ListLegalActionsRequest(state=entry.state, game=entry.game)
+                "ListLegalActions",
+                pb.ListLegalActionsRequest(state=entry.state, game=entry.game, player=entry.current_player),
             )
             if tuple(a.id for a in reply.actions) != entry.action_ids:
                 raise ScenarioError(f"{entry.game}: legal actions changed for the same state")

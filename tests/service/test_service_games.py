@@ -109,7 +109,7 @@ def test_osirium_four_players_in_teams_with_advance_bots(stub: Any) -> None:
     calls = 0
     while not status.is_over:
         if status.current_player == 0:
-            legal = stub.ListLegalActions(pb.ListLegalActionsRequest(state=token))
+            legal = stub.ListLegalActions(pb.ListLegalActionsRequest(state=token, player=0))
             resp = stub.ApplyAction(
                 pb.ApplyActionRequest(state=token, action_id=rng.choice(legal.actions).id)
             )
@@ -162,28 +162,41 @@ def test_advance_bots_move_limit(stub: Any) -> None:
 
 def test_secret_bot_decisions_are_hidden_from_other_viewers(stub: Any) -> None:
     """A3.3 / A10.2: Aton's arrangement is secret; AdvanceBots shows another seat's secret
-    decision as id -1 without diagnostics, and the bot's own seat sees it."""
+    decision as id -1 with only the totals of its diagnostics, and the bot's own seat (or a
+    trusted backend) sees it."""
     created = stub.CreateGame(pb.CreateGameRequest(game="aton", seed=5))
-    bots = [pb.BotSeat(seat=0, bot=GREEDY), pb.BotSeat(seat=1, bot=GREEDY)]
+    bots = [pb.BotSeat(seat=0, bot=tiny_mcts(20)), pb.BotSeat(seat=1, bot=tiny_mcts(20))]
     seen_secret = False
     adv = stub.AdvanceBots(pb.AdvanceBotsRequest(state=created.state, bots=bots, max_moves=12, viewer=0))
     for t in adv.turns:
+        if t.player != 0:
+            assert not t.diagnostics.actions and not t.diagnostics.principal_variation
+            assert t.diagnostics.chosen_value == 0 and t.diagnostics.iterations == 20
+        else:
+            assert t.diagnostics.actions and t.action.id >= 0
         if t.action.id == -1:
             seen_secret = True
-            assert t.player != 0
-            assert t.action.kind == "secret" and not t.HasField("diagnostics")
+            assert t.player != 0 and t.action.kind == "secret"
         else:
             assert t.action.text
     assert seen_secret
     public = stub.AdvanceBots(pb.AdvanceBotsRequest(state=created.state, bots=bots, max_moves=12))
     assert any(t.action.id == -1 and t.player == 0 for t in public.turns)
+    assert not any(t.diagnostics.actions for t in public.turns)
+    trusted = stub.AdvanceBots(
+        pb.AdvanceBotsRequest(state=created.state, bots=bots, max_moves=12, trusted_backend=True)
+    )
+    assert all(t.action.id >= 0 and t.diagnostics.actions for t in trusted.turns)
+    assert [t.action.id for t in trusted.turns if t.player == 0] == [
+        t.action.id for t in adv.turns if t.player == 0
+    ]
 
 
 def test_same_seed_same_bot_move(stub: Any) -> None:
     created = stub.CreateGame(pb.CreateGameRequest(game="osirium", num_players=2, seed=8))
     bot = tiny_mcts(30)
-    a = stub.BotMove(pb.BotMoveRequest(state=created.state, bot=bot))
-    b = stub.BotMove(pb.BotMoveRequest(state=created.state, bot=bot))
+    a = stub.BotMove(pb.BotMoveRequest(state=created.state, bot=bot, viewer=0))
+    b = stub.BotMove(pb.BotMoveRequest(state=created.state, bot=bot, viewer=0))
     assert a.action.id == b.action.id
     assert a.diagnostics.iterations == b.diagnostics.iterations == 30
     assert a.diagnostics.seed == 7
@@ -193,9 +206,9 @@ def test_same_seed_same_bot_move(stub: Any) -> None:
 def test_bot_move_with_two_workers(stub: Any) -> None:
     created = stub.CreateGame(pb.CreateGameRequest(game="aton", seed=8))
     bot = pb.BotSettings(kind=pb.BOT_KIND_MCTS, budget=pb.SearchBudget(iterations=20), workers=2)
-    resp = stub.BotMove(pb.BotMoveRequest(state=created.state, bot=bot))
+    resp = stub.BotMove(pb.BotMoveRequest(state=created.state, bot=bot, viewer=0))
     assert resp.diagnostics.workers == 2
-    legal = stub.ListLegalActions(pb.ListLegalActionsRequest(state=created.state))
+    legal = stub.ListLegalActions(pb.ListLegalActionsRequest(state=created.state, player=0))
     assert resp.action.id in {a.id for a in legal.actions}
 
 

@@ -28,7 +28,9 @@ def slow_mcts(ms: float = 8000) -> pb.BotSettings:
 
 
 def legal_ids(stub: Any, token: str) -> set[int]:
-    return {a.id for a in stub.ListLegalActions(pb.ListLegalActionsRequest(state=token)).actions}
+    player = stub.GetView(pb.GetViewRequest(state=token)).view.status.current_player
+    listed = stub.ListLegalActions(pb.ListLegalActionsRequest(state=token, player=player))
+    return {a.id for a in listed.actions}
 
 
 def health_status(server: ServerProcess, service: str = "") -> int:
@@ -63,7 +65,7 @@ def test_short_deadline_gives_a_legal_move_or_deadline_exceeded_never_late(stub:
     token = stub.CreateGame(pb.CreateGameRequest(game="osirium", num_players=2, seed=4)).state
     start = time.monotonic()
     try:
-        resp = stub.BotMove(pb.BotMoveRequest(state=token, bot=slow_mcts()), timeout=timeout)
+        resp = stub.BotMove(pb.BotMoveRequest(state=token, bot=slow_mcts(), viewer=0), timeout=timeout)
     except grpc.RpcError as err:
         assert err.code() == grpc.StatusCode.DEADLINE_EXCEEDED
     else:
@@ -79,7 +81,7 @@ def test_expired_deadline_is_deadline_exceeded(stub: Any) -> None:
     token = stub.CreateGame(pb.CreateGameRequest(game="aton", seed=4)).state
     started = time.monotonic()
     try:
-        resp = stub.BotMove(pb.BotMoveRequest(state=token, bot=slow_mcts()), timeout=0.0001)
+        resp = stub.BotMove(pb.BotMoveRequest(state=token, bot=slow_mcts(), viewer=0), timeout=0.0001)
     except grpc.RpcError as err:
         assert err.code() == grpc.StatusCode.DEADLINE_EXCEEDED
     else:
@@ -138,7 +140,7 @@ def test_full_capacity_is_resource_exhausted_at_once_and_health_stays_serving(
 ) -> None:
     stub = tight_server.stub
     token = stub.CreateGame(pb.CreateGameRequest(game="aton", seed=2)).state
-    long_call = stub.BotMove.future(pb.BotMoveRequest(state=token, bot=slow_mcts(2500)), timeout=30)
+    long_call = stub.BotMove.future(pb.BotMoveRequest(state=token, bot=slow_mcts(2500), viewer=0), timeout=30)
     _wait_in_flight(tight_server, 1)
     start = time.monotonic()
     with pytest.raises(grpc.RpcError) as info:
@@ -168,7 +170,7 @@ def test_full_capacity_is_resource_exhausted_at_once_and_health_stays_serving(
 def test_sigterm_drains_in_flight_call_and_exits_zero(tight_server: ServerProcess) -> None:
     stub = tight_server.stub
     token = stub.CreateGame(pb.CreateGameRequest(game="aton", seed=2)).state
-    call = stub.BotMove.future(pb.BotMoveRequest(state=token, bot=slow_mcts(2500)), timeout=30)
+    call = stub.BotMove.future(pb.BotMoveRequest(state=token, bot=slow_mcts(2500), viewer=0), timeout=30)
     _wait_in_flight(tight_server, 1)
     tight_server.proc.send_signal(15)
     # During the shutdown delay health says NOT_SERVING (for the service and overall).
@@ -208,7 +210,7 @@ def test_metrics_move_with_calls(server: ServerProcess) -> None:
     stub = server.stub
     before = scrape(server)
     token = stub.CreateGame(pb.CreateGameRequest(game="aton", seed=31)).state
-    stub.ListLegalActions(pb.ListLegalActionsRequest(state=token))
+    stub.ListLegalActions(pb.ListLegalActionsRequest(state=token, player=0))
     bot = pb.BotSettings(kind=pb.BOT_KIND_MCTS, budget=pb.SearchBudget(iterations=25), seed=3)
     stub.BotMove(pb.BotMoveRequest(state=token, bot=bot, apply=True))
     with pytest.raises(grpc.RpcError):
@@ -266,12 +268,11 @@ def test_access_log_has_one_json_line_per_rpc(server: ServerProcess) -> None:
 
 @pytest.fixture(scope="module")
 def rotated_server(start_server: Any) -> ServerProcess:
-    """Signs with k2 (new), still verifies k1 (old); encrypts; decodes for trusted callers."""
+    """Seals with k2 (new), still opens k1 (old); decodes for trusted callers."""
     server: ServerProcess = start_server(
         "--search-workers",
         "1",
         "--trusted-decode",
-        "--encrypt-state",
         HEKA_STATE_KEYS=f"{KEY2},{KEY1}",
     )
     return server
@@ -282,10 +283,10 @@ def test_key_rotation_old_tokens_verify_new_tokens_use_new_key(
 ) -> None:
     old = server.stub.CreateGame(pb.CreateGameRequest(game="aton", seed=12)).state
     # The rotated server accepts the k1 token and answers with a k2 token...
-    legal = rotated_server.stub.ListLegalActions(pb.ListLegalActionsRequest(state=old)).actions
+    legal = rotated_server.stub.ListLegalActions(pb.ListLegalActionsRequest(state=old, player=0)).actions
     new = rotated_server.stub.ApplyAction(pb.ApplyActionRequest(state=old, action_id=legal[0].id)).state
     decoded = rotated_server.stub.DecodeState(pb.DecodeStateRequest(state=new))
-    assert decoded.key_id == "k2" and decoded.encrypted and decoded.token_version == 1
+    assert decoded.key_id == "k2" and decoded.encrypted and decoded.token_version == 2
     assert decoded.serialized.startswith("aton:")
     assert decoded.text
     # ...which a server that only knows k1 refuses as foreign.
@@ -316,9 +317,11 @@ def test_ephemeral_key_warns(start_server: Any) -> None:
     token = server.stub.CreateGame(pb.CreateGameRequest(game="aton")).state
     assert server.stub.GetView(pb.GetViewRequest(state=token)).view.text
     # Without the state cache every call decodes its token: a few moves still work.
+    player = 0
     for _ in range(5):
-        legal = server.stub.ListLegalActions(pb.ListLegalActionsRequest(state=token)).actions
-        token = server.stub.ApplyAction(pb.ApplyActionRequest(state=token, action_id=legal[-1].id)).state
+        legal = server.stub.ListLegalActions(pb.ListLegalActionsRequest(state=token, player=player)).actions
+        applied = server.stub.ApplyAction(pb.ApplyActionRequest(state=token, action_id=legal[-1].id))
+        token, player = applied.state, applied.status.current_player
     stub = reflection_pb2_grpc.ServerReflectionStub(server.channel)
     with pytest.raises(grpc.RpcError) as info:
         list(stub.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(list_services="")])))
@@ -333,7 +336,7 @@ def test_many_concurrent_cheap_calls(stub: Any) -> None:
     def worker() -> None:
         try:
             for _ in range(20):
-                legal = stub.ListLegalActions(pb.ListLegalActionsRequest(state=token)).actions
+                legal = stub.ListLegalActions(pb.ListLegalActionsRequest(state=token, player=0)).actions
                 stub.ApplyAction(pb.ApplyActionRequest(state=token, action_id=legal[0].id))
         except BaseException as exc:  # pragma: no cover - reported below
             errors.append(exc)
@@ -384,7 +387,7 @@ def test_a_killed_search_worker_gives_unavailable_then_the_pool_recovers(start_s
     assert info.value.code() == grpc.StatusCode.UNAVAILABLE
     assert "worker died" in info.value.details()
     bot = pb.BotSettings(kind=pb.BOT_KIND_MCTS, budget=pb.SearchBudget(iterations=20))
-    assert stub.BotMove(pb.BotMoveRequest(state=token, bot=bot), timeout=30).action.id in legal_ids(
+    assert stub.BotMove(pb.BotMoveRequest(state=token, bot=bot, viewer=0), timeout=30).action.id in legal_ids(
         stub, token
     )
     assert server.stop() == 0
@@ -399,7 +402,7 @@ def test_health_and_cheap_calls_answer_while_every_worker_searches(server: Serve
     try:
         calls = [
             pb_grpc.GameServiceStub(ch).BotMove.future(
-                pb.BotMoveRequest(state=token, bot=slow_mcts(1500)), timeout=30
+                pb.BotMoveRequest(state=token, bot=slow_mcts(1500), viewer=0), timeout=30
             )
             for ch in channels
         ]
@@ -437,7 +440,7 @@ def test_a_cancelled_call_stops_its_search_and_frees_the_slot(start_server: Any)
         assert time.monotonic() < end, "the cancelled search kept its slot"
         time.sleep(0.1)
     bot = pb.BotSettings(kind=pb.BOT_KIND_MCTS, budget=pb.SearchBudget(iterations=20))
-    assert stub.BotMove(pb.BotMoveRequest(state=token, bot=bot), timeout=30).action.id in legal_ids(
+    assert stub.BotMove(pb.BotMoveRequest(state=token, bot=bot, viewer=0), timeout=30).action.id in legal_ids(
         stub, token
     )
     assert server.stop() == 0

@@ -30,7 +30,52 @@ def test_seal_open_round_trip_plain_and_encrypted() -> None:
         token = ring.seal("aton:1:some-state")
         opened = ring.open(token)
         assert opened.serialized == "aton:1:some-state"
-        assert opened.key_id == "k1" and opened.encrypted == encrypt and opened.version == 1
+        assert opened.key_id == "k1" and opened.encrypted == encrypt and opened.version == 2
+
+
+def test_tokens_are_sealed_by_default_and_hold_no_readable_text() -> None:
+    """Issue 12: a KeyRing encrypts unless told otherwise; two seals of one text differ
+    (a fresh salt, so a fresh key, per token) and neither shows the text."""
+    ring = KeyRing(parse_keys(KEY1))
+    assert ring.encrypt
+    text = "aton:2:r=1;hands=1234,4321"
+    a, b = ring.seal(text), ring.seal(text)
+    assert a != b and ring.open(a).serialized == ring.open(b).serialized == text
+    for token in (a, b):
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+        assert b"aton" not in raw and b"1234" not in raw
+        assert ring.open(token).encrypted
+
+
+def _v1_token(ring: KeyRing, text: str, *, encrypt: bool) -> str:
+    """A token as the previous release sealed it (envelope version 1: encrypt-then-MAC)."""
+    import hashlib
+    import hmac
+    import os
+
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+    key = ring.signing
+    kid = key.key_id.encode()
+    header = b"HK" + bytes((1, 1 if encrypt else 0, len(kid))) + kid
+    body = text.encode()
+    if encrypt:
+        nonce = os.urandom(12)
+        body = nonce + AESGCM(key.enc_key).encrypt(nonce, body, header)
+    tag = hmac.new(key.mac_key, header + body, hashlib.sha256).digest()
+    return base64.urlsafe_b64encode(header + body + tag).rstrip(b"=").decode()
+
+
+def test_tokens_of_the_previous_release_still_open() -> None:
+    ring = KeyRing(parse_keys(KEY1))
+    for encrypt in (False, True):
+        old = _v1_token(ring, "osirium:2:abc", encrypt=encrypt)
+        opened = ring.open(old)
+        assert (opened.serialized, opened.version, opened.encrypted) == ("osirium:2:abc", 1, encrypt)
+        raw = bytearray(base64.urlsafe_b64decode(old + "=" * (-len(old) % 4)))
+        raw[-40] ^= 1
+        with pytest.raises(TokenError):
+            ring.open(base64.urlsafe_b64encode(bytes(raw)).rstrip(b"=").decode())
 
 
 def test_every_single_bit_flip_is_refused() -> None:
@@ -66,7 +111,7 @@ def test_rotation_signs_with_first_key_and_verifies_all() -> None:
 def test_same_key_id_different_secret_is_refused() -> None:
     a = KeyRing(parse_keys(KEY1))
     b = KeyRing(parse_keys("k1:" + base64.b64encode(b"another secret of 32 bytes......").decode()))
-    with pytest.raises(TokenError, match="signature check"):
+    with pytest.raises(TokenError, match="integrity check"):
         b.open(a.seal("a:1:x"))
 
 
@@ -101,13 +146,16 @@ def test_config_from_env_and_flags() -> None:
     env = {
         "HEKA_PORT": "6000",
         "HEKA_METRICS_PORT": "9999",
-        "HEKA_ENCRYPT_STATE": "true",
+        "HEKA_INSECURE_PLAINTEXT_TOKENS": "true",
         "HEKA_SEARCH_WORKERS": "3",
     }
     c = cfg.load(parser.parse_args([]), env)
-    assert (c.port, c.metrics_port, c.encrypt_state, c.workers, c.search_capacity) == (6000, 9999, True, 3, 3)
-    c = cfg.load(parser.parse_args(["--port", "7000", "--no-encrypt-state"]), env)
-    assert (c.port, c.encrypt_state) == (7000, False)
+    assert (c.port, c.metrics_port, c.insecure_plaintext_tokens, c.workers, c.search_capacity) == (
+        6000, 9999, True, 3, 3
+    )
+    c = cfg.load(parser.parse_args(["--port", "7000", "--no-insecure-plaintext-tokens"]), env)
+    assert (c.port, c.insecure_plaintext_tokens) == (7000, False)
+    assert cfg.load(parser.parse_args([]), {}).insecure_plaintext_tokens is False
     assert cfg.load(parser.parse_args([]), {}).port == 50051
     assert cfg.load(parser.parse_args([]), {}).metrics_port == 9095
 
@@ -117,7 +165,9 @@ def test_config_from_env_and_flags() -> None:
     [
         {"HEKA_PORT": "x"},
         {"HEKA_PORT": "70000"},
-        {"HEKA_ENCRYPT_STATE": "maybe"},
+        {"HEKA_INSECURE_PLAINTEXT_TOKENS": "maybe"},
+        {"HEKA_ENCRYPT_STATE": "false"},  # retired: asked for readable tokens
+        {"HEKA_MAX_ADVANCE_SECONDS": "0"},
         {"HEKA_MAX_ITERATIONS": "0"},
         {"HEKA_LOG_LEVEL": "LOUD"},
     ],

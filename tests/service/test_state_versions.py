@@ -8,7 +8,6 @@ them call by call, as it does between the pods of a rolling upgrade.
 
 from __future__ import annotations
 
-import json
 import random
 from typing import Any
 
@@ -39,12 +38,13 @@ def _play_across(game: str, players: int, seed: int) -> list[str]:
     servers = [current, compat]  # the creating server is compat: they alternate from there
     token = compat.CreateGame(pb.CreateGameRequest(game=game, num_players=players, seed=seed), ctx).state
     bodies = [_body(keys, token)]
+    player = 0
     for turn in range(10_000):
         server = servers[turn % 2]
-        legal = server.ListLegalActions(pb.ListLegalActionsRequest(state=token), ctx)
+        legal = server.ListLegalActions(pb.ListLegalActionsRequest(state=token, player=player), ctx)
         action = rng.choice(list(legal.actions)).id
         resp = server.ApplyAction(pb.ApplyActionRequest(state=token, action_id=action), ctx)
-        token = resp.state
+        token, player = resp.state, resp.status.current_player
         bodies.append(_body(keys, token))
         if resp.status.is_over:
             break
@@ -55,31 +55,32 @@ def _play_across(game: str, players: int, seed: int) -> list[str]:
 
 def test_osirium_game_moves_between_a_compatible_and_a_current_server() -> None:
     bodies = _play_across("osirium", 3, 5)
-    # The compatible server writes what the previous release reads (osirium:1, JSON);
-    # the current one writes osirium:2; each reads the other's tokens.
+    # The compatible server writes what the previous release reads (osirium:2, with its
+    # SplitMix64 generator); the current one writes osirium:3; each reads the other's tokens.
     old = bodies[0::2]
     new = bodies[1::2]
     assert old and new
-    assert all(b.startswith("osirium:1:") for b in old)
-    assert all(isinstance(json.loads(b[len("osirium:1:") :]), dict) for b in old)
-    assert all(b.startswith("osirium:2:") for b in new)
+    assert all(b.startswith("osirium:2:") for b in old)
+    assert all(b.startswith("osirium:3:") for b in new)
 
 
-def test_aton_tokens_are_the_same_in_both_modes() -> None:
+def test_aton_game_moves_between_a_compatible_and_a_current_server() -> None:
     bodies = _play_across("aton", 2, 3)
-    assert all(b.startswith("aton:1:") for b in bodies)
+    assert all(b.startswith("aton:1:") for b in bodies[0::2])
+    assert all(b.startswith("aton:2:") for b in bodies[1::2])
 
 
-def test_compatibility_mode_changes_only_the_text_not_the_game() -> None:
+def test_compatibility_mode_games_use_the_previous_generator_keyed_by_the_server() -> None:
+    """A game created in compatibility mode carries the previous release's generator
+    (SplitMix64), seeded from the same keyed derivation of the seed: the same seed and key
+    give the same game in each mode, and another key another game."""
     keys, current, compat = _servers()
     ctx: Any = None  # the cheap calls do not use their context
     request = pb.CreateGameRequest(game="osirium", num_players=4, seed=11)
-    a = current.CreateGame(request, ctx).state
-    b = compat.CreateGame(request, ctx).state
-    assert _body(keys, a) != _body(keys, b)
-    view_a = current.GetView(pb.GetViewRequest(state=a, player=2), ctx)
-    view_b = current.GetView(pb.GetViewRequest(state=b, player=2), ctx)
-    assert view_a == view_b
-    legal_a = current.ListLegalActions(pb.ListLegalActionsRequest(state=a), ctx)
-    legal_b = compat.ListLegalActions(pb.ListLegalActionsRequest(state=b), ctx)
-    assert legal_a == legal_b
+    a, a2 = (current.CreateGame(request, ctx).state for _ in range(2))
+    b, b2 = (compat.CreateGame(request, ctx).state for _ in range(2))
+    assert ";rng=k" in _body(keys, a) and ";rng=k" not in _body(keys, b)
+    assert _body(keys, a) == _body(keys, a2) and _body(keys, b) == _body(keys, b2)
+    other = GameService(Config(previous_state_versions=True), KeyRing.ephemeral_ring(), None)  # type: ignore[arg-type]
+    c = other.CreateGame(request, ctx).state
+    assert other.keys.open(c).serialized.split(";h=")[1] != _body(keys, b).split(";h=")[1]

@@ -7,6 +7,7 @@ import random
 from typing import Any
 
 import pytest
+from service_helpers import KEY1
 
 from engine.aton.board import KINDS
 from engine.core import State
@@ -14,7 +15,9 @@ from engine.osirium.board import TYPE_ARROWS, TYPE_BY_NAME
 from engine.osirium.cards import HIDDEN_SLOT
 from engine.osirium.view import EMPTY_SLOT
 from engine.registry import get_game
+from engine.rng import game_rng
 from service import convert
+from service.envelope import parse_keys
 from service.gen.heka.v1 import game_service_pb2 as pb
 
 KIND_LETTER = {
@@ -224,7 +227,9 @@ def test_typed_view_round_trips_over_get_view(
     if options:
         req.options.update(options)
     token = stub.CreateGame(req).state
-    local = get_game(game).new_initial_state(players, seed=seed, options=options)
+    # The server's deal: the seed keyed with its key's chance secret (docs/security.md, replays).
+    chance = game_rng(game, seed, parse_keys(KEY1)[0].chance_secret)
+    local = get_game(game).new_initial_state(players, seed=seed, options=options, rng=chance)
     rng = random.Random(seed)
     for step in range(40):
         if step % 10 == 0 or local.is_terminal():

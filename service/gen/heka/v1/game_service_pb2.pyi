@@ -38,6 +38,7 @@ class StopReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     STOP_REASON_GAME_OVER: _ClassVar[StopReason]
     STOP_REASON_MOVE_LIMIT: _ClassVar[StopReason]
     STOP_REASON_DEADLINE: _ClassVar[StopReason]
+    STOP_REASON_TIME_LIMIT: _ClassVar[StopReason]
 
 class AtonDecision(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -129,6 +130,7 @@ STOP_REASON_SEAT_NOT_NAMED: StopReason
 STOP_REASON_GAME_OVER: StopReason
 STOP_REASON_MOVE_LIMIT: StopReason
 STOP_REASON_DEADLINE: StopReason
+STOP_REASON_TIME_LIMIT: StopReason
 ATON_DECISION_UNSPECIFIED: AtonDecision
 ATON_DECISION_EXCHANGE: AtonDecision
 ATON_DECISION_ARRANGE: AtonDecision
@@ -739,7 +741,7 @@ class ApplyActionResponse(_message.Message):
     def __init__(self, state: _Optional[str] = ..., action: _Optional[_Union[Action, _Mapping]] = ..., events: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., status: _Optional[_Union[GameStatus, _Mapping]] = ..., view: _Optional[_Union[View, _Mapping]] = ...) -> None: ...
 
 class BotMoveRequest(_message.Message):
-    __slots__ = ("state", "bot", "player", "apply", "viewer", "include_view", "game")
+    __slots__ = ("state", "bot", "player", "apply", "viewer", "include_view", "game", "trusted_backend")
     STATE_FIELD_NUMBER: _ClassVar[int]
     BOT_FIELD_NUMBER: _ClassVar[int]
     PLAYER_FIELD_NUMBER: _ClassVar[int]
@@ -747,6 +749,7 @@ class BotMoveRequest(_message.Message):
     VIEWER_FIELD_NUMBER: _ClassVar[int]
     INCLUDE_VIEW_FIELD_NUMBER: _ClassVar[int]
     GAME_FIELD_NUMBER: _ClassVar[int]
+    TRUSTED_BACKEND_FIELD_NUMBER: _ClassVar[int]
     state: str
     bot: BotSettings
     player: int
@@ -754,7 +757,8 @@ class BotMoveRequest(_message.Message):
     viewer: int
     include_view: bool
     game: str
-    def __init__(self, state: _Optional[str] = ..., bot: _Optional[_Union[BotSettings, _Mapping]] = ..., player: _Optional[int] = ..., apply: _Optional[bool] = ..., viewer: _Optional[int] = ..., include_view: _Optional[bool] = ..., game: _Optional[str] = ...) -> None: ...
+    trusted_backend: bool
+    def __init__(self, state: _Optional[str] = ..., bot: _Optional[_Union[BotSettings, _Mapping]] = ..., player: _Optional[int] = ..., apply: _Optional[bool] = ..., viewer: _Optional[int] = ..., include_view: _Optional[bool] = ..., game: _Optional[str] = ..., trusted_backend: _Optional[bool] = ...) -> None: ...
 
 class BotMoveResponse(_message.Message):
     __slots__ = ("action", "diagnostics", "state", "events", "status", "view")
@@ -781,20 +785,22 @@ class BotSeat(_message.Message):
     def __init__(self, seat: _Optional[int] = ..., bot: _Optional[_Union[BotSettings, _Mapping]] = ...) -> None: ...
 
 class AdvanceBotsRequest(_message.Message):
-    __slots__ = ("state", "bots", "max_moves", "viewer", "include_view", "game")
+    __slots__ = ("state", "bots", "max_moves", "viewer", "include_view", "game", "trusted_backend")
     STATE_FIELD_NUMBER: _ClassVar[int]
     BOTS_FIELD_NUMBER: _ClassVar[int]
     MAX_MOVES_FIELD_NUMBER: _ClassVar[int]
     VIEWER_FIELD_NUMBER: _ClassVar[int]
     INCLUDE_VIEW_FIELD_NUMBER: _ClassVar[int]
     GAME_FIELD_NUMBER: _ClassVar[int]
+    TRUSTED_BACKEND_FIELD_NUMBER: _ClassVar[int]
     state: str
     bots: _containers.RepeatedCompositeFieldContainer[BotSeat]
     max_moves: int
     viewer: int
     include_view: bool
     game: str
-    def __init__(self, state: _Optional[str] = ..., bots: _Optional[_Iterable[_Union[BotSeat, _Mapping]]] = ..., max_moves: _Optional[int] = ..., viewer: _Optional[int] = ..., include_view: _Optional[bool] = ..., game: _Optional[str] = ...) -> None: ...
+    trusted_backend: bool
+    def __init__(self, state: _Optional[str] = ..., bots: _Optional[_Iterable[_Union[BotSeat, _Mapping]]] = ..., max_moves: _Optional[int] = ..., viewer: _Optional[int] = ..., include_view: _Optional[bool] = ..., game: _Optional[str] = ..., trusted_backend: _Optional[bool] = ...) -> None: ...
 
 class BotTurn(_message.Message):
     __slots__ = ("player", "action", "diagnostics", "events")
