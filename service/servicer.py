@@ -437,11 +437,20 @@ class GameService(pb_grpc.GameServiceServicer):
         state = self._open(request.state, request.game, mutable=request.apply)
         viewer = self._viewer(state, request)
         actor = self._to_act(state, self._player_arg(state, request))
+        private = request.trusted_backend or viewer == actor
+        if not request.apply and not private:
+            # A move that is not played is a suggestion for the seat to act: it names that
+            # seat's private cards (an amulet it holds, its arrangement) before anyone sees them.
+            raise invalid(
+                "viewer",
+                f"a bot move that is not applied is private to the seat to act: pass viewer={actor} "
+                "(or apply=true, or trusted_backend=true from a backend that does not forward it)",
+                "private_move",
+            )
         plan = self._bot_plan(request.bot, "bot")
         with self._slot(plan, context) as ticket:
             action, diag = self._search(state, plan, context, plan.seed, ticket)
         game = state.game
-        private = request.trusted_backend or viewer == actor
         resp = pb.BotMoveResponse(
             action=self.actions.get(game, action)
             if private or state.public_action(action) != SECRET_ACTION

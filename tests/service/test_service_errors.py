@@ -275,59 +275,90 @@ CASES: list[tuple[str, Any, grpc.StatusCode, str, str | None]] = [
         "not to act",
         None,
     ),
+    # --- private information (issue 12, docs/security.md) ------------------------------------
+    (
+        "legal actions for nobody in particular",
+        lambda s, t: (s.ListLegalActions, pb.ListLegalActionsRequest(state=t.aton)),
+        INVALID,
+        "the legal actions are private to the seat to act (seat 0)",
+        "player",
+    ),
+    (
+        "an unapplied bot move for the public",
+        lambda s, t: (
+            s.BotMove,
+            pb.BotMoveRequest(state=t.aton, bot=pb.BotSettings(kind=pb.BOT_KIND_RANDOM)),
+        ),
+        INVALID,
+        "private to the seat to act: pass viewer=0",
+        "viewer",
+    ),
+    (
+        "an unapplied bot move for another seat",
+        lambda s, t: (
+            s.BotMove,
+            pb.BotMoveRequest(state=t.aton, viewer=1, bot=pb.BotSettings(kind=pb.BOT_KIND_RANDOM)),
+        ),
+        INVALID,
+        "private to the seat to act",
+        "viewer",
+    ),
     # --- budgets --------------------------------------------------------------------------
     (
         "absurd iterations",
-        lambda s, t: (s.BotMove, pb.BotMoveRequest(state=t.aton, bot=mcts(iterations=10**12))),
+        lambda s, t: (s.BotMove, pb.BotMoveRequest(state=t.aton, viewer=0, bot=mcts(iterations=10**12))),
         INVALID,
         "iterations must be 1..5000",
         "bot.budget.iterations",
     ),
     (
         "zero iterations",
-        lambda s, t: (s.BotMove, pb.BotMoveRequest(state=t.aton, bot=mcts(iterations=0))),
+        lambda s, t: (s.BotMove, pb.BotMoveRequest(state=t.aton, viewer=0, bot=mcts(iterations=0))),
         INVALID,
         "iterations must be",
         "bot.budget.iterations",
     ),
     (
         "negative milliseconds",
-        lambda s, t: (s.BotMove, pb.BotMoveRequest(state=t.aton, bot=mcts(milliseconds=-5))),
+        lambda s, t: (s.BotMove, pb.BotMoveRequest(state=t.aton, viewer=0, bot=mcts(milliseconds=-5))),
         INVALID,
         "milliseconds must be",
         "bot.budget.milliseconds",
     ),
     (
         "absurd milliseconds",
-        lambda s, t: (s.BotMove, pb.BotMoveRequest(state=t.aton, bot=mcts(milliseconds=1e12))),
+        lambda s, t: (s.BotMove, pb.BotMoveRequest(state=t.aton, viewer=0, bot=mcts(milliseconds=1e12))),
         INVALID,
         "milliseconds must be",
         "bot.budget.milliseconds",
     ),
     (
         "NaN milliseconds",
-        lambda s, t: (s.BotMove, pb.BotMoveRequest(state=t.aton, bot=mcts(milliseconds=float("nan")))),
+        lambda s, t: (
+            s.BotMove,
+            pb.BotMoveRequest(state=t.aton, viewer=0, bot=mcts(milliseconds=float("nan"))),
+        ),
         INVALID,
         "milliseconds must be",
         "bot.budget.milliseconds",
     ),
     (
         "empty budget",
-        lambda s, t: (s.BotMove, pb.BotMoveRequest(state=t.aton, bot=mcts())),
+        lambda s, t: (s.BotMove, pb.BotMoveRequest(state=t.aton, viewer=0, bot=mcts())),
         INVALID,
         "needs iterations and/or milliseconds",
         "bot.budget",
     ),
     (
         "too many workers",
-        lambda s, t: (s.BotMove, pb.BotMoveRequest(state=t.aton, bot=pb.BotSettings(workers=64))),
+        lambda s, t: (s.BotMove, pb.BotMoveRequest(state=t.aton, viewer=0, bot=pb.BotSettings(workers=64))),
         INVALID,
         "workers must be 1..2",
         "bot.workers",
     ),
     (
         "unknown bot kind",
-        lambda s, t: (s.BotMove, pb.BotMoveRequest(state=t.aton, bot=pb.BotSettings(kind=42))),
+        lambda s, t: (s.BotMove, pb.BotMoveRequest(state=t.aton, viewer=0, bot=pb.BotSettings(kind=42))),
         INVALID,
         "unknown bot kind",
         "bot.kind",
@@ -517,3 +548,23 @@ def test_no_bad_input_is_unknown_or_internal(stub: Any, tokens: Tokens) -> None:
             with pytest.raises(grpc.RpcError) as info:
                 call(g)
             assert info.value.code() in (INVALID, PRECONDITION), (g[:20], info.value.details())
+
+
+def test_advance_bots_without_a_deadline_stops_at_the_server_cap(start_server: Any) -> None:
+    """Issue 12: an AdvanceBots call with no deadline cannot hold a search slot for a whole
+    game: the server's cap on one call's total time stops it with STOP_REASON_TIME_LIMIT,
+    keeping the moves made, and the slot is free for the next call."""
+    server = start_server(
+        "--search-workers", "1", "--max-concurrent-searches", "1", "--max-advance-seconds", "1.5",
+        HEKA_STATE_KEYS=KEY1,
+    )
+    stub = server.stub
+    token = stub.CreateGame(pb.CreateGameRequest(game="aton", seed=3)).state
+    slow = pb.BotSettings(kind=pb.BOT_KIND_MCTS, budget=pb.SearchBudget(milliseconds=400), seed=1)
+    bots = [pb.BotSeat(seat=0, bot=slow), pb.BotSeat(seat=1, bot=slow)]
+    resp = stub.AdvanceBots(pb.AdvanceBotsRequest(state=token, bots=bots))  # no deadline
+    assert resp.stop_reason == pb.STOP_REASON_TIME_LIMIT
+    assert len(resp.turns) >= 1 and not resp.status.is_over
+    # The slot was released: the next bot call is admitted, not RESOURCE_EXHAUSTED.
+    again = stub.AdvanceBots(pb.AdvanceBotsRequest(state=resp.state, bots=bots, max_moves=1))
+    assert again.stop_reason == pb.STOP_REASON_MOVE_LIMIT and len(again.turns) == 1

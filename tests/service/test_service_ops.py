@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import os
 import signal
 import threading
@@ -144,7 +145,7 @@ def test_full_capacity_is_resource_exhausted_at_once_and_health_stays_serving(
     _wait_in_flight(tight_server, 1)
     start = time.monotonic()
     with pytest.raises(grpc.RpcError) as info:
-        stub.BotMove(pb.BotMoveRequest(state=token, bot=slow_mcts(100)), timeout=10)
+        stub.BotMove(pb.BotMoveRequest(state=token, bot=slow_mcts(100), viewer=0), timeout=10)
     refused_after = time.monotonic() - start
     assert info.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     assert "search slots are busy" in info.value.details()
@@ -154,14 +155,14 @@ def test_full_capacity_is_resource_exhausted_at_once_and_health_stays_serving(
         with grpc.insecure_channel(tight_server.address) as channel:
             other = pb_grpc.GameServiceStub(channel)
             with pytest.raises(grpc.RpcError) as info:
-                other.BotMove(pb.BotMoveRequest(state=token, bot=slow_mcts(100)), timeout=10)
+                other.BotMove(pb.BotMoveRequest(state=token, bot=slow_mcts(100), viewer=0), timeout=10)
             assert info.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     # Cheap calls and health keep answering while the worker searches.
     assert legal_ids(stub, token)
     assert health_status(tight_server) == health_pb2.HealthCheckResponse.SERVING
     assert health_status(tight_server, SERVICE) == health_pb2.HealthCheckResponse.SERVING
     # Random bots run inline, without a search slot.
-    stub.BotMove(pb.BotMoveRequest(state=token, bot=pb.BotSettings(kind=pb.BOT_KIND_RANDOM)))
+    stub.BotMove(pb.BotMoveRequest(state=token, bot=pb.BotSettings(kind=pb.BOT_KIND_RANDOM), viewer=0))
     assert long_call.result().action.id in legal_ids(stub, token)
     samples = scrape(tight_server)
     assert total(samples, "heka_searches_rejected_total", reason="capacity") >= 1
@@ -302,10 +303,27 @@ def test_encrypted_tokens_hide_the_state(rotated_server: ServerProcess) -> None:
     ring = KeyRing(parse_keys(KEY2))
     opened = ring.open(token)
     assert opened.encrypted and opened.serialized == decoded.serialized
-    import base64
-
     raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
     assert b"aton:" not in raw and decoded.serialized.encode()[10:40] not in raw
+
+
+def test_the_deal_needs_the_servers_key(server: ServerProcess, rotated_server: ServerProcess) -> None:
+    """Issue 12: with the same seed, two servers sealing with different keys deal different
+    games, and one key deals the same game twice (tests and replays); the seed a client
+    chooses says nothing about the deal without the key."""
+
+    def deal(srv: ServerProcess, game: str, players: int) -> list[tuple[Any, ...]]:
+        """Seat 0's first hand in five seeded games (one hand alone often repeats by chance)."""
+        hands = []
+        for seed in range(70, 75):
+            request = pb.CreateGameRequest(game=game, num_players=players, seed=seed, viewer=0)
+            hands.append(tuple(getattr(srv.stub.CreateGame(request).view, game).hand))
+        return hands
+
+    for game, players in (("aton", 2), ("osirium", 4)):
+        first = deal(server, game, players)
+        assert deal(server, game, players) == first
+        assert deal(rotated_server, game, players) != first
 
 
 def test_ephemeral_key_warns(start_server: Any) -> None:
@@ -316,6 +334,9 @@ def test_ephemeral_key_warns(start_server: Any) -> None:
     assert any(x.get("event") == "ephemeral_key" and x["level"] == "warning" for x in server.log_lines())
     token = server.stub.CreateGame(pb.CreateGameRequest(game="aton")).state
     assert server.stub.GetView(pb.GetViewRequest(state=token)).view.text
+    # Defaults seal the token: no readable game text in it (issue 12).
+    raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+    assert b"aton" not in raw and b"rng=" not in raw
     # Without the state cache every call decodes its token: a few moves still work.
     player = 0
     for _ in range(5):
@@ -375,7 +396,7 @@ def test_a_killed_search_worker_gives_unavailable_then_the_pool_recovers(start_s
     server: ServerProcess = start_server("--search-workers", "1", HEKA_STATE_KEYS=KEY1)
     stub = server.stub
     token = stub.CreateGame(pb.CreateGameRequest(game="aton", seed=4)).state
-    call = stub.BotMove.future(pb.BotMoveRequest(state=token, bot=slow_mcts(3000)), timeout=30)
+    call = stub.BotMove.future(pb.BotMoveRequest(state=token, bot=slow_mcts(3000), viewer=0), timeout=30)
     _wait_in_flight(server, 1)
     forkservers = [p for p in _children(server.proc.pid) if "forkserver" in _cmdline(p)]
     workers = [w for f in forkservers for w in _children(f)]
@@ -432,7 +453,7 @@ def test_a_cancelled_call_stops_its_search_and_frees_the_slot(start_server: Any)
     )
     stub = server.stub
     token = stub.CreateGame(pb.CreateGameRequest(game="aton", seed=4)).state
-    call = stub.BotMove.future(pb.BotMoveRequest(state=token, bot=slow_mcts(20000)), timeout=60)
+    call = stub.BotMove.future(pb.BotMoveRequest(state=token, bot=slow_mcts(20000), viewer=0), timeout=60)
     _wait_in_flight(server, 1)
     call.cancel()
     end = time.monotonic() + 10

@@ -1,0 +1,287 @@
+"""Issue 12, "no leaks in any response": complete games through the real server, every RPC,
+every bot kind, every viewer; no response tells a viewer what its own view does not show.
+
+Scripted clients play Aton, Osirium with 2 players and Osirium with 4 players in teams to
+the end: seat 0 through ListLegalActions and ApplyAction, the other seats through BotMove
+(applied) and AdvanceBots, with random, greedy and MCTS bots. Each response is addressed to a
+viewer (every seat and the public, in rotation). The test holds the server's key, so it can
+open every token (the omniscient oracle) and seal states of its own. Three checks:
+
+1. **Indistinguishability** (everything about the current state): the same request on a
+   *twin* token, a state that the viewer cannot tell from the real one (every card hidden
+   from it re-dealt: ``sample_consistent_state``), must get the same answer: GetView, the
+   legal actions, a bot's suggestion for its own seat (bots decide from their view), and
+   the errors of illegal, unknown and misdirected actions. A response that depends on a
+   hidden card differs between the twins.
+2. **Projection** (what an action revealed): every ApplyAction, BotMove and AdvanceBots
+   response addressed to a viewer equals what the rules let that viewer learn, computed
+   here from the oracle: a secret move of another seat as id -1, only the events visible
+   to the viewer, the totals of another seat's diagnostics, the viewer's own view after.
+3. **Unique cards** (Osirium): no ritual or exaltation that the viewer's views before and
+   after do not show is named anywhere in a response to it.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import grpc
+import pytest
+from google.protobuf import text_format
+from service_helpers import KEY1
+
+from engine.core import SECRET_ACTION, State
+from engine.osirium.cards import EXALTATIONS, RITUALS
+from engine.registry import get_game
+from service import convert
+from service.envelope import KeyRing, parse_keys
+from service.gen.heka.v1 import game_service_pb2 as pb
+
+ORACLE = KeyRing(parse_keys(KEY1))
+ACTIONS = convert.ActionCache()
+
+GAMES = [("aton", 2, {}), ("osirium", 2, {}), ("osirium", 4, {"teams": True})]
+GAME_IDS = ["aton", "osirium-2p", "osirium-4p-teams"]
+
+# Every bot is seeded: the same request on twin tokens, or from a viewer and from a trusted
+# backend, makes the same choices.
+RANDOM = pb.BotSettings(kind=pb.BOT_KIND_RANDOM, seed=3)
+GREEDY = pb.BotSettings(kind=pb.BOT_KIND_GREEDY, seed=4)
+
+
+def mcts(seed: int) -> pb.BotSettings:
+    return pb.BotSettings(kind=pb.BOT_KIND_MCTS, budget=pb.SearchBudget(iterations=12), seed=seed)
+
+
+# ---------------------------------------------------------------------------------------
+# The oracle
+# ---------------------------------------------------------------------------------------
+
+
+def open_state(token: str) -> State:
+    text = ORACLE.open(token).serialized
+    return get_game(text.split(":", 1)[0]).deserialize_state(text)
+
+
+def seal(state: State) -> str:
+    return ORACLE.seal(state.serialize())
+
+
+def twin(state: State, viewer: int | None, rng: random.Random) -> State:
+    """A state ``viewer`` cannot tell from ``state``: everything hidden from it re-dealt (for
+    the public, every seat's private cards in turn)."""
+    seats = range(state.num_players) if viewer is None else (viewer,)
+    out = state
+    for seat in seats:
+        out = out.sample_consistent_state(seat, rng)
+    assert out.view(viewer) == state.view(viewer)
+    return out
+
+
+def viewers(n: int) -> list[int | None]:
+    return [*range(n), None]
+
+
+def bare(message: Any) -> Any:
+    """A copy without what may differ for reasons other than hidden cards: the token (a
+    fresh salt every time) and the search's timing."""
+    out = type(message)()
+    out.CopyFrom(message)
+    if hasattr(out, "state") and isinstance(out.state, str):
+        out.ClearField("state")
+    for diag in _diagnostics(out):
+        diag.ClearField("elapsed_seconds")
+        diag.ClearField("iterations_per_second")
+    return out
+
+
+def _diagnostics(message: Any) -> Iterator[Any]:
+    if isinstance(message, pb.BotMoveResponse):
+        yield message.diagnostics
+    if isinstance(message, pb.AdvanceBotsResponse):
+        for turn in message.turns:
+            yield turn.diagnostics
+
+
+def error_of(call: Any, request: Any) -> tuple[grpc.StatusCode, str]:
+    with pytest.raises(grpc.RpcError) as info:
+        call(request, timeout=30)
+    return info.value.code(), info.value.details()
+
+
+# ---------------------------------------------------------------------------------------
+# 1. Indistinguishability
+# ---------------------------------------------------------------------------------------
+
+
+def check_twins(stub: Any, state: State, rng: random.Random, step: int) -> None:
+    current = state.current_player()
+    n = state.num_players
+    token = seal(state)
+    game = state.game
+    for viewer in viewers(n):
+        other = seal(twin(state, viewer, rng))
+        pair = (token, other)
+        views = [stub.GetView(pb.GetViewRequest(state=t, player=viewer) if viewer is not None
+                              else pb.GetViewRequest(state=t)).view for t in pair]
+        assert views[0] == views[1], f"GetView for {viewer} depends on hidden cards"
+        # An action id legal for nobody in either twin, and one legal in neither for the
+        # seat to act: the errors must not depend on what the viewer cannot see.
+        legal = set(state.legal_actions())
+        illegal = next(a for a in range(game.descriptor.num_distinct_actions) if a not in legal)
+        bad_requests: list[dict[str, Any]] = [
+            {"action_id": 10**6},
+            {"action_text": "fly to the moon"},
+            {"action_id": 0, "player": (current + 1) % n},
+        ]
+        if viewer != current and illegal not in open_state(other).legal_actions():
+            bad_requests.append({"action_id": illegal})
+        for fields in bad_requests:
+            requests = [pb.ApplyActionRequest(state=t, viewer=viewer, **fields) for t in pair]
+            errors = [error_of(stub.ApplyAction, r) for r in requests]
+            assert errors[0] == errors[1], f"an error to {viewer} depends on hidden cards: {errors}"
+        if viewer != current:
+            continue
+        listed = [stub.ListLegalActions(pb.ListLegalActionsRequest(state=t, player=viewer)) for t in pair]
+        assert listed[0] == listed[1], "the legal actions depend on another seat's cards"
+        # A bot's suggestion for its own seat is a function of that seat's view (no peeking).
+        bot = (RANDOM, GREEDY, mcts(step))[step % 3]
+        moves = [bare(stub.BotMove(pb.BotMoveRequest(state=t, bot=bot, viewer=viewer))) for t in pair]
+        assert moves[0] == moves[1], f"a {bot.kind} bot peeked at cards its seat cannot see"
+
+
+# ---------------------------------------------------------------------------------------
+# 2. Projection
+# ---------------------------------------------------------------------------------------
+
+
+def expected_turn(state: State, action: int, viewer: int | None) -> tuple[pb.Action, list[pb.Event]]:
+    """What ``viewer`` may learn of ``action`` (applied to ``state`` here, the oracle)."""
+    actor = state.current_player()
+    secret = viewer != actor and state.public_action(action) == SECRET_ACTION
+    shown = convert.SECRET if secret else ACTIONS.get(state.game, action)
+    events = state.apply_action(action)
+    out: list[pb.Event] = []
+    holder = pb.ApplyActionResponse()
+    convert.add_events(holder.events, events, viewer)
+    out.extend(holder.events)
+    return shown, out
+
+
+def check_diagnostics(diag: pb.SearchDiagnostics, private: bool) -> None:
+    if private:
+        return
+    assert not diag.actions and not diag.principal_variation and diag.chosen_value == 0, (
+        "another seat's root statistics reached the viewer"
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# 3. Unique cards (Osirium)
+# ---------------------------------------------------------------------------------------
+
+
+def _name_pattern(name: str) -> re.Pattern[str]:
+    # "Four winds I" must not match "Four winds II", nor "Great rite" a ritual "Great rite of ...".
+    return re.compile(r"(?<![\w])" + re.escape(name) + r"(?![\w]| of )")
+
+
+RITUAL_NAMES = [(r.id, _name_pattern(r.name)) for r in RITUALS]
+EXALTATION_NAMES = [(e.id, _name_pattern(e.name)) for e in EXALTATIONS]
+
+
+def shown_cards(state: State, viewer: int | None) -> tuple[set[int], set[int]]:
+    view: Any = state.view(viewer)
+    rituals = {r for row in view.rituals for r in row if r >= 0}
+    rituals |= {r for row in view.completed for r, _ in row}
+    return rituals, {x for x in view.exaltations if x >= 0}
+
+
+def check_unique_cards(response: Any, before: State, after: State, viewer: int | None) -> None:
+    if before.game.descriptor.name != "osirium":
+        return
+    r1, x1 = shown_cards(before, viewer)
+    r2, x2 = shown_cards(after, viewer)
+    text = text_format.MessageToString(bare(response), as_utf8=True)
+    for rid, pattern in RITUAL_NAMES:
+        if rid not in r1 | r2:
+            assert not pattern.search(text), f"ritual {rid} hidden from {viewer} named in a response"
+    for xid, pattern in EXALTATION_NAMES:
+        if xid not in x1 | x2:
+            assert not pattern.search(text), f"exaltation {xid} hidden from {viewer} named in a response"
+
+
+# ---------------------------------------------------------------------------------------
+# The games
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("game", "players", "options"), GAMES, ids=GAME_IDS)
+def test_no_response_tells_a_viewer_what_its_view_does_not_show(
+    stub: Any, game: str, players: int, options: dict[str, Any]
+) -> None:
+    rng = random.Random(12)
+    request = pb.CreateGameRequest(game=game, num_players=players, seed=1200 + players)
+    request.options.update(options)
+    created = stub.CreateGame(request)
+    token = created.state
+    state = open_state(token)
+    audience = viewers(players)
+    calls = {"ApplyAction": 0, "BotMove": 0, "AdvanceBots": 0}
+    step = 0
+    while not state.is_terminal():
+        step += 1
+        viewer = audience[step % len(audience)]
+        if step % 7 == 1:
+            check_twins(stub, state, rng, step)
+        actor = state.current_player()
+        if actor == 0:  # a "human" seat: list, then apply, with the response for `viewer`
+            legal = stub.ListLegalActions(pb.ListLegalActionsRequest(state=token, player=0))
+            action = rng.choice(list(legal.actions)).id
+            resp: Any = stub.ApplyAction(
+                pb.ApplyActionRequest(state=token, action_id=action, viewer=viewer, include_view=True)
+            )
+            calls["ApplyAction"] += 1
+            after = state.clone()
+            shown, events = expected_turn(after, action, viewer)
+            assert resp.action == shown and list(resp.events) == events
+            assert resp.view == convert.view_message(after, viewer)
+        elif step % 2:  # BotMove, applied, with the response for `viewer`
+            bot = (RANDOM, GREEDY, mcts(step))[step % 3]
+            trusted = stub.BotMove(pb.BotMoveRequest(state=token, bot=bot, trusted_backend=True))
+            resp = stub.BotMove(
+                pb.BotMoveRequest(state=token, bot=bot, apply=True, viewer=viewer, include_view=True)
+            )
+            calls["BotMove"] += 1
+            after = state.clone()
+            shown, events = expected_turn(after, trusted.action.id, viewer)
+            assert resp.action == shown and list(resp.events) == events
+            check_diagnostics(resp.diagnostics, viewer == actor)
+            assert resp.view == convert.view_message(after, viewer)
+        else:  # AdvanceBots over every bot seat, compared with a trusted backend's run
+            bots = [pb.BotSeat(seat=s, bot=(RANDOM, GREEDY, mcts(step + s))[(step + s) % 3])
+                    for s in range(1, players)]
+            trusted = stub.AdvanceBots(
+                pb.AdvanceBotsRequest(state=token, bots=bots, max_moves=6, trusted_backend=True)
+            )
+            resp = stub.AdvanceBots(
+                pb.AdvanceBotsRequest(state=token, bots=bots, max_moves=6, viewer=viewer, include_view=True)
+            )
+            calls["AdvanceBots"] += 1
+            after = state.clone()
+            assert len(resp.turns) == len(trusted.turns)
+            for got, real in zip(resp.turns, trusted.turns, strict=True):
+                assert got.player == real.player == after.current_player()
+                shown, events = expected_turn(after, real.action.id, viewer)
+                assert got.action == shown and list(got.events) == events
+                check_diagnostics(got.diagnostics, viewer == real.player)
+            assert resp.view == convert.view_message(after, viewer)
+        assert resp.status == convert.status_message(after)
+        check_unique_cards(resp, state, after, viewer)
+        token, state = resp.state, open_state(resp.state)
+        assert state.serialize() == after.serialize(), "the token is not the game the test followed"
+    assert all(calls.values()), calls
