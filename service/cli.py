@@ -20,6 +20,7 @@ COMMANDS: tuple[str, ...] = (
     "arena",
     "play",
     "loadtest",
+    "replay",
 )
 
 

@@ -41,6 +41,8 @@ from collections.abc import Sequence
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from engine.rng import Rng, SerialRng, chance_key, game_rng
+
 MAGIC = b"HK"
 VERSION = 2
 #: Envelope versions :meth:`KeyRing.open` reads.
@@ -88,6 +90,18 @@ class StateKey:
             hmac.new(secret, b"heka/v1/enc", hashlib.sha256).digest(),
             hmac.new(secret, b"heka/v1/chance", hashlib.sha256).digest(),
         )
+
+
+    def game_rng(self, game: str, seed: int, *, previous_versions: bool = False) -> SerialRng:
+        """The chance of a game this key creates: keyed BLAKE2b of (game, seed) under the
+        key's chance secret, so that without the key nothing predicts the deal or a later
+        shuffle (docs/security.md). ``previous_versions``: the previous release's generator
+        (SplitMix64), which its state versions can hold, seeded from that same keyed
+        derivation (unpredictable from the seed, not from a long run of watched shuffles;
+        only for an upgrade window)."""
+        if previous_versions:
+            return Rng(int.from_bytes(chance_key(game, seed, self.chance_secret)[:8], "little"))
+        return game_rng(game, seed, self.chance_secret)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -21,7 +21,6 @@ from engine.aton.codec import encode as encode_aton
 from engine.core import SECRET_ACTION, ActionParseError, Game, IllegalActionError, State
 from engine.osirium.codec import encode as encode_osirium
 from engine.registry import get_game, list_games
-from engine.rng import Rng, SerialRng, chance_key, game_rng
 from service import convert, metrics
 from service.config import Config
 from service.envelope import KeyRing
@@ -127,17 +126,6 @@ class GameService(pb_grpc.GameServiceServicer):
             return get_game(serialized.split(":", 1)[0])
         except ValueError as exc:
             raise invalid("state", f"the token holds an unknown game: {exc}", "bad_state") from None
-
-    def _chance(self, game: str, seed: int) -> SerialRng:
-        """A new game's chance: keyed BLAKE2b of the seed under the sealing key's chance
-        secret, so that without the server's key nothing predicts the deal or a later
-        shuffle. Writing the previous release's state versions needs its generator: then a
-        SplitMix64 seeded from that same keyed derivation (unpredictable from the seed, but
-        not from a long run of watched shuffles; only for the upgrade window)."""
-        secret = self.keys.signing.chance_secret
-        if self._previous_writers:
-            return Rng(int.from_bytes(chance_key(game, seed, secret)[:8], "little"))
-        return game_rng(game, seed, secret)
 
     @staticmethod
     def _check_game(state: State, expected_game: str) -> None:
@@ -360,9 +348,10 @@ class GameService(pb_grpc.GameServiceServicer):
         num_players = request.num_players or None
         seed = request.seed if request.HasField("seed") else secrets.randbits(64)
         options = convert.options_from_struct(request.options, game.descriptor)
-        state = game.new_initial_state(
-            num_players, seed=seed, options=options, rng=self._chance(game.descriptor.name, seed)
+        chance = self.keys.signing.game_rng(
+            game.descriptor.name, seed, previous_versions=bool(self._previous_writers)
         )
+        state = game.new_initial_state(num_players, seed=seed, options=options, rng=chance)
         viewer = self._viewer(state, request)
         metrics.GAMES_CREATED.labels(game.descriptor.name).inc()
         resp = pb.CreateGameResponse(state=self._seal(state), seed=seed)
