@@ -476,7 +476,7 @@ async def bench_all(args: argparse.Namespace) -> list[tuple[str, ...]]:
 
         # Bot moves per difficulty, alone, on positions with at least 5 legal actions.
         for label, pool in pools.items():
-            mid = [t for t, _, n, _ in pool[len(pool) // 3 :] if n >= 5][:3]
+            mid = [(t, seat) for t, _, n, seat in pool[len(pool) // 3 :] if n >= 5][:3]
             for name, diff in (
                 ("easy", pb.DIFFICULTY_EASY),
                 ("medium", pb.DIFFICULTY_MEDIUM),
@@ -488,8 +488,9 @@ async def bench_all(args: argparse.Namespace) -> list[tuple[str, ...]]:
                 for i in range(runs):
                     bot = pb.BotSettings(kind=pb.BOT_KIND_MCTS, difficulty=diff, seed=i)
                     t = time.perf_counter()
+                    token, seat = mid[i % len(mid)]
                     resp = await stubs[i].BotMove(
-                        pb.BotMoveRequest(state=mid[i % len(mid)], bot=bot), timeout=60
+                        pb.BotMoveRequest(state=token, bot=bot, viewer=seat), timeout=60
                     )
                     lat.append(time.perf_counter() - t)
                     its.append(resp.diagnostics.iterations)
@@ -519,6 +520,82 @@ async def bench_all(args: argparse.Namespace) -> list[tuple[str, ...]]:
     return rows
 
 
+async def bench_sealing(args: argparse.Namespace) -> list[tuple[str, ...]]:
+    """Issue 12, the cost of sealing by default: the cheap calls on two servers without the
+    state cache (every call opens its token and seals a new one), one sealing (AES-256-GCM,
+    the default) and one with HEKA_INSECURE_PLAINTEXT_TOKENS, each on tokens it made itself,
+    interleaved in the same run; server CPU per call, and ListGames as the floor."""
+    from service.gen.heka.v1 import game_service_pb2 as pb
+    from service.gen.heka.v1 import game_service_pb2_grpc as pb_grpc
+
+    servers = {
+        "sealed": start_heka(1, args.processes, HEKA_STATE_CACHE_SIZE="0"),
+        "plaintext": start_heka(
+            1, args.processes, HEKA_STATE_CACHE_SIZE="0", HEKA_INSECURE_PLAINTEXT_TOKENS="true"
+        ),
+    }
+    results: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    try:
+        stubs = {
+            k: Stubs(f"127.0.0.1:{port}", args.channels, pb_grpc.GameServiceStub)
+            for k, (_, port, _) in servers.items()
+        }
+        pids = {k: grpc_pids(proc) for k, (proc, _, _) in servers.items()}
+        pools = {
+            (k, label): await collect_positions(stubs[k][0], game, players, args.positions)
+            for k in servers
+            for label, game, players in (("aton", "aton", 2), ("osirium 4p", "osirium", 4))
+        }
+        for rep in range(args.repeats):
+            print(f"# repeat {rep + 1}/{args.repeats}", flush=True)
+            for k in servers:
+                st = stubs[k]
+                calls: list[tuple[str, Any]] = [
+                    ("ListGames", lambda n, st=st: st[n].ListGames(pb.ListGamesRequest()))
+                ]
+                for label in ("aton", "osirium 4p"):
+                    pool = pools[(k, label)]
+                    calls.append(
+                        (
+                            f"ListLegalActions {label}",
+                            lambda n, st=st, pool=pool: st[n].ListLegalActions(
+                                pb.ListLegalActionsRequest(
+                                    state=pool[n % len(pool)][0], player=pool[n % len(pool)][3]
+                                )
+                            ),
+                        )
+                    )
+                    calls.append(
+                        (
+                            f"ApplyAction {label}",
+                            lambda n, st=st, pool=pool: st[n].ApplyAction(
+                                pb.ApplyActionRequest(
+                                    state=pool[n % len(pool)][0], action_id=pool[n % len(pool)][1]
+                                )
+                            ),
+                        )
+                    )
+                for name, call in calls:
+                    results.setdefault((name, k), []).append(
+                        await closed_loop(call, args.concurrency, args.seconds, cpu_pids=pids[k])
+                    )
+        for st in stubs.values():
+            await st.close()
+    finally:
+        for proc, _, log in servers.values():
+            stop(proc)
+            log.unlink(missing_ok=True)
+    rows = []
+    names = sorted({name for name, _ in results}, key=lambda x: (x != "ListGames", x))
+    for name in names:
+        sealed = statistics.median(x["cpu_us"] for x in results[(name, "sealed")])
+        plain = statistics.median(x["cpu_us"] for x in results[(name, "plaintext")])
+        rows.append(
+            (name, f"{sealed:.0f}", f"{plain:.0f}", f"{sealed - plain:+.0f}", f"{sealed / plain:.2f}")
+        )
+    return rows
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--echo-server", type=int, default=None, help=argparse.SUPPRESS)
@@ -533,6 +610,11 @@ def main() -> int:
     parser.add_argument("--channels", type=int, default=8, help="client connections (default 8)")
     parser.add_argument("--positions", type=int, default=200, help="positions per game (default 200)")
     parser.add_argument("--quick", action="store_true", help="short smoke run")
+    parser.add_argument(
+        "--sealing",
+        action="store_true",
+        help="only the cost of sealing: cheap calls on a sealing and a plaintext server, no state cache",
+    )
     args = parser.parse_args()
     if args.echo_server is not None:
         run_echo_server(args.echo_server)
@@ -544,6 +626,17 @@ def main() -> int:
     if args.quick:
         args.seconds, args.positions, args.repeats = 1.0, 40, 1
         args.bot_runs = {"easy": 1, "medium": 1, "hard": 1}
+    if args.sealing:
+        rows = asyncio.run(bench_sealing(args))
+        header = ("workload (no state cache)", "sealed us/call", "plaintext us/call", "difference", "ratio")
+        widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+        print(
+            f"\nserver CPU per call, medians of {args.repeats} x {args.seconds:g} s, "
+            f"{args.processes} gRPC processes"
+        )
+        for r in [header, *rows]:
+            print("  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)))
+        return 0
     rows = asyncio.run(bench_all(args))
     header = (
         "workload",
