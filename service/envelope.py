@@ -151,26 +151,40 @@ def new_secret_spec(key_id: str = "k1") -> str:
 class KeyRing:
     """Seals with the first key, opens with any."""
 
-    def __init__(self, keys: Sequence[StateKey], *, encrypt: bool = True, ephemeral: bool = False):
+    def __init__(
+        self,
+        keys: Sequence[StateKey],
+        *,
+        encrypt: bool = True,
+        ephemeral: bool = False,
+        version: int = VERSION,
+    ):
+        """``version``: the envelope version :meth:`seal` writes: 2, or 1 for the previous
+        release to open during a rolling upgrade (``previous_state_versions``)."""
         if not keys:
             raise KeyConfigError("at least one key is needed")
+        if version not in READ_VERSIONS:
+            raise KeyConfigError(f"unknown envelope version {version}")
         self.keys = tuple(keys)
         self.signing = self.keys[0]
         self.by_id = {k.key_id: k for k in self.keys}
         self.encrypt = encrypt
         self.ephemeral = ephemeral
+        self.version = version
         kid = self.signing.key_id.encode("ascii")
-        self._header = MAGIC + bytes((VERSION, FLAG_ENCRYPTED if encrypt else 0, len(kid))) + kid
+        self._header = MAGIC + bytes((version, FLAG_ENCRYPTED if encrypt else 0, len(kid))) + kid
 
     @classmethod
-    def ephemeral_ring(cls, *, encrypt: bool = True) -> KeyRing:
+    def ephemeral_ring(cls, *, encrypt: bool = True, version: int = VERSION) -> KeyRing:
         key = StateKey.from_secret(f"ephemeral-{secrets.token_hex(4)}", os.urandom(32))
-        return cls([key], encrypt=encrypt, ephemeral=True)
+        return cls([key], encrypt=encrypt, ephemeral=True, version=version)
 
     # ------------------------------------------------------------------------------------
     def seal(self, serialized: str) -> str:
         header = self._header
         plain = serialized.encode("utf-8")
+        if self.version == 1:
+            return _seal_v1(self.signing, header, plain, self.encrypt)
         if self.encrypt:
             salt = os.urandom(SALT_BYTES)
             body = salt + _token_cipher(self.signing.enc_key, salt).encrypt(_ZERO_NONCE, plain, header)
@@ -254,6 +268,17 @@ def _check_mac(key: StateKey, raw: bytes) -> bytes:
     if not hmac.compare_digest(hmac.digest(key.mac_key, signed, "sha256"), tag):
         raise TokenError("state token failed its integrity check: it was altered, truncated or forged")
     return signed[_HEADER_FIXED + raw[4] :]
+
+
+def _seal_v1(key: StateKey, header: bytes, plain: bytes, encrypt: bool) -> str:
+    """A version-1 token (the previous release's envelope, which that release opens)."""
+    body = plain
+    if encrypt:
+        nonce = os.urandom(NONCE_BYTES)
+        body = nonce + AESGCM(key.enc_key).encrypt(nonce, plain, header)
+    signed = header + body
+    tag = hmac.digest(key.mac_key, signed, "sha256")
+    return base64.urlsafe_b64encode(signed + tag).rstrip(b"=").decode("ascii")
 
 
 def _open_v1(key: StateKey, raw: bytes, body_start: int, encrypted: bool) -> bytes:

@@ -23,7 +23,7 @@ from concurrent import futures
 from typing import Any, TypeVar
 
 from service.config import Config, prepare_metrics_dir
-from service.envelope import KeyRing, parse_keys
+from service.envelope import VERSION, KeyRing, parse_keys
 
 log = logging.getLogger("heka.server")
 
@@ -64,6 +64,8 @@ def load_keys(config: Config) -> KeyRing:
         with open(config.state_keys_file, encoding="utf-8") as fh:
             spec = fh.read()
     encrypt = not config.insecure_plaintext_tokens
+    # The previous release opens envelope version 1 only (rolling upgrades, docs/api.md).
+    version = 1 if config.previous_state_versions else VERSION
     if not encrypt:
         log.warning(
             "INSECURE: state tokens are written unencrypted (HEKA_INSECURE_PLAINTEXT_TOKENS): anyone "
@@ -71,13 +73,13 @@ def load_keys(config: Config) -> KeyRing:
             extra={"fields": {"event": "insecure_plaintext_tokens"}},
         )
     if spec.strip():
-        return KeyRing(parse_keys(spec), encrypt=encrypt)
+        return KeyRing(parse_keys(spec), encrypt=encrypt, version=version)
     log.warning(
         "no state key configured (HEKA_STATE_KEYS): using an ephemeral key; state tokens will not "
         "survive a restart and other replicas will refuse them",
         extra={"fields": {"event": "ephemeral_key"}},
     )
-    return KeyRing.ephemeral_ring(encrypt=encrypt)
+    return KeyRing.ephemeral_ring(encrypt=encrypt, version=version)
 
 
 class Server:

@@ -66,6 +66,21 @@ def _v1_token(ring: KeyRing, text: str, *, encrypt: bool) -> str:
     return base64.urlsafe_b64encode(header + body + tag).rstrip(b"=").decode()
 
 
+def test_compatibility_mode_seals_the_previous_envelope() -> None:
+    """During a rolling upgrade (previous_state_versions) the server seals envelope version 1,
+    the only one the previous release opens; encrypted all the same."""
+    from service.config import Config
+    from service.server import load_keys
+
+    ring = load_keys(Config(state_keys=KEY1, previous_state_versions=True))
+    token = ring.seal("osirium:2:abc")
+    opened = ring.open(token)
+    assert (opened.version, opened.encrypted, opened.serialized) == (1, True, "osirium:2:abc")
+    assert token.startswith(_v1_token(ring, "x", encrypt=True)[:4])  # "HK", 1, flags
+    assert load_keys(Config(state_keys=KEY1)).open(token).serialized == "osirium:2:abc"
+    assert load_keys(Config(state_keys=KEY1)).version == 2
+
+
 def test_tokens_of_the_previous_release_still_open() -> None:
     ring = KeyRing(parse_keys(KEY1))
     for encrypt in (False, True):

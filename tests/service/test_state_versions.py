@@ -19,8 +19,10 @@ from service.servicer import GameService
 
 def _servers() -> tuple[KeyRing, GameService, GameService]:
     keys = KeyRing.ephemeral_ring()
+    # The compatible server seals envelope version 1, which the previous release opens.
+    old_envelopes = KeyRing(keys.keys, version=1)
     current = GameService(Config(), keys, None)  # type: ignore[arg-type]
-    compat = GameService(Config(previous_state_versions=True), keys, None)  # type: ignore[arg-type]
+    compat = GameService(Config(previous_state_versions=True), old_envelopes, None)  # type: ignore[arg-type]
     # No memo: every call decodes the token it is given, as a pod that never saw it does.
     current.states.size = compat.states.size = 0
     return keys, current, compat
@@ -30,14 +32,20 @@ def _body(keys: KeyRing, token: str) -> str:
     return keys.open(token).serialized
 
 
-def _play_across(game: str, players: int, seed: int) -> list[str]:
-    """Play a game to the end, each call on the other server; the serialised bodies."""
+def _opened(keys: KeyRing, token: str) -> tuple[int, str]:
+    opened = keys.open(token)
+    return opened.version, opened.serialized
+
+
+def _play_across(game: str, players: int, seed: int) -> list[tuple[int, str]]:
+    """Play a game to the end, each call on the other server; the envelope versions and
+    serialised bodies."""
     keys, current, compat = _servers()
     ctx: Any = None  # the cheap calls do not use their context
     rng = random.Random(seed)
     servers = [current, compat]  # the creating server is compat: they alternate from there
     token = compat.CreateGame(pb.CreateGameRequest(game=game, num_players=players, seed=seed), ctx).state
-    bodies = [_body(keys, token)]
+    bodies = [_opened(keys, token)]
     player = 0
     for turn in range(10_000):
         server = servers[turn % 2]
@@ -45,7 +53,7 @@ def _play_across(game: str, players: int, seed: int) -> list[str]:
         action = rng.choice(list(legal.actions)).id
         resp = server.ApplyAction(pb.ApplyActionRequest(state=token, action_id=action), ctx)
         token, player = resp.state, resp.status.current_player
-        bodies.append(_body(keys, token))
+        bodies.append(_opened(keys, token))
         if resp.status.is_over:
             break
     else:  # pragma: no cover - a game that never ends is a bug
@@ -55,19 +63,20 @@ def _play_across(game: str, players: int, seed: int) -> list[str]:
 
 def test_osirium_game_moves_between_a_compatible_and_a_current_server() -> None:
     bodies = _play_across("osirium", 3, 5)
-    # The compatible server writes what the previous release reads (osirium:2, with its
-    # SplitMix64 generator); the current one writes osirium:3; each reads the other's tokens.
+    # The compatible server writes what the previous release reads (envelope 1, osirium:2
+    # with its SplitMix64 generator); the current one writes envelope 2 and osirium:3; each
+    # reads the other's tokens.
     old = bodies[0::2]
     new = bodies[1::2]
     assert old and new
-    assert all(b.startswith("osirium:2:") for b in old)
-    assert all(b.startswith("osirium:3:") for b in new)
+    assert all(v == 1 and b.startswith("osirium:2:") for v, b in old)
+    assert all(v == 2 and b.startswith("osirium:3:") for v, b in new)
 
 
 def test_aton_game_moves_between_a_compatible_and_a_current_server() -> None:
     bodies = _play_across("aton", 2, 3)
-    assert all(b.startswith("aton:1:") for b in bodies[0::2])
-    assert all(b.startswith("aton:2:") for b in bodies[1::2])
+    assert all(v == 1 and b.startswith("aton:1:") for v, b in bodies[0::2])
+    assert all(v == 2 and b.startswith("aton:2:") for v, b in bodies[1::2])
 
 
 def test_compatibility_mode_games_use_the_previous_generator_keyed_by_the_server() -> None:
