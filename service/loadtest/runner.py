@@ -120,6 +120,7 @@ async def run_task(
 ) -> bool:
     """Run one scenario task; record each RPC. Returns whether it completed."""
     recorder.tasks_started += 1
+    rpcs = sent = received = 0
     try:
         step = next(gen)
         while True:
@@ -134,9 +135,15 @@ async def run_task(
                 recorder.tasks_failed += 1
                 return False
             recorder.record(step.method, time.perf_counter() - t0, "OK")
+            rpcs += 1
+            sent += step.request.ByteSize()
+            received += response.ByteSize()
             step = gen.send(response)
     except StopIteration:
         recorder.tasks_completed += 1
+        recorder.completed_rpcs += rpcs
+        recorder.completed_bytes_sent += sent
+        recorder.completed_bytes_received += received
         return True
     except ScenarioError as exc:
         recorder.task_errors[str(exc)] += 1

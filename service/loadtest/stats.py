@@ -123,6 +123,11 @@ class Recorder:
         self.tasks_abandoned = 0  # cut by the end of the run (not errors)
         self.late_starts = 0  # open loop: tasks started > 10 ms behind schedule
         self.task_errors: Counter[str] = Counter()  # scenario-level problems (not RPC errors)
+        # Of completed tasks only: their RPCs and the protobuf bytes of their requests and
+        # responses (what a task costs on the wire, e.g. per complete game of ``play``).
+        self.completed_rpcs = 0
+        self.completed_bytes_sent = 0
+        self.completed_bytes_received = 0
 
     def record(self, method: str, seconds: float, code: str, error: str | None = None) -> None:
         stats = self.methods.get(method)
@@ -176,6 +181,10 @@ def build_report(recorder: Recorder, elapsed: float, settings: Mapping[str, Any]
             "abandoned_at_end": recorder.tasks_abandoned,
             "late_starts": recorder.late_starts,
             "rate": recorder.tasks_completed / elapsed if elapsed > 0 else 0.0,
+            "rpcs_per_completed": recorder.completed_rpcs / max(1, recorder.tasks_completed),
+            "bytes_sent_per_completed": recorder.completed_bytes_sent / max(1, recorder.tasks_completed),
+            "bytes_received_per_completed": recorder.completed_bytes_received
+            / max(1, recorder.tasks_completed),
         },
         "latency": {**overall.summary(), "histogram": [[u, c] for u, c in overall.linear_buckets()]},
         "methods": methods,
@@ -219,6 +228,13 @@ def format_report(report: Mapping[str, Any]) -> str:
     lines.append(f"  Average:       {_ms(lat['mean'])}")
     lines.append(f"  Requests/sec:  {report['rate']:.2f}")
     lines.append(f"  Tasks/sec:     {tasks['rate']:.2f}")
+    if tasks["completed"]:
+        wire = (tasks["bytes_sent_per_completed"] + tasks["bytes_received_per_completed"]) / 1024
+        lines.append(
+            f"  Per task:      {tasks['rpcs_per_completed']:.1f} RPCs, {wire:.1f} KiB of messages "
+            f"({tasks['bytes_sent_per_completed'] / 1024:.1f} sent, "
+            f"{tasks['bytes_received_per_completed'] / 1024:.1f} received; completed tasks)"
+        )
     if tasks.get("late_starts"):
         lines.append(f"  Late starts:   {tasks['late_starts']} (generator could not keep the rate)")
     lines += ["", "Response time histogram (ms, all RPCs):"]
