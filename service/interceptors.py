@@ -213,7 +213,7 @@ class ServerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                 code = _aborted_code(context) or grpc.StatusCode.UNKNOWN
                 raise
             except Exception as exc:
-                err = to_service_error(exc)
+                err = _handler_error(exc, context)
                 code, message = err.code, err.message
                 if code in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.FAILED_PRECONDITION):
                     metrics.INVALID_REQUESTS.labels(err.reason).inc()
@@ -293,6 +293,18 @@ class ServerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                 response_serializer=handler.response_serializer,
             )
         return handler
+
+
+def _handler_error(exc: Exception, context: grpc.aio.ServicerContext) -> ServiceError:
+    """The status for an exception from a handler: a handler that set a status code on the
+    context before raising (gRPC's generated base servicer does, with UNIMPLEMENTED, for a
+    method it does not implement: health ``List``) gets that code, as without the
+    interceptor; anything else goes through :func:`service.errors.to_service_error`."""
+    preset = None if isinstance(exc, ServiceError) else _aborted_code(context)
+    if preset is None:
+        return to_service_error(exc)
+    details = context.details() if hasattr(context, "details") else ""
+    return ServiceError(preset, str(details or exc or preset.name), reason=preset.name.lower())
 
 
 _LEVEL_NAMES = {logging.DEBUG: "debug", logging.INFO: "info"}
