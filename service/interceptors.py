@@ -40,8 +40,8 @@ access_log = logging.getLogger("heka.access")
 
 _HEALTH = "grpc.health.v1.Health"
 
-#: Retry hint of a call refused because the process holds its maximum of calls: the
-#: backlog of a saturated process drains in a fraction of a second.
+#: Retry hint of a call refused because the process holds its maximum of calls: a slot
+#: frees as soon as one of the calls held ends (cheap calls take milliseconds).
 OVERLOAD_RETRY_SECONDS = 0.25
 
 
