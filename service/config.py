@@ -90,6 +90,14 @@ SETTINGS: tuple[Setting, ...] = (
         "Prometheus metrics HTTP port (0: any free port; -1: no metrics endpoint).",
     ),
     Setting(
+        "metrics_host",
+        "HEKA_METRICS_HOST",
+        str,
+        "",
+        "Address the metrics endpoint binds (empty: the gRPC host, HEKA_HOST).",
+        "HOST",
+    ),
+    Setting(
         "state_keys",
         "HEKA_STATE_KEYS",
         str,
@@ -223,11 +231,38 @@ SETTINGS: tuple[Setting, ...] = (
         "Server keepalive ping interval on idle connections.",
     ),
     Setting(
+        "max_request_bytes",
+        "HEKA_MAX_REQUEST_BYTES",
+        int,
+        64 * 1024,
+        "Largest request message; gRPC refuses a larger one with RESOURCE_EXHAUSTED before it is "
+        "decoded (real requests are a few KiB; a state token is under 1 KiB).",
+    ),
+    Setting(
         "max_message_bytes",
         "HEKA_MAX_MESSAGE_BYTES",
         int,
         4 * 1024 * 1024,
-        "Largest request or response message.",
+        "Largest response message (Osirium's legal-action list is ~41 KB, AdvanceBots with "
+        "diagnostics more); requests: HEKA_MAX_REQUEST_BYTES.",
+    ),
+    Setting(
+        "max_concurrent_rpcs",
+        "HEKA_MAX_CONCURRENT_RPCS",
+        int,
+        1000,
+        "Calls one gRPC process holds at once, from the arrival of the request to the answer "
+        "(health checks excepted); more are refused at once with RESOURCE_EXHAUSTED and a retry "
+        "hint (0: no cap).",
+    ),
+    Setting(
+        "max_queued_rpcs",
+        "HEKA_MAX_QUEUED_RPCS",
+        int,
+        20_000,
+        "Calls gRPC core keeps for one gRPC process until its event loop takes them (a burst waits "
+        "there, served in order; ~12 KiB each). gRPC refuses calls beyond it with a bare CANCELLED "
+        "(its own default, 1,000 to 3,000, did that to bursts).",
     ),
     Setting(
         "grpc_threads",
@@ -287,6 +322,7 @@ class Config:
     host: str = "[::]"
     port: int = 50051
     metrics_port: int = 9095
+    metrics_host: str = ""
     state_keys: str = ""
     state_keys_file: str = ""
     insecure_plaintext_tokens: bool = False
@@ -305,7 +341,10 @@ class Config:
     max_connection_age_seconds: float = 300.0
     max_connection_age_grace_seconds: float = 60.0
     keepalive_seconds: float = 60.0
+    max_request_bytes: int = 64 * 1024
     max_message_bytes: int = 4 * 1024 * 1024
+    max_concurrent_rpcs: int = 1000
+    max_queued_rpcs: int = 20_000
     grpc_threads: int = 32
     state_cache_size: int = 2048
     log_level: str = "INFO"
@@ -323,6 +362,11 @@ class Config:
         return max(1, _cpus() // max(1, self.grpc_processes))
 
     @property
+    def metrics_bind_host(self) -> str:
+        """The metrics endpoint's address: HEKA_METRICS_HOST, else the gRPC host."""
+        return self.metrics_host or self.host
+
+    @property
     def search_capacity(self) -> int:
         """Bot calls admitted at once (over all gRPC processes)."""
         if self.max_concurrent_searches > 0:
@@ -338,13 +382,15 @@ class Config:
             "grpc_processes",
             "max_iterations",
             "max_advance_moves",
+            "max_request_bytes",
             "max_message_bytes",
+            "max_queued_rpcs",
             "grpc_threads",
             "max_workers_per_search",
         ):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}")
-        for name in ("search_workers", "max_concurrent_searches", "state_cache_size"):
+        for name in ("search_workers", "max_concurrent_searches", "state_cache_size", "max_concurrent_rpcs"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)}")
         for name in ("max_milliseconds", "max_advance_seconds"):

@@ -57,6 +57,10 @@ _TOKEN_KEY_PERSON = b"heka.token.v2"
 MIN_SECRET_BYTES = 16
 _KEY_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 _HEADER_FIXED = len(MAGIC) + 3
+#: Longest token accepted, in characters. Real tokens are under 1,000 (~530 at most in
+#: random games of this release, ~930 for the osirium:1 of the previous one); a longer one
+#: is refused before any decoding.
+MAX_TOKEN_CHARS = 8192
 _B64URL = re.compile(r"^[A-Za-z0-9_-]+$")
 
 
@@ -198,6 +202,11 @@ class KeyRing:
         if not token:
             raise TokenError(
                 "state token is empty: pass the `state` returned by CreateGame or a previous call"
+            )
+        if len(token) > MAX_TOKEN_CHARS:
+            raise TokenError(
+                f"state token is {len(token)} characters long, longer than any heka token "
+                f"({MAX_TOKEN_CHARS} at most): pass the `state` returned by CreateGame or a previous call"
             )
         if not _B64URL.match(token) or len(token) % 4 == 1:
             raise TokenError("state token is not valid base64url text (A-Z a-z 0-9 - _, no padding)")

@@ -59,6 +59,7 @@ class ServiceError(Exception):
         field: str | None = None,
         precondition: str | None = None,
         retry_after: float | None = None,
+        quota_subject: str = "searches",
     ) -> None:
         message = clip(message)
         super().__init__(message)
@@ -68,6 +69,7 @@ class ServiceError(Exception):
         self.field = field
         self.precondition = precondition
         self.retry_after = retry_after
+        self.quota_subject = quota_subject
 
     def to_status(self) -> grpc.Status:
         status = status_pb2.Status(code=self.code.value[0], message=self.message)
@@ -89,7 +91,7 @@ class ServiceError(Exception):
             )
             status.details.add().Pack(retry)
             quota = error_details_pb2.QuotaFailure()
-            quota.violations.add(subject="searches", description=self.message)
+            quota.violations.add(subject=self.quota_subject, description=self.message)
             status.details.add().Pack(quota)
         return rpc_status.to_status(status)
 
@@ -104,8 +106,16 @@ def failed_precondition(message: str, reason: str) -> ServiceError:
     )
 
 
-def resource_exhausted(message: str, reason: str, retry_after: float = 1.0) -> ServiceError:
-    return ServiceError(grpc.StatusCode.RESOURCE_EXHAUSTED, message, reason=reason, retry_after=retry_after)
+def resource_exhausted(
+    message: str, reason: str, retry_after: float = 1.0, quota_subject: str = "searches"
+) -> ServiceError:
+    return ServiceError(
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
+        message,
+        reason=reason,
+        retry_after=retry_after,
+        quota_subject=quota_subject,
+    )
 
 
 def _options_field(message: str) -> str:

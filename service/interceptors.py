@@ -3,6 +3,19 @@
 Everything cross-cutting happens here, once: the handler runs; an exception becomes a
 status with rich details (:func:`service.errors.to_service_error`); the started/handled
 counters and the latency histogram move; one JSON access-log line is written.
+
+Two refusals happen before the handler, in the request deserializer the interceptor wraps
+around the handler's (gRPC decodes the request before it calls the handler, so a body that
+does not decode would otherwise escape as ``UNKNOWN`` with an ERROR traceback from gRPC):
+
+* a request body that is not a valid message of the method's request type is
+  ``INVALID_ARGUMENT``, reason ``BAD_REQUEST_BODY``;
+* a call arriving while the process already holds ``max_concurrent_rpcs`` calls is
+  ``RESOURCE_EXHAUSTED``, reason ``OVERLOADED``, with ``RetryInfo`` (health checks are
+  never refused nor counted).
+
+Both go through the handler path like any other error: counted, logged on one access-log
+line, answered with the project's rich details.
 """
 
 from __future__ import annotations
@@ -13,18 +26,23 @@ import inspect
 import json
 import logging
 import os
+import re
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import grpc
 
 from service import metrics
-from service.errors import to_service_error
+from service.errors import ServiceError, invalid, resource_exhausted, to_service_error
 
 access_log = logging.getLogger("heka.access")
 
 _HEALTH = "grpc.health.v1.Health"
+
+#: Retry hint of a call refused because the process holds its maximum of calls: a slot
+#: frees as soon as one of the calls held ends (cheap calls take milliseconds).
+OVERLOAD_RETRY_SECONDS = 0.25
 
 
 def _split(method: str) -> tuple[str, str]:
@@ -32,13 +50,62 @@ def _split(method: str) -> tuple[str, str]:
     return service, name
 
 
-class ServerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
-    """Wraps every unary handler of the asyncio server once per method (gRPC asks per call;
-    the wrapped handler, its metric children and its access-log prefix are cached, so a
-    call pays only for the work itself)."""
+class _Refused:
+    """What the wrapped deserializer returns instead of a request: the call is refused
+    with ``error`` (a new one per call: a raised exception keeps its traceback)."""
 
-    def __init__(self, *, access_log_enabled: bool = True) -> None:
+    __slots__ = ("error",)
+
+    def __init__(self, error: ServiceError) -> None:
+        self.error = error
+
+
+class _RefusedStreamMessage(Exception):
+    """A message of a request stream that cannot be used (raised inside a streaming handler)."""
+
+    def __init__(self, error: ServiceError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+def _message_name(deserializer: Any, method: str) -> str:
+    """The request message's full name (``heka.v1.ApplyActionRequest``), from the protobuf
+    class whose ``FromString`` the deserializer is."""
+    descriptor = getattr(getattr(deserializer, "__self__", None), "DESCRIPTOR", None)
+    name = getattr(descriptor, "full_name", None)
+    return str(name) if name else f"request of {method}"
+
+
+def _bad_body(message_name: str, exc: BaseException) -> ServiceError:
+    # protobuf says "Error parsing message with type 'x.Y': Wire format was corrupt"
+    detail = re.sub(r"^Error parsing message( with type '[^']*')?:?\s*", "", str(exc))
+    detail = detail or f"it does not decode ({type(exc).__name__})"
+    return invalid(
+        "",
+        f"the request body is not a valid {message_name} message: {detail}",
+        "bad_request_body",
+    )
+
+
+class ServerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+    """Wraps every handler of the asyncio server once per method (gRPC asks per call;
+    the wrapped handler, its metric children and its access-log prefix are cached, so a
+    call pays only for the work itself). Unary handlers get the full treatment (refusals,
+    error mapping, metrics, access log); streaming ones (health ``Watch``, reflection) only
+    the refusal of a body that does not decode.
+
+    ``max_concurrent_rpcs`` (0: no cap) bounds the unary calls this process holds (health
+    checks excepted), counted from the arrival of a call's request (when gRPC hands it to
+    the deserializer) to the end of the call; a call over the cap is answered at once,
+    without decoding its request. A client that opens a call and never sends its request
+    holds no slot. (A burst of calls does not wait here but in gRPC core, which hands the
+    Python server one call per method at a time: see ``service.server.grpc_options``.)"""
+
+    def __init__(self, *, access_log_enabled: bool = True, max_concurrent_rpcs: int = 0) -> None:
         self.access_log_enabled = access_log_enabled
+        self.max_concurrent_rpcs = max_concurrent_rpcs
+        #: Calls admitted and not finished (the event loop's thread is the only one to touch it).
+        self.active = 0
         self._wrapped: dict[str, grpc.RpcMethodHandler] = {}
 
     async def intercept_service(
@@ -51,12 +118,70 @@ class ServerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         if cached is not None:
             return cached
         handler = await continuation(handler_call_details)
-        if handler is None or handler.unary_unary is None:
-            return handler  # unknown method, or streaming (health Watch, reflection): as is
+        if handler is None:
+            return None  # unknown method: gRPC answers UNIMPLEMENTED
+        if handler.unary_unary is not None:
+            limited = _split(method)[0] != _HEALTH
+            wrapped = self._wrap(method, handler, self._deserializer(method, handler, limited=limited))
+        else:
+            wrapped = self._wrap_streaming(method, handler)
         # One event loop thread: no lock needed.
-        return self._wrapped.setdefault(method, self._wrap(method, handler))
+        return self._wrapped.setdefault(method, wrapped)
 
-    def _wrap(self, method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+    # ---- admission and decoding ---------------------------------------------------------
+
+    def _admit(self) -> bool:
+        """Count the current call in until its task ends (gRPC runs a call in one task, from
+        this interceptor to its status sent), unless the process holds its maximum."""
+        if self.active >= self.max_concurrent_rpcs:
+            return False
+        try:
+            task = asyncio.current_task()
+        except RuntimeError:  # pragma: no cover - not on an event loop (a sync server)
+            return True
+        if task is not None:
+            self.active += 1
+            task.add_done_callback(self._release)
+        return True
+
+    def _release(self, _task: object) -> None:
+        self.active -= 1
+
+    def _overloaded(self) -> ServiceError:
+        return resource_exhausted(
+            f"this server process is handling {self.active} calls, its limit "
+            "(HEKA_MAX_CONCURRENT_RPCS); retry shortly or ask another replica",
+            "overloaded",
+            retry_after=OVERLOAD_RETRY_SECONDS,
+            quota_subject="concurrent calls",
+        )
+
+    def _deserializer(
+        self, method: str, handler: grpc.RpcMethodHandler, *, limited: bool = False
+    ) -> Callable[[bytes], Any]:
+        """The handler's request deserializer, answering a :class:`_Refused` instead of
+        raising on a body that does not decode (gRPC would answer UNKNOWN and log a
+        traceback) and, when ``limited``, instead of decoding a call over the cap."""
+        parse = handler.request_deserializer
+        if parse is None:  # pragma: no cover - every handler here decodes protobuf
+            return lambda raw: raw
+        message_name = _message_name(parse, method)
+
+        def deserialize(raw: bytes) -> Any:
+            if limited and self.max_concurrent_rpcs > 0 and not self._admit():
+                return _Refused(self._overloaded())
+            try:
+                return parse(raw)
+            except Exception as exc:  # DecodeError; anything a parser raises on foreign bytes
+                return _Refused(_bad_body(message_name, exc))
+
+        return deserialize
+
+    # ---- unary handlers -----------------------------------------------------------------
+
+    def _wrap(
+        self, method: str, handler: grpc.RpcMethodHandler, deserializer: Callable[[bytes], Any]
+    ) -> grpc.RpcMethodHandler:
         service, name = _split(method)
         inner = handler.unary_unary
         started = metrics.RPC_STARTED.labels(service, name)
@@ -72,6 +197,8 @@ class ServerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             code = grpc.StatusCode.OK
             message = ""
             try:
+                if type(request) is _Refused:
+                    raise request.error
                 response = inner(request, context)
                 if inspect.isawaitable(response):
                     response = await response
@@ -86,7 +213,7 @@ class ServerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                 code = _aborted_code(context) or grpc.StatusCode.UNKNOWN
                 raise
             except Exception as exc:
-                err = to_service_error(exc)
+                err = _handler_error(exc, context)
                 code, message = err.code, err.message
                 if code in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.FAILED_PRECONDITION):
                     metrics.INVALID_REQUESTS.labels(err.reason).inc()
@@ -106,9 +233,78 @@ class ServerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
 
         return grpc.unary_unary_rpc_method_handler(
             wrapped,
-            request_deserializer=handler.request_deserializer,
+            request_deserializer=deserializer,
             response_serializer=handler.response_serializer,
         )
+
+    # ---- streaming handlers -------------------------------------------------------------
+
+    def _wrap_streaming(self, method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+        """Health ``Watch`` and reflection: a request message that does not decode is
+        ``INVALID_ARGUMENT`` (counted and logged once) instead of ``UNKNOWN``. Not capped,
+        not otherwise instrumented. Handlers of another shape are returned as they are."""
+        log_prefix = f'"logger": "heka.access", "msg": "rpc", "method": {json.dumps(method)}, "code": "'
+        log_enabled = self.access_log_enabled
+        level = logging.DEBUG if _split(method)[0] == _HEALTH else logging.INFO
+
+        async def refuse(context: grpc.aio.ServicerContext, err: ServiceError) -> None:
+            metrics.INVALID_REQUESTS.labels(err.reason).inc()
+            if log_enabled and access_log.isEnabledFor(level):
+                _write_line(
+                    level, log_prefix, err.code.name, 0.0, peer=context.peer(), error=err.message
+                )
+            await context.abort_with_status(err.to_status())
+
+        if handler.unary_stream is not None and inspect.iscoroutinefunction(handler.unary_stream):
+            inner_us = handler.unary_stream
+
+            async def unary_stream(request: Any, context: grpc.aio.ServicerContext) -> None:
+                if type(request) is _Refused:
+                    await refuse(context, request.error)
+                await inner_us(request, context)
+
+            return grpc.unary_stream_rpc_method_handler(
+                unary_stream,
+                request_deserializer=self._deserializer(method, handler),
+                response_serializer=handler.response_serializer,
+            )
+        if handler.stream_stream is not None and inspect.isasyncgenfunction(handler.stream_stream):
+            inner_ss = handler.stream_stream
+            parse = self._deserializer(method, handler)
+
+            def deserialize(raw: bytes) -> Any:
+                request = parse(raw)
+                if type(request) is _Refused:
+                    raise _RefusedStreamMessage(request.error)  # inside the handler's loop
+                return request
+
+            async def stream_stream(
+                request_iterator: Any, context: grpc.aio.ServicerContext
+            ) -> AsyncIterator[Any]:
+                try:
+                    async for response in inner_ss(request_iterator, context):
+                        yield response
+                except _RefusedStreamMessage as exc:
+                    await refuse(context, exc.error)
+
+            return grpc.stream_stream_rpc_method_handler(
+                stream_stream,
+                request_deserializer=deserialize,
+                response_serializer=handler.response_serializer,
+            )
+        return handler
+
+
+def _handler_error(exc: Exception, context: grpc.aio.ServicerContext) -> ServiceError:
+    """The status for an exception from a handler: a handler that set a status code on the
+    context before raising (gRPC's generated base servicer does, with UNIMPLEMENTED, for a
+    method it does not implement: health ``List``) gets that code, as without the
+    interceptor; anything else goes through :func:`service.errors.to_service_error`."""
+    preset = None if isinstance(exc, ServiceError) else _aborted_code(context)
+    if preset is None:
+        return to_service_error(exc)
+    details = context.details() if hasattr(context, "details") else ""
+    return ServiceError(preset, str(details or exc or preset.name), reason=preset.name.lower())
 
 
 _LEVEL_NAMES = {logging.DEBUG: "debug", logging.INFO: "info"}

@@ -11,6 +11,7 @@ changes go to ``/tmp/heka_metrics_changes.md`` first.
 
 from __future__ import annotations
 
+import errno
 from typing import Any
 
 from prometheus_client import Counter, Gauge, Histogram
@@ -98,15 +99,37 @@ def record_search(game: str, bot: str, iterations: int, seconds: float) -> None:
     SEARCH_SECONDS.labels(game, bot).observe(seconds)
 
 
-def start_http_endpoint(port: int, addr: str = "0.0.0.0") -> tuple[Any, int]:
-    """Serve the aggregated metrics of every process; returns (server, bound port)."""
+def bind_address(host: str) -> str:
+    """A gRPC-style host (``[::]``, ``[::1]``, ``0.0.0.0``, ``127.0.0.1``, ``localhost``) as
+    an address to bind an HTTP socket to (IPv6 without brackets; empty: every IPv4 address)."""
+    host = host.strip()
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    return host or "0.0.0.0"
+
+
+def start_http_endpoint(port: int, host: str) -> tuple[Any, int]:
+    """Serve the aggregated metrics of every process on ``host`` (:func:`bind_address`);
+    returns (server, bound port). The IPv6 wildcard ``[::]`` (both families on Linux)
+    falls back to ``0.0.0.0`` where IPv6 is disabled, as gRPC's own listener does."""
     from prometheus_client import CollectorRegistry, start_http_server
     from prometheus_client.multiprocess import MultiProcessCollector
 
     registry = CollectorRegistry()
     MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
-    server, _thread = start_http_server(port, addr=addr, registry=registry)
+    addr = bind_address(host)
+    try:
+        server, _thread = start_http_server(port, addr=addr, registry=registry)
+    except OSError as exc:
+        if addr != "::" or exc.errno not in (errno.EAFNOSUPPORT, errno.EADDRNOTAVAIL):
+            raise
+        server, _thread = start_http_server(port, addr="0.0.0.0", registry=registry)
     return server, int(server.server_port)
+
+
+def bound_host(server: Any) -> str:
+    """The address a server from :func:`start_http_endpoint` listens on."""
+    return str(server.server_address[0])
 
 
 def mark_process_dead(pid: int) -> None:

@@ -105,6 +105,7 @@ class Server:
         self.serve_metrics = serve_metrics
         self.port = 0
         self.metrics_port = -1
+        self.metrics_host = ""
         self._stop_requested = threading.Event()
         self._stopped = threading.Event()
         self._metrics_server: Any = None
@@ -123,7 +124,10 @@ class Server:
         from service import metrics
 
         if self.serve_metrics and cfg.metrics_port >= 0:
-            self._metrics_server, self.metrics_port = metrics.start_http_endpoint(cfg.metrics_port)
+            self._metrics_server, self.metrics_port = metrics.start_http_endpoint(
+                cfg.metrics_port, cfg.metrics_bind_host
+            )
+            self.metrics_host = metrics.bound_host(self._metrics_server)
 
         # 3. gRPC: an asyncio server on its own event loop thread (the main thread keeps
         # the signals and the supervision); bot calls wait for their searches on a thread pool.
@@ -136,7 +140,12 @@ class Server:
         self._on_loop(self._start_grpc())
         if announce:
             announce_listening(
-                cfg, self.keys, self.port, self.metrics_port, processes=1, workers=len(self.worker_pids)
+                cfg,
+                self.keys,
+                self.port,
+                (self.metrics_host, self.metrics_port),
+                processes=1,
+                workers=len(self.worker_pids),
             )
 
     def _on_loop(self, coro: Coroutine[Any, Any, T]) -> T:
@@ -155,7 +164,16 @@ class Server:
         from service.servicer import SERVICE_NAME, GameService
 
         self.server = grpc.aio.server(
-            interceptors=[ServerInterceptor(access_log_enabled=cfg.access_log)],
+            # The cap on concurrent calls is the interceptor's (HEKA_MAX_CONCURRENT_RPCS), not
+            # gRPC's `maximum_concurrent_rpcs`: gRPC's limiter answers a bare RESOURCE_EXHAUSTED
+            # (no details, no retry hint), refuses health checks too, and counts a call from
+            # its headers, so clients that never send their request could hold every slot.
+            # Neither sees the calls of a burst still waiting in gRPC core (grpc_options).
+            interceptors=[
+                ServerInterceptor(
+                    access_log_enabled=cfg.access_log, max_concurrent_rpcs=cfg.max_concurrent_rpcs
+                )
+            ],
             options=grpc_options(cfg, reuseport=self.reuseport),
             maximum_concurrent_rpcs=None,
         )
@@ -223,7 +241,18 @@ class Server:
 def grpc_options(cfg: Config, *, reuseport: bool) -> list[tuple[str, int]]:
     options = [
         ("grpc.max_send_message_length", cfg.max_message_bytes),
-        ("grpc.max_receive_message_length", cfg.max_message_bytes),
+        ("grpc.max_receive_message_length", cfg.max_request_bytes),
+        # gRPC core's backlog of calls received but not yet taken by the Python server, which
+        # asks core for one call per method at a time: a burst waits there. Core's defaults
+        # (random refusals from 1,000 waiting calls, every call from 3,000) answer a burst
+        # with bare CANCELLED statuses before any heka code sees the calls.
+        ("grpc.server.max_pending_requests", cfg.max_queued_rpcs),
+        ("grpc.server.max_pending_requests_hard_limit", cfg.max_queued_rpcs),
+        # No bandwidth-delay-product probing of the receive window: requests are small (at
+        # most HEKA_MAX_REQUEST_BYTES), and a window that BDP probing has grown lets each
+        # client push megabytes into the server's buffers before an oversized message is
+        # refused (40 clients sending 4 MiB junk: peak RSS 347 MiB with probing, 60 without).
+        ("grpc.http2.bdp_probe", 0),
         ("grpc.keepalive_time_ms", int(cfg.keepalive_seconds * 1000)),
         ("grpc.keepalive_timeout_ms", 20_000),
         ("grpc.keepalive_permit_without_calls", 1),
@@ -242,8 +271,17 @@ def grpc_options(cfg: Config, *, reuseport: bool) -> list[tuple[str, int]]:
 
 
 def announce_listening(
-    cfg: Config, keys: KeyRing, port: int, metrics_port: int, *, processes: int, workers: int
+    cfg: Config,
+    keys: KeyRing,
+    port: int,
+    metrics: tuple[str, int],
+    *,
+    processes: int,
+    workers: int,
 ) -> None:
+    """The "listening" log line; ``metrics``: the metrics endpoint's (host, port), port -1
+    when there is none."""
+    metrics_host, metrics_port = metrics
     log.info(
         "listening",
         extra={
@@ -251,6 +289,7 @@ def announce_listening(
                 "event": "listening",
                 "port": port,
                 "metrics_port": metrics_port,
+                "metrics_host": metrics_host if metrics_port >= 0 else None,
                 "grpc_processes": processes,
                 "search_workers": workers,
                 "search_capacity": cfg.search_capacity,
@@ -399,8 +438,12 @@ def _serve_processes(config: Config, keys: KeyRing, metrics_dir: str) -> int:
 
         metrics_server = None
         metrics_port = -1
+        metrics_host = ""
         if config.metrics_port >= 0:
-            metrics_server, metrics_port = metrics.start_http_endpoint(config.metrics_port)
+            metrics_server, metrics_port = metrics.start_http_endpoint(
+                config.metrics_port, config.metrics_bind_host
+            )
+            metrics_host = metrics.bound_host(metrics_server)
         workers = 0
         for _ in children:
             _pid, n = ready.get(timeout=120)
@@ -411,7 +454,9 @@ def _serve_processes(config: Config, keys: KeyRing, metrics_dir: str) -> int:
                     child.join(timeout=config.grace_seconds + 10)
                 return 2
             workers += n
-        announce_listening(config, keys, port, metrics_port, processes=len(children), workers=workers)
+        announce_listening(
+            config, keys, port, (metrics_host, metrics_port), processes=len(children), workers=workers
+        )
         # Wait for every process; one that dies on its own takes the others down (exit 1,
         # so that the orchestrator restarts the whole server).
         failed = False

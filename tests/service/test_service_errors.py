@@ -6,16 +6,17 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import time
 from typing import Any
 
 import grpc
 import pytest
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
-from service_helpers import KEY1, KEY_OTHER
+from service_helpers import KEY1, KEY_OTHER, ServerProcess
 
 from engine.registry import get_game
-from service.envelope import KeyRing, parse_keys
+from service.envelope import MAX_TOKEN_CHARS, KeyRing, parse_keys
 from service.gen.heka.v1 import game_service_pb2 as pb
 
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
@@ -59,6 +60,24 @@ def flip_bit(token: str, index: int) -> str:
     return _b64(bytes(raw))
 
 
+class Calls:
+    """The server's stub, plus ``raw(name)``: the method called with a raw request body."""
+
+    def __init__(self, server: ServerProcess) -> None:
+        self._server = server
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._server.stub, name)
+
+    def raw(self, name: str) -> Any:
+        return self._server.channel.unary_unary(f"/heka.v1.GameService/{name}")
+
+
+@pytest.fixture(scope="module")
+def calls(server: ServerProcess) -> Calls:
+    return Calls(server)
+
+
 def call_error(method: Any, request: Any, **kwargs: Any) -> grpc.RpcError:
     with pytest.raises(grpc.RpcError) as info:
         method(request, **kwargs)
@@ -87,8 +106,51 @@ def mcts(**budget: Any) -> pb.BotSettings:
     return pb.BotSettings(kind=pb.BOT_KIND_MCTS, budget=pb.SearchBudget(**budget))
 
 
-# (id, build(stub, tokens) -> (method, request), code, message fragment, field)
+# (id, build(calls, tokens) -> (method, request), code, message fragment, field)
 CASES: list[tuple[str, Any, grpc.StatusCode, str, str | None]] = [
+    # --- request bodies -------------------------------------------------------------------
+    (
+        "undecodable body",
+        lambda s, t: (s.raw("ApplyAction"), b"\xff\xff\xff\xff\x07garbage"),
+        INVALID,
+        "the request body is not a valid heka.v1.ApplyActionRequest message",
+        "",  # the whole body
+    ),
+    (
+        "truncated body",
+        lambda s, t: (s.raw("GetView"), pb.GetViewRequest(state=t.aton).SerializeToString()[:-5]),
+        INVALID,
+        "the request body is not a valid heka.v1.GetViewRequest message",
+        "",
+    ),
+    (
+        "body with a bad length prefix",
+        lambda s, t: (s.raw("ListGames"), b"\x0a\xff\xff\xff\x0f"),
+        INVALID,
+        "the request body is not a valid heka.v1.ListGamesRequest message",
+        "",
+    ),
+    (
+        "string field that is not UTF-8",
+        lambda s, t: (s.raw("CreateGame"), b"\x0a\x02\xc3\x28"),
+        INVALID,
+        "the request body is not a valid heka.v1.CreateGameRequest message",
+        "",
+    ),
+    (
+        "over-long token",
+        lambda s, t: (s.GetView, pb.GetViewRequest(state="A" * (MAX_TOKEN_CHARS + 1))),
+        INVALID,
+        f"state token is {MAX_TOKEN_CHARS + 1} characters long",
+        "state",
+    ),
+    (
+        "token near the request cap",
+        lambda s, t: (s.ApplyAction, pb.ApplyActionRequest(state=t.aton * 120, action_id=0)),
+        INVALID,
+        "longer than any heka token",
+        "state",
+    ),
     # --- tokens ---------------------------------------------------------------------------
     (
         "empty token",
@@ -481,9 +543,9 @@ def _with_options(req: pb.CreateGameRequest, options: dict[str, Any]) -> pb.Crea
     ("build", "code", "fragment", "field"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
 )
 def test_bad_input_catalogue(  # noqa: PLR0917
-    stub: Any, tokens: Tokens, build: Any, code: grpc.StatusCode, fragment: str, field: str | None
+    calls: Calls, tokens: Tokens, build: Any, code: grpc.StatusCode, fragment: str, field: str | None
 ) -> None:
-    method, request = build(stub, tokens)
+    method, request = build(calls, tokens)
     err = call_error(method, request, timeout=20)
     assert err.code() == code, err.details()
     assert fragment in err.details()
@@ -548,6 +610,75 @@ def test_no_bad_input_is_unknown_or_internal(stub: Any, tokens: Tokens) -> None:
             with pytest.raises(grpc.RpcError) as info:
                 call(g)
             assert info.value.code() in (INVALID, PRECONDITION), (g[:20], info.value.details())
+
+
+# ---------------------------------------------------------------------------------------
+# Request bodies and sizes: precise answers, counted, logged once
+# ---------------------------------------------------------------------------------------
+
+
+def _log_count(server: ServerProcess, predicate: Any) -> int:
+    return sum(1 for line in server.log_lines() if predicate(line))
+
+
+def _is_bad_apply_body(line: dict[str, Any]) -> bool:
+    return line.get("method") == "/heka.v1.GameService/ApplyAction" and "is not a valid" in line.get(
+        "error", ""
+    )
+
+
+def _is_error(line: dict[str, Any]) -> bool:
+    return line.get("level") == "error" or "Traceback" in line.get("raw", "") or "exc" in line
+
+
+def test_an_undecodable_body_is_counted_and_logged_once_without_a_traceback(
+    server: ServerProcess, calls: Calls
+) -> None:
+    from test_service_ops import scrape, total
+
+    before = scrape(server)
+    logged_before = _log_count(server, _is_bad_apply_body)
+    errors_before = _log_count(server, _is_error)
+    err = call_error(calls.raw("ApplyAction"), b"\x12\x05\xff\xfe\xfd", timeout=10)
+    assert err.code() == INVALID
+    assert details(err) == ("", "BAD_REQUEST_BODY")
+    after = scrape(server)
+
+    def delta(name: str, **labels: str) -> float:
+        return total(after, name, **labels) - total(before, name, **labels)
+
+    assert delta("heka_invalid_requests_total", reason="bad_request_body") == 1
+    assert (
+        delta(
+            "heka_grpc_server_handled_total",
+            grpc_service="heka.v1.GameService",
+            grpc_method="ApplyAction",
+            grpc_code="INVALID_ARGUMENT",
+        )
+        == 1
+    )
+    # One access-log line (written by the gRPC process before the answer left it), and no
+    # ERROR line or traceback from gRPC.
+    end = time.monotonic() + 10
+    while _log_count(server, _is_bad_apply_body) == logged_before:
+        assert time.monotonic() < end, "no access-log line"
+        time.sleep(0.05)
+    assert _log_count(server, _is_bad_apply_body) == logged_before + 1
+    assert _log_count(server, _is_error) == errors_before
+
+
+def test_a_request_over_the_size_cap_is_resource_exhausted(server: ServerProcess, calls: Calls) -> None:
+    """gRPC itself refuses a request over HEKA_MAX_REQUEST_BYTES (64 KiB), before decoding
+    it: RESOURCE_EXHAUSTED, without heka's rich details — never UNKNOWN or CANCELLED."""
+    errors_before = _log_count(server, _is_error)
+    request = pb.GetViewRequest(state="A" * (70 * 1024))
+    err = call_error(calls.GetView, request, timeout=10)
+    assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, err.details()
+    assert "larger than max" in (err.details() or "")
+    # A request just under the cap gets through to heka, which refuses its token.
+    err = call_error(calls.GetView, pb.GetViewRequest(state="A" * (60 * 1024)), timeout=10)
+    assert err.code() == INVALID and details(err) == ("state", "BAD_TOKEN")
+    assert _log_count(server, _is_error) == errors_before
 
 
 def test_advance_bots_without_a_deadline_stops_at_the_server_cap(start_server: Any) -> None:

@@ -197,6 +197,15 @@ def test_health_serving(server: ServerProcess) -> None:
     assert health_status(server, SERVICE) == health_pb2.HealthCheckResponse.SERVING
 
 
+def test_health_list_is_unimplemented_not_internal(server: ServerProcess) -> None:
+    """grpcio's asyncio health servicer does not implement List: UNIMPLEMENTED, as without
+    the interceptor (not INTERNAL with a traceback)."""
+    stub = health_pb2_grpc.HealthStub(server.channel)
+    with pytest.raises(grpc.RpcError) as info:
+        stub.List(health_pb2.HealthListRequest(), timeout=5)
+    assert info.value.code() == grpc.StatusCode.UNIMPLEMENTED
+
+
 def test_reflection_lists_the_service(server: ServerProcess) -> None:
     stub = reflection_pb2_grpc.ServerReflectionStub(server.channel)
     responses = stub.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(list_services="")]))
@@ -518,3 +527,138 @@ def _descendants(pid: int) -> list[int]:
         out.extend(kids)
         todo.extend(kids)
     return out
+
+
+# ---------------------------------------------------------------------------------------
+# A burst over the cap on concurrent calls; the metrics listener's address
+# ---------------------------------------------------------------------------------------
+
+
+def _retry_info(err: grpc.RpcError) -> tuple[str, float | None]:
+    """(ErrorInfo reason, RetryInfo delay in seconds) of a status."""
+    from google.rpc import error_details_pb2
+    from grpc_status import rpc_status
+
+    status = rpc_status.from_call(err)  # type: ignore[arg-type]
+    assert status is not None, "rich status details expected"
+    reason, delay = "", None
+    for any_msg in status.details:
+        if any_msg.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
+            info = error_details_pb2.ErrorInfo()
+            any_msg.Unpack(info)
+            reason = info.reason
+        elif any_msg.Is(error_details_pb2.RetryInfo.DESCRIPTOR):
+            retry = error_details_pb2.RetryInfo()
+            any_msg.Unpack(retry)
+            delay = retry.retry_delay.seconds + retry.retry_delay.nanos / 1e9
+    return reason, delay
+
+
+def test_a_burst_over_the_rpc_cap_is_resource_exhausted_never_cancelled(start_server: Any) -> None:
+    """Cap 2: two bot calls hold both slots (long searches), then a burst of 120 calls of
+    every kind over 3 connections: each is refused at once with RESOURCE_EXHAUSTED, reason
+    OVERLOADED and a retry hint; none is CANCELLED; health checks answer throughout; once
+    the bot calls end, calls are served again."""
+    server: ServerProcess = start_server(
+        "--search-workers",
+        "1",
+        "--max-concurrent-searches",
+        "2",
+        "--max-concurrent-rpcs",
+        "2",
+        HEKA_STATE_KEYS=KEY1,
+    )
+    stub = server.stub
+    token = stub.CreateGame(pb.CreateGameRequest(game="aton", seed=3)).state
+    legal = stub.ListLegalActions(pb.ListLegalActionsRequest(state=token)).actions
+    held = [
+        stub.BotMove.future(pb.BotMoveRequest(state=token, bot=slow_mcts(20_000)), timeout=60)
+        for _ in range(2)
+    ]
+    _wait_in_flight(server, 2)
+    requests = [
+        ("ListGames", pb.ListGamesRequest()),
+        ("GetView", pb.GetViewRequest(state=token)),
+        ("ApplyAction", pb.ApplyActionRequest(state=token, action_id=legal[0].id)),
+        ("BotMove", pb.BotMoveRequest(state=token, bot=pb.BotSettings(kind=pb.BOT_KIND_RANDOM))),
+        ("CreateGame", pb.CreateGameRequest(game="osirium", num_players=3)),
+    ]
+    channels = [grpc.insecure_channel(server.address, options=[("test.burst", i)]) for i in range(3)]
+    try:
+        stubs = [pb_grpc.GameServiceStub(ch) for ch in channels]
+        burst = [
+            getattr(stubs[i % 3], name).future(request, timeout=30)
+            for i in range(120)
+            for name, request in [requests[i % len(requests)]]
+        ]
+        assert health_status(server) == health_pb2.HealthCheckResponse.SERVING
+        codes = []
+        for call in burst:
+            with pytest.raises(grpc.RpcError) as info:
+                call.result()
+            codes.append(info.value.code())
+            assert _retry_info(info.value) == ("OVERLOADED", 0.25)
+            assert "HEKA_MAX_CONCURRENT_RPCS" in info.value.details()
+        assert set(codes) == {grpc.StatusCode.RESOURCE_EXHAUSTED}
+        assert health_status(server, SERVICE) == health_pb2.HealthCheckResponse.SERVING
+    finally:
+        for ch in channels:
+            ch.close()
+    for call in held:
+        call.cancel()
+    for _ in range(200):  # the cancelled calls' slots come back
+        try:
+            assert stub.ListGames(pb.ListGamesRequest(), timeout=10).games
+            break
+        except grpc.RpcError as err:
+            assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+            time.sleep(0.05)
+    else:
+        raise AssertionError("the cap never let a call through again")
+    samples = scrape(server)
+    assert total(samples, "heka_grpc_server_handled_total", grpc_code="RESOURCE_EXHAUSTED") >= 120
+    assert total(samples, "heka_grpc_server_handled_total", grpc_code="CANCELLED") <= 2  # the held calls
+
+
+def _listening_addresses(port: int) -> set[str]:
+    """Local addresses with a TCP socket listening on ``port`` (Linux /proc/net/tcp*)."""
+    import ipaddress
+
+    found = set()
+    for path, width in (("/proc/net/tcp", 8), ("/proc/net/tcp6", 32)):
+        try:
+            with open(path) as fh:
+                rows = fh.read().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            fields = row.split()
+            local, state = fields[1], fields[3]
+            addr_hex, port_hex = local.split(":")
+            if state != "0A" or int(port_hex, 16) != port:
+                continue
+            raw = bytes.fromhex(addr_hex)
+            # /proc lists each 32-bit word in host (little-endian) order
+            words = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
+            found.add(str(ipaddress.ip_address(words)) if width == 8 else str(ipaddress.IPv6Address(words)))
+    return found
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (("--host", "127.0.0.1"), "127.0.0.1"),
+        (("--host", "127.0.0.1", "--grpc-processes", "2"), "127.0.0.1"),
+        (("--metrics-host", "127.0.0.1"), "127.0.0.1"),
+        (("--host", "127.0.0.1", "--metrics-host", "0.0.0.0"), "0.0.0.0"),
+    ],
+    ids=["grpc-host", "grpc-host-2-processes", "metrics-host", "metrics-host-wins"],
+)
+def test_the_metrics_listener_binds_the_configured_host(
+    start_server: Any, args: tuple[str, ...], expected: str
+) -> None:
+    server: ServerProcess = start_server("--search-workers", "1", *args, HEKA_STATE_KEYS=KEY1)
+    assert server.info["metrics_host"] == expected
+    assert _listening_addresses(server.metrics_port) == {expected}
+    assert total(scrape(server), "heka_grpc_server_started_total") >= 0  # it answers
+    assert server.stop() == 0

@@ -145,6 +145,18 @@ def test_bad_key_specs(spec: str, message: str) -> None:
         KeyRing(parse_keys(spec))
 
 
+def test_a_token_longer_than_the_bound_is_refused_before_decoding() -> None:
+    from service.envelope import MAX_TOKEN_CHARS
+
+    ring = KeyRing(parse_keys(KEY1))
+    with pytest.raises(TokenError, match=f"{MAX_TOKEN_CHARS + 1} characters long"):
+        ring.open("A" * (MAX_TOKEN_CHARS + 1))
+    with pytest.raises(TokenError, match="not a heka state token"):  # at the bound: decoded
+        ring.open("A" * MAX_TOKEN_CHARS)
+    long_state = "aton:1:" + "x" * 5000  # a token of ~6,900 characters is still accepted
+    assert ring.open(ring.seal(long_state)).serialized == long_state
+
+
 def test_new_secret_spec_parses() -> None:
     (key,) = parse_keys(new_secret_spec("fresh"))
     assert key.key_id == "fresh"
@@ -190,6 +202,48 @@ def test_config_from_env_and_flags() -> None:
 def test_bad_config_values(env: dict[str, str]) -> None:
     with pytest.raises(cfg.ConfigError):
         cfg.load(None, env)
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"HEKA_MAX_REQUEST_BYTES": "0"},
+        {"HEKA_MAX_CONCURRENT_RPCS": "-1"},
+        {"HEKA_MAX_QUEUED_RPCS": "0"},
+    ],
+)
+def test_bad_limits(env: dict[str, str]) -> None:
+    with pytest.raises(cfg.ConfigError):
+        cfg.load(None, env)
+
+
+def test_the_metrics_host_defaults_to_the_grpc_host() -> None:
+    assert cfg.load(None, {}).metrics_bind_host == "[::]"
+    assert cfg.load(None, {"HEKA_HOST": "127.0.0.1"}).metrics_bind_host == "127.0.0.1"
+    c = cfg.load(None, {"HEKA_HOST": "127.0.0.1", "HEKA_METRICS_HOST": "0.0.0.0"})
+    assert c.metrics_bind_host == "0.0.0.0"
+
+
+def test_metrics_bind_address_of_grpc_hosts() -> None:
+    from service.metrics import bind_address
+
+    assert bind_address("[::]") == "::"
+    assert bind_address("[::1]") == "::1"
+    assert bind_address("127.0.0.1") == "127.0.0.1"
+    assert bind_address("localhost") == "localhost"
+    assert bind_address("") == "0.0.0.0"
+
+
+def test_grpc_options_carry_the_limits() -> None:
+    from service.server import grpc_options
+
+    c = cfg.load(None, {"HEKA_MAX_REQUEST_BYTES": "32768", "HEKA_MAX_QUEUED_RPCS": "5000"})
+    options = dict(grpc_options(c, reuseport=False))
+    assert options["grpc.max_receive_message_length"] == 32768
+    assert options["grpc.max_send_message_length"] == 4 * 1024 * 1024
+    assert options["grpc.server.max_pending_requests"] == 5000
+    assert options["grpc.server.max_pending_requests_hard_limit"] == 5000
+    assert options["grpc.http2.bdp_probe"] == 0
 
 
 def test_config_dataclass_defaults_match_settings_table() -> None:
@@ -423,3 +477,57 @@ def test_auto_search_workers_follow_the_cgroup_limit(monkeypatch: pytest.MonkeyP
     assert cfg._cpus() == 2  # a 1.5-CPU pod on a 16-CPU node: 2 workers, not 16
     monkeypatch.setattr(cfg, "cgroup_cpu_limit", lambda: None)
     assert cfg._cpus() == 16
+
+
+# --- interceptor: request decoding and the cap on concurrent calls -----------------------
+
+
+def test_interceptor_decodes_refuses_garbage_and_counts_calls_until_their_task_ends() -> None:
+    import asyncio
+
+    import grpc
+
+    from service.gen.heka.v1 import game_service_pb2 as pb
+    from service.interceptors import ServerInterceptor, _Refused
+
+    interceptor = ServerInterceptor(access_log_enabled=False, max_concurrent_rpcs=2)
+    handler = grpc.unary_unary_rpc_method_handler(
+        lambda request, _context: request, request_deserializer=pb.GetViewRequest.FromString
+    )
+    deserialize = interceptor._deserializer("/heka.v1.GameService/GetView", handler, limited=True)
+    body = pb.GetViewRequest(state="abc").SerializeToString()
+
+    async def main() -> list[Any]:
+        release = asyncio.Event()
+
+        async def call(raw: bytes) -> Any:
+            request = deserialize(raw)
+            await release.wait()
+            return request
+
+        async def quick(raw: bytes) -> Any:
+            return deserialize(raw)
+
+        first = [asyncio.create_task(call(body)) for _ in range(2)]
+        await asyncio.sleep(0)
+        assert interceptor.active == 2
+        over = await asyncio.create_task(quick(body))  # a third call
+        first[1].cancel()  # a cancelled call frees its slot too
+        await asyncio.gather(first[1], return_exceptions=True)
+        await asyncio.sleep(0)
+        assert interceptor.active == 1
+        garbage = await asyncio.create_task(quick(b"\xff\xff\xff"))
+        await asyncio.sleep(0)
+        assert interceptor.active == 1  # the garbage call was counted until its task ended
+        release.set()
+        done = await first[0]
+        await asyncio.sleep(0)
+        return [over, garbage, done]
+
+    over, garbage, done = asyncio.run(main())
+    assert isinstance(over, _Refused) and over.error.code == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert over.error.reason == "overloaded" and over.error.retry_after == 0.25
+    assert isinstance(garbage, _Refused) and garbage.error.reason == "bad_request_body"
+    assert garbage.error.field == "" and "heka.v1.GetViewRequest" in garbage.error.message
+    assert done == pb.GetViewRequest(state="abc")
+    assert interceptor.active == 0
