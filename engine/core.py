@@ -255,6 +255,12 @@ class State(abc.ABC):
         """Stable name of the decision the current player faces ("exchange", "arrange",
         "remove", "place", "reset", "main", "draw", "break", "refill"...; "over")."""
 
+    @abc.abstractmethod
+    def move_number(self) -> int:
+        """Actions applied since the game was created (0 for a new game); every applied
+        action adds one (OpenSpiel's ``MoveNumber``). A state of an earlier release, which
+        did not record it, counts from 0 when read."""
+
     def round_number(self) -> int:
         """The current round (1-based); once terminal, the round the game ended in."""
         return 0

@@ -5,7 +5,7 @@ Format, version 2: ``aton:2:`` then ``key=value`` fields separated by ``;``, all
     r=<round>;mr=<round limit>;ph=<phase name>;cur=<seat|-1>;f=<first|-1>;st=<step>;
     td=<todo>;ov=<overflow>;tg=<target|-1>;rs=<first|-1>,<idx>,<temple 0-3>;
     out=<-|winner|d>:<reason>;b=<48 x . 0 1>;war=<pairs like 12,33>;
-    p0=<player 0>;p1=<player 1>;rng=<generator>
+    p0=<player 0>;p1=<player 1>;rng=<generator>;mv=<actions applied since the start>
 
 and each player is ``score,stock,kingdom,token,xdec,exchanged,revealed,cart,hand,deck,disc``
 with ``xdec`` one of ``- k x``, ``cart`` 4 digits (``0000`` empty), ``hand`` sorted digits,
@@ -13,8 +13,9 @@ with ``xdec`` one of ``- k x``, ``cart`` 4 digits (``0000`` empty), ``hand`` sor
 generator is :meth:`engine.rng.SerialRng.to_text` (``k<key>.<position>`` for the game's
 keyed chance, plain hex for SplitMix64).
 
-Version 1 (the previous release) is the same text with a SplitMix64 generator only: it is
-still read, and :func:`encode` writes it on request for a state whose generator allows it.
+Version 1 (the previous release) is the same text without ``mv`` and with a SplitMix64
+generator only: it is still read (its move number reads as 0), and :func:`encode` writes it
+on request for a state whose generator allows it.
 """
 
 from __future__ import annotations
@@ -40,7 +41,11 @@ if TYPE_CHECKING:
 VERSION = 2
 #: Versions :func:`decode` reads.
 READ_VERSIONS = ("1", "2")
-_KEYS = ("r", "mr", "ph", "cur", "f", "st", "td", "ov", "tg", "rs", "out", "b", "war", "p0", "p1", "rng")
+_KEYS = (
+    "r", "mr", "ph", "cur", "f", "st", "td", "ov", "tg", "rs", "out", "b", "war", "p0", "p1", "rng", "mv",
+)  # fmt: skip
+#: Fields of version 1 (no move number).
+_V1_KEYS = _KEYS[:-1]
 _XDEC = {"-": -1, "k": 0, "x": 1}
 _XDEC_CHAR = {-1: "-", 0: "k", 1: "x"}
 
@@ -80,6 +85,7 @@ def encode(s: AtonState, version: int = VERSION) -> str:
         f"aton:{version}:r={s.rnd};mr={s.max_rounds};ph={PHASE_NAMES[s.phase]};cur={s.cur};f={s.first};"
         f"st={s.step};td={s.todo};ov={s.over};tg={s.tgt};rs={s.rs_first},{s.rs_idx},{s.rs_t};"
         f"out={out};b={board};war={war};p0={_player(s, 0)};p1={_player(s, 1)};rng={s.rng.to_text()}"
+        + (f";mv={s.moves}" if version == VERSION else "")
     )
 
 
@@ -121,6 +127,7 @@ def decode(data: str) -> AtonState:
             f"aton state: unknown version {parts[1]!r} "
             f"(this engine reads versions {', '.join(READ_VERSIONS)})"
         )
+    keys = _KEYS if parts[1] == str(VERSION) else _V1_KEYS
     fields: dict[str, str] = {}
     for item in parts[2].split(";"):
         key, eq, value = item.partition("=")
@@ -128,15 +135,16 @@ def decode(data: str) -> AtonState:
             raise StateFormatError(f"aton state: field {item!r} is not key=value")
         if key in fields:
             raise StateFormatError(f"aton state: field {key!r} appears twice")
-        if key not in _KEYS:
+        if key not in keys:
             raise StateFormatError(f"aton state: unknown field {key!r}")
         fields[key] = value
-    missing = [k for k in _KEYS if k not in fields]
+    missing = [k for k in keys if k not in fields]
     if missing:
         raise StateFormatError(f"aton state: missing field(s) {', '.join(missing)}")
     P = _Parser("header")
     s = AtonState._blank()
     s.rnd = P.integer(fields["r"], "round", 1)
+    s.moves = P.integer(fields["mv"], "move number", 0) if "mv" in fields else 0
     s.max_rounds = P.integer(fields["mr"], "round limit", 1, MAX_ROUNDS)
     if fields["ph"] not in PHASE_NAMES:
         raise P.fail(f"unknown phase {fields['ph']!r} (phases: {', '.join(PHASE_NAMES)})")

@@ -105,6 +105,7 @@ class AtonState(State):
         "hand",
         "kingdom",
         "max_rounds",
+        "moves",
         "over",
         "phase",
         "reason",
@@ -155,6 +156,7 @@ class AtonState(State):
     winners: tuple[int, ...] | None
     reason: str
     rng: SerialRng
+    moves: int
     _ev: list[Event] | None
 
     # ------------------------------------------------------------------------------
@@ -188,6 +190,7 @@ class AtonState(State):
         s.rs_t = 0
         s.rnd = 1
         s.max_rounds = MAX_ROUNDS
+        s.moves = 0
         s.war = []
         s.winners = None
         s.reason = ""
@@ -230,6 +233,9 @@ class AtonState(State):
 
     def round_number(self) -> int:
         return self.rnd
+
+    def move_number(self) -> int:
+        return self.moves
 
     # ------------------------------------------------------------------------------
     # Actions
@@ -277,6 +283,7 @@ class AtonState(State):
         return False
 
     def apply(self, action: int) -> None:
+        self.moves += 1
         ph = self.phase
         ev = self._ev
         # --- A6.3 placement ----------------------------------------------------------
@@ -893,6 +900,7 @@ class AtonState(State):
         s.rs_t = self.rs_t
         s.rnd = self.rnd
         s.max_rounds = self.max_rounds
+        s.moves = self.moves
         s.war = self.war[:]
         s.winners = self.winners
         s.reason = self.reason

@@ -12,7 +12,8 @@ Version 3 is compact text in the style of Aton's codec, ``key=value`` fields sep
     ak=<ritual Ankhs per seat>;ex=<exaltation per seat>;si=<simple rituals, top last>;
     ad=<advanced rituals, top last>;ph=<step>;cur=<seat>;r=<round>;fl=<started><placed>;
     cl=<clear cell|-1>;cs=<cast slot>,<cast set>,<breaks left>,<last cell>;eb=<ended by|-1>;
-    rng=<generator: k<key>.<position> for the game's keyed chance, plain hex for SplitMix64>
+    rng=<generator: k<key>.<position> for the game's keyed chance, plain hex for SplitMix64>;
+    mv=<actions applied since the start>
 
 A single character names an amulet type, a ritual, a deity or an exaltation: its id in
 ``0-9a-zA-Z`` (:data:`ALPHABET`). A 4-player state takes about 300 characters (a service
@@ -20,7 +21,8 @@ token about 450), against about 670 (930) for version 1's JSON, and encodes abou
 decodes about 1.1× as fast (``bench/osirium_codec.py``): the service does one or both on
 most calls.
 
-Version 2 is the same text with a SplitMix64 generator only (the previous release): it is
+Version 2 is the same text without ``mv`` and with a SplitMix64 generator only (the
+previous release; its move number reads as 0): it is
 still read, so that a token issued by that release decodes during a rolling upgrade, and
 :func:`encode` writes it on request for a state whose generator allows it. Version 1
 (compact JSON, :func:`encode_v1`) is still read too. Either way the text is
@@ -48,9 +50,11 @@ PREFIX_V1 = "osirium:1:"
 ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 KEYS = (
     "n", "tm", "dy", "pu", "b", "h", "pl", "ds", "mk", "bk", "sl", "dn", "ak", "ex",
-    "si", "ad", "ph", "cur", "r", "fl", "cl", "cs", "eb", "rng",
+    "si", "ad", "ph", "cur", "r", "fl", "cl", "cs", "eb", "rng", "mv",
 )  # fmt: skip
 _KEY_SET = frozenset(KEYS)
+#: Fields of version 2 (no move number).
+_V2_KEYS = KEYS[:-1]
 
 _BAD = 255  # a character outside the table being decoded
 _DOT = 254  # '.', an empty market or ritual slot
@@ -126,7 +130,7 @@ def encode(s: OsiriumState, version: int = VERSION) -> str:
         f"si={_chars(s.simple)};ad={_chars(s.advanced)};ph={s.phase};"
         f"cur={s.cur};r={s.round};fl={_BIT[s.started]}{_BIT[s.placed]};cl={s.clear_cell};"
         f"cs={s.cast_slot},{s.cast_set},{s.cast_left},{s.cast_last};eb={s.ended_by};rng={s.rng.to_text()}"
-    )
+    ) + (f";mv={s.moves}" if prefix == PREFIX else "")
 
 
 def decode(game: Any, data: str) -> OsiriumState:
@@ -200,13 +204,14 @@ def _decode_v2(game: Any, body: str, *, chance: bool) -> OsiriumState:
         key, eq, value = item.partition("=")
         if not eq:
             raise StateFormatError(f"osirium: corrupt state: field {item[:40]!r} is not key=value")
-        if key not in _KEY_SET:
+        if key not in _KEY_SET or (key == "mv" and not chance):
             raise StateFormatError(f"osirium: corrupt state: unknown field {key[:40]!r}")
         if key in f:
             raise StateFormatError(f"osirium: corrupt state: field {key!r} appears twice")
         f[key] = value
-    if len(f) != len(KEYS):
-        missing = ", ".join(k for k in KEYS if k not in f)
+    keys = KEYS if chance else _V2_KEYS
+    if len(f) != len(keys):
+        missing = ", ".join(k for k in keys if k not in f)
         raise StateFormatError(f"osirium: corrupt state: missing field(s) {missing}")
 
     s = OsiriumState.__new__(OsiriumState)
@@ -267,6 +272,7 @@ def _decode_v2(game: Any, body: str, *, chance: bool) -> OsiriumState:
     s.cast_set = _integer(cast[1], "cs", 0, (1 << CELLS) - 1)
     s.cast_left = _integer(cast[2], "cs", 0, CELLS)
     s.cast_last = _integer(cast[3], "cs", -1, CELLS - 1)
+    s.moves = _integer(f["mv"], "mv", 0, 1 << 62) if chance else 0
     s.ended_by = _integer(f["eb"], "eb", -1, n - 1)
     text = f["rng"]
     try:
@@ -409,6 +415,7 @@ def _from_dict(game: Any, d: dict[str, Any]) -> OsiriumState:
     s.phase = integer(d["phase"], "phase")
     s.cur = integer(d["cur"], "cur")
     s.round = integer(d["round"], "round")
+    s.moves = 0  # version 1 did not record it
     s.started = boolean(d["started"], "started")
     s.placed = boolean(d["placed"], "placed")
     s.clear_cell = integer(d["clear"], "clear")

@@ -123,6 +123,7 @@ class OsiriumState(State):
         "hands",
         "links",
         "market",
+        "moves",
         "n",
         "occ",
         "phase",
@@ -171,6 +172,7 @@ class OsiriumState(State):
     cast_slot: int
     ended_by: int
     rng: SerialRng
+    moves: int
     _sets: dict[int, list[int]] | None
     _outcome: Outcome | None
 
@@ -220,6 +222,7 @@ class OsiriumState(State):
         s.phase = MAIN
         s.cur = 0  # O1.1: seat 0 plays first
         s.round = 1
+        s.moves = 0
         s.started = False
         s.placed = False
         s.clear_cell = -1
@@ -259,6 +262,7 @@ class OsiriumState(State):
         s.phase = self.phase
         s.cur = self.cur
         s.round = self.round
+        s.moves = self.moves
         s.started = self.started
         s.placed = self.placed
         s.clear_cell = self.clear_cell
@@ -282,6 +286,9 @@ class OsiriumState(State):
 
     def current_player(self) -> int:
         return TERMINAL if self.phase == OVER else self.cur
+
+    def move_number(self) -> int:
+        return self.moves
 
     def decision(self) -> str:
         return PHASE_NAMES[self.phase]
@@ -455,6 +462,7 @@ class OsiriumState(State):
         return ev
 
     def _do(self, a: int, ev: list[Event] | None) -> None:
+        self.moves += 1
         p = self.cur
         if a >= A.PLACE:
             if a >= A.CAST:

@@ -66,6 +66,7 @@ class RaceState(State):
         self.turn = 0
         self.over = False
         self.winners: tuple[int, ...] = ()
+        self.moves = 0
 
     @property
     def num_players(self) -> int:
@@ -77,6 +78,9 @@ class RaceState(State):
     def decision(self) -> str:
         return "over" if self.over else "add"
 
+    def move_number(self) -> int:
+        return self.moves
+
     def teams(self) -> tuple[int, ...]:
         return tuple(i % 2 for i in range(self.n)) if self.team_play else tuple(range(self.n))
 
@@ -84,6 +88,7 @@ class RaceState(State):
         return [] if self.over else [0, 1, 2]
 
     def apply(self, action: int) -> None:
+        self.moves += 1
         self.total += action + 1
         if self.total >= 10:
             self.over = True
@@ -128,6 +133,7 @@ class RaceState(State):
             self.over,
             self.winners,
         )
+        s.moves = self.moves
         return s
 
     def to_text(self) -> str:

@@ -68,7 +68,18 @@ class DuelView(View):
 
 
 class DuelState(State):
-    __slots__ = ("committed", "deck", "discards", "hands", "phase", "points", "round", "to_move", "winner")
+    __slots__ = (
+        "committed",
+        "deck",
+        "discards",
+        "hands",
+        "moves",
+        "phase",
+        "points",
+        "round",
+        "to_move",
+        "winner",
+    )
 
     def __init__(self, game: DuelGame) -> None:
         self.game = game
@@ -81,6 +92,7 @@ class DuelState(State):
         self.phase = "commit"  # commit | bonus | over
         self.to_move = 0
         self.winner: int | None = None
+        self.moves = 0
 
     # --- who, what ------------------------------------------------------------------
     @property
@@ -93,6 +105,9 @@ class DuelState(State):
     def decision(self) -> str:
         return self.phase
 
+    def move_number(self) -> int:
+        return self.moves
+
     def legal_actions(self) -> list[int]:
         if self.phase == "commit":
             return sorted({v - 1 for v in self.hands[self.to_move]})
@@ -104,6 +119,7 @@ class DuelState(State):
         return SECRET_ACTION if self.phase == "commit" else action
 
     def apply(self, action: int) -> None:
+        self.moves += 1
         p = self.to_move
         if self.phase == "commit":
             self.hands[p].remove(action + 1)
@@ -217,6 +233,7 @@ class DuelState(State):
         s.phase = self.phase
         s.to_move = self.to_move
         s.winner = self.winner
+        s.moves = self.moves
         return s
 
     def to_text(self) -> str:
@@ -233,6 +250,7 @@ class DuelState(State):
             "phase": self.phase,
             "to_move": self.to_move,
             "winner": self.winner,
+            "moves": self.moves,
         }
         return "duel:1:" + json.dumps(data, separators=(",", ":"))
 
@@ -280,6 +298,7 @@ class DuelGame(Game):
         s.phase = d["phase"]
         s.to_move = d["to_move"]
         s.winner = d["winner"]
+        s.moves = d["moves"]
         return s
 
     def action_info(self, action: int) -> ActionInfo:

@@ -100,6 +100,7 @@ def play_and_check(cfg: Config, seed: int) -> State:
             break
         cur = state.current_player()
         assert 0 <= cur < n
+        assert state.move_number() == step, "every applied action adds one to the move number"
         legal = state.legal_actions()
         assert legal, f"no legal action at step {step} in a non-terminal state"
         assert legal == sorted(set(legal)), "legal actions must be unique and ascending"

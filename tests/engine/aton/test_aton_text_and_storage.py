@@ -194,16 +194,21 @@ def test_card_and_counter_messages_name_the_problem() -> None:
 
 
 def test_version_1_of_the_previous_release_is_read_and_written_on_request() -> None:
-    """Version 1 is version 2 with a SplitMix64 generator only: a token of the previous
-    release decodes to the same state, and a state whose generator allows it can be written
-    as version 1 (for a rolling upgrade); the keyed chance cannot."""
+    """Version 1 is version 2 without the move number and with a SplitMix64 generator only:
+    a token of the previous release decodes to the same state (its move number 0), and a
+    state whose generator allows it can be written as version 1 (for a rolling upgrade); the
+    keyed chance cannot."""
     s = make_state(hands=("1234", "1234"), board={"T1.0": 0})
+    s.moves = 17  # type: ignore[attr-defined]
     old = encode(s, version=1)
-    assert old.startswith("aton:1:") and old[len("aton:1:") :] == s.serialize()[len("aton:2:") :]
-    assert GAME.deserialize_state(old).serialize() == s.serialize()
+    assert old.startswith("aton:1:") and old[len("aton:1:") :] + ";mv=17" == s.serialize()[len("aton:2:") :]
+    back = GAME.deserialize_state(old)
+    assert back.move_number() == 0
+    assert back.serialize() == s.serialize().replace(";mv=17", ";mv=0")
     keyed = GAME.new_initial_state(seed=5)
     with pytest.raises(ValueError, match="SplitMix64"):
         encode(keyed, version=1)
-    v1_with_chance = keyed.serialize().replace("aton:2:", "aton:1:", 1)
+    text = keyed.serialize().replace("aton:2:", "aton:1:", 1)
+    v1_with_chance = text[: text.rindex(";mv=")]
     with pytest.raises(StateFormatError, match="rng must be a generator state"):
         GAME.deserialize_state(v1_with_chance)
