@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: all venv run serve simulate test test-fast lint typecheck bench clean proto ops-check
+.PHONY: all venv run serve simulate test test-fast lint typecheck bench clean proto ops-check api-check api-freeze
 
 all: test
 
@@ -24,6 +24,23 @@ serve: venv
 ## Regenerate service/gen/ from proto/ (generated code is committed; a test checks it is current).
 proto: venv
 	$(BIN)/python -m service.protogen
+
+## The API checked (CI): buf lint (STANDARD rules) and buf breaking against the frozen v1 API
+## (proto/heka-v1.binpb). buf comes from npm (@bufbuild/buf), installed under .tools/.
+BUF_VERSION ?= 1.75.0
+TOOLS       := .tools
+BUF         := $(TOOLS)/node_modules/.bin/buf
+$(BUF):
+	npm install --prefix $(TOOLS) --no-audit --no-fund --loglevel=error @bufbuild/buf@$(BUF_VERSION)
+
+api-check: $(BUF)
+	$(BUF) lint proto
+	$(BUF) breaking proto --against proto/heka-v1.binpb
+	@echo "buf lint and buf breaking: ok"
+
+## Freeze the API after an intended, compatible change: the image buf breaking compares with.
+api-freeze: $(BUF)
+	$(BUF) build proto --exclude-source-info -o proto/heka-v1.binpb
 
 simulate: venv
 	$(BIN)/heka simulate --game aton --games 100 --seed 1
@@ -56,4 +73,4 @@ ops-check: $(OPS_STAMP)
 	BIN=$(BIN) bash scripts/ci_checks.sh
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(TOOLS) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -120,16 +120,16 @@ async def burst(  # noqa: PLR0917
         stubs = [pb_grpc.GameServiceStub(ch) for ch in chans]
         setup = stubs[0]
         token = (await setup.CreateGame(pb.CreateGameRequest(game="aton", seed=seed), timeout=30)).state
-        legal_req = pb.ListLegalActionsRequest(state=token, player=0)
+        legal_req = pb.ListLegalActionsRequest(state=token, viewer=0)
         legal = (await setup.ListLegalActions(legal_req, timeout=30)).actions
         bot = pb.BotSettings(kind=pb.BOT_KIND_MCTS, difficulty=pb.DIFFICULTY_EASY, seed=seed)
         if junk_bytes:  # GetView and ApplyAction carry junk instead of the token
             token = "".join(rng.choices("ABCDEFGHIJKLMNOPQRSTUVWXYZ", k=64)) * (junk_bytes // 64)
         requests = {
             "ListGames": pb.ListGamesRequest(),
-            "GetView": pb.GetViewRequest(state=token, player=0),
+            "GetView": pb.GetViewRequest(state=token, viewer=0),
             "ApplyAction": pb.ApplyActionRequest(state=token, action_id=legal[0].id),
-            "BotMove": pb.BotMoveRequest(state=token, bot=bot),
+            "BotMove": pb.BotMoveRequest(state=token, bot=bot, viewer=0),
         }
         plan = [(rng.choice(METHODS), rng.randrange(channels)) for _ in range(calls)]
         codes: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)

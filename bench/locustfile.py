@@ -65,7 +65,7 @@ def _add_arguments(parser: Any) -> None:
     group.add_argument("--players", type=int, default=0, help="players per game (0: minimum)")
     group.add_argument("--bot", choices=sorted(BOT_KINDS), default="mcts")
     group.add_argument("--difficulty", choices=sorted(DIFFICULTIES), default="easy")
-    group.add_argument("--bot-rpc", choices=("AdvanceBots", "BotMove"), default="AdvanceBots")
+    group.add_argument("--bot-rpc", choices=("ApplyAction", "AdvanceBots", "BotMove"), default="ApplyAction")
     group.add_argument("--pool", type=int, default=16, help="mid-game states per user (bot, cheap)")
     group.add_argument("--seed", type=int, default=1)
     group.add_argument("--rpc-timeout", type=float, default=30.0, help="deadline of each RPC, seconds")

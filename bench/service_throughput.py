@@ -307,7 +307,7 @@ async def collect_positions(
         )
         token, over, player = created.state, False, created.status.current_player
         while not over and len(pool) < count:
-            listing = pb.ListLegalActionsRequest(state=token, player=player)
+            listing = pb.ListLegalActionsRequest(state=token, viewer=player)
             legal = (await stub.ListLegalActions(listing)).actions
             action = rng.choice(legal).id
             if rng.random() < 0.3:
@@ -360,7 +360,7 @@ async def bench_all(args: argparse.Namespace) -> list[tuple[str, ...]]:
                         f"ListLegalActions {label}",
                         lambda n, st=st, pool=pool: st[n].ListLegalActions(
                             pb.ListLegalActionsRequest(
-                                state=pool[n % len(pool)][0], player=pool[n % len(pool)][3]
+                                state=pool[n % len(pool)][0], viewer=pool[n % len(pool)][3]
                             )
                         ),
                     )
@@ -560,7 +560,7 @@ async def bench_sealing(args: argparse.Namespace) -> list[tuple[str, ...]]:
                             f"ListLegalActions {label}",
                             lambda n, st=st, pool=pool: st[n].ListLegalActions(
                                 pb.ListLegalActionsRequest(
-                                    state=pool[n % len(pool)][0], player=pool[n % len(pool)][3]
+                                    state=pool[n % len(pool)][0], viewer=pool[n % len(pool)][3]
                                 )
                             ),
                         )

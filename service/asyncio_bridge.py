@@ -28,6 +28,14 @@ from service.servicer import GameService
 
 #: RPCs that may block (they wait for a search): run on the thread pool.
 BLOCKING = frozenset({"BotMove", "AdvanceBots"})
+#: RPCs that block only when their request names bots that search (CreateGame and
+#: ApplyAction with ``bots``): on the thread pool then, on the event loop otherwise.
+SOMETIMES_BLOCKING = frozenset({"CreateGame", "ApplyAction"})
+
+
+def searches(request: Any) -> bool:
+    """Whether a request's bots search (random bots choose inline, at once)."""
+    return any(seat.bot.kind != pb.BOT_KIND_RANDOM for seat in request.bots)
 METHODS = tuple(m.name for m in pb.DESCRIPTOR.services_by_name["GameService"].methods)
 
 
@@ -81,7 +89,22 @@ class AsyncGameService:
         self.executor = executor
         for name in METHODS:
             method = getattr(servicer, name)
-            setattr(self, name, self._threaded(method) if name in BLOCKING else self._inline(method))
+            if name in BLOCKING:
+                handler = self._threaded(method)
+            elif name in SOMETIMES_BLOCKING:
+                handler = self._either(self._inline(method), self._threaded(method))
+            else:
+                handler = self._inline(method)
+            setattr(self, name, handler)
+
+    @staticmethod
+    def _either(
+        inline: Callable[[Any, Any], Awaitable[Any]], threaded: Callable[[Any, Any], Awaitable[Any]]
+    ) -> Callable[[Any, Any], Awaitable[Any]]:
+        async def call(request: Any, context: grpc.aio.ServicerContext) -> Any:
+            return await (threaded if searches(request) else inline)(request, context)
+
+        return call
 
     @staticmethod
     def _inline(method: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Awaitable[Any]]:

@@ -1,16 +1,24 @@
 """Conversions between engine/bot values and ``heka.v1`` messages (the only module that
-knows both)."""
+knows both).
+
+Actions and events get typed details (``Action.aton`` / ``.osirium``, ``Event.aton`` /
+``.osirium``) filled from the engine's structured fields by :func:`fill_fields`: a field of
+the message per engine key (renamed where a key is not a good field name), amulet names as
+``Amulet``, cells as ``BoardCell``, closed sets of names as enum values (by naming rule:
+``"fifth_ritual"`` is ``OUTCOME_REASON_FIFTH_RITUAL``). A key without a field raises: the
+test that walks every action and event kind of both games catches any the proto misses.
+"""
 
 from __future__ import annotations
 
-import dataclasses
-import enum
 import math
+import re
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from google.protobuf import struct_pb2
+from google.protobuf import struct_pb2, unknown_fields
+from google.protobuf.descriptor import EnumDescriptor, FieldDescriptor
 
 from engine.aton.board import KINDS, NUM_TEMPLES, SLOTS
 from engine.aton.view import AtonView
@@ -27,83 +35,193 @@ _OPTION_KINDS = {
     "str_list": pb.OPTION_KIND_STRING_LIST,
 }
 
+#: Root actions listed in bot diagnostics when the request does not say (BotSettings).
+DEFAULT_TOP_K = 5
+MAX_TOP_K = 100
+
 
 # ---------------------------------------------------------------------------------------
-# JSON-like values
+# Enums by naming rule
 # ---------------------------------------------------------------------------------------
 
 
-def jsonable(value: Any) -> Any:
-    """A JSON-ready copy of an engine value (tuples to lists, keys to strings...)."""
-    if value is None or isinstance(value, bool | str):
+def _enum_prefix(enum: EnumDescriptor) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", enum.name).upper()
+
+
+#: Engine names that the naming rule does not turn into the value's name.
+_ENUM_SPELLINGS = {"bonus +1": "BONUS1", "bonus +2": "BONUS2"}
+
+
+def enum_value(enum: EnumDescriptor, name: str) -> Any:
+    """The value of ``enum`` for an engine name: ``("OutcomeReason", "round_limit")`` is
+    ``OUTCOME_REASON_ROUND_LIMIT``. ``KeyError`` for a name the enum lacks."""
+    word = _ENUM_SPELLINGS.get(name, name.upper())
+    return enum.values_by_name[f"{_enum_prefix(enum)}_{word}"].number
+
+
+_DECISION = pb.Decision.DESCRIPTOR
+_REASON = pb.OutcomeReason.DESCRIPTOR
+
+
+def decision_value(name: str) -> Any:
+    """The ``Decision`` of an engine decision name ("exchange", "main", "over"...)."""
+    return enum_value(_DECISION, name)
+
+
+def reason_value(name: str) -> Any:
+    """The ``OutcomeReason`` of an engine outcome reason ("temple", "fifth_ritual"...)."""
+    return enum_value(_REASON, name)
+
+
+# ---------------------------------------------------------------------------------------
+# Typed details from engine fields
+# ---------------------------------------------------------------------------------------
+
+_DIRECTION_LETTERS = {
+    "N": pb.DIRECTION_NORTH,
+    "E": pb.DIRECTION_EAST,
+    "S": pb.DIRECTION_SOUTH,
+    "W": pb.DIRECTION_WEST,
+}
+#: Engine keys that are not good field names.
+_RENAMES = {"from": "from_cell", "to": "to_cell"}
+#: Engine keys a message deliberately leaves out (the amulet's colour and pattern are in
+#: its ``Amulet``).
+_REDUNDANT = frozenset(("colour", "pattern"))
+
+
+def _fill_cell(msg: Any, value: Any) -> None:
+    row, column = (value // SIZE, value % SIZE) if isinstance(value, int) else value
+    msg.index, msg.row, msg.column = row * SIZE + column, row, column
+
+
+def _fill_square(msg: Any, value: int) -> None:
+    msg.square, msg.temple, msg.slot = value, value // SLOTS + 1, value % SLOTS
+    msg.square_kind = _SQUARE_KINDS[KINDS[value]]
+
+
+def _scalar(field: FieldDescriptor, value: Any) -> Any:
+    enum = field.enum_type
+    if enum is None:
         return value
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else str(value)
-    if isinstance(value, enum.Enum):
-        return jsonable(value.value) if isinstance(value.value, int | str) else value.name
-    if isinstance(value, Mapping):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, list | tuple | set | frozenset):
-        items = sorted(value, key=repr) if isinstance(value, set | frozenset) else value
-        return [jsonable(v) for v in items]
-    return str(value)
+    return enum_value(enum, value) if isinstance(value, str) else int(value)
 
 
-def fill_struct(target: struct_pb2.Struct, mapping: Mapping[str, Any]) -> None:
-    """Fill a Struct from engine data: directly when it is already JSON-like (the common,
-    fast case), through :func:`jsonable` otherwise."""
-    try:
-        target.update(mapping)
-    except (ValueError, TypeError, AttributeError):
-        target.Clear()
-        target.update(jsonable(mapping))
+def fill_fields(msg: Any, data: Mapping[str, Any]) -> None:
+    """Set the fields of ``msg`` from an engine mapping (action fields, event data)."""
+    fields = msg.DESCRIPTOR.fields_by_name
+    for key, value in data.items():
+        if key in _REDUNDANT and key not in fields:
+            continue
+        field = fields[_RENAMES.get(key, key)]  # KeyError: the proto lacks this key
+        name = field.name
+        if field.message_type is not None:
+            fill = _FILLERS[field.message_type.name]
+            if field.is_repeated:
+                target = getattr(msg, name)
+                for item in value:
+                    fill(target.add(), item)
+            else:
+                fill(getattr(msg, name), value)
+        elif name == "arrows":  # "NE": the sides the arrows point to
+            getattr(msg, name).extend(_DIRECTION_LETTERS[c] for c in value)
+        elif field.is_repeated:
+            getattr(msg, name).extend(_scalar(field, v) for v in value)
+        else:
+            setattr(msg, name, _scalar(field, value))
 
 
-def to_struct(mapping: Mapping[str, Any]) -> struct_pb2.Struct:
-    s = struct_pb2.Struct()
-    if mapping:
-        s.update(jsonable(mapping))
-    return s
+def _fill_square_ref(msg: Any, fields: Mapping[str, Any]) -> None:
+    _fill_square(msg, fields["square"])
+
+
+#: Fillers of the message types engine values become (completed at the end of the module).
+_FILLERS: dict[str, Any] = {"BoardCell": _fill_cell}
+
+#: Action and event kinds whose oneof member has another name (a Python keyword).
+_MEMBER = {"break": "break_amulet", "pass": "pass_turn"}
+#: Event kinds that carry no details.
+EVENTS_WITHOUT_DETAILS = frozenset(
+    ("arranged", "exchange_decided", "cleanup", "scoring_round", "end_turn", "draw_skipped", "refill_skipped")
+)
+#: Action kinds that carry no details.
+ACTIONS_WITHOUT_DETAILS = frozenset(("keep", "exchange", "pass", "end"))
+
+
+def _game_member(msg: Any, game: str) -> Any:
+    return getattr(msg, game)
+
+
+def fill_action_details(msg: pb.Action, game: str, info: ActionInfo) -> None:
+    if info.kind in ACTIONS_WITHOUT_DETAILS:
+        return
+    details = _game_member(msg, game)
+    member = getattr(details, _MEMBER.get(info.kind, info.kind))
+    if game == "aton" and info.kind in ("remove", "place", "reset"):
+        _fill_square_ref(member, info.fields)
+    else:
+        fill_fields(member, info.fields)
+
+
+def fill_event_details(msg: pb.Event, game: str, event: Event) -> None:
+    if event.kind in EVENTS_WITHOUT_DETAILS:
+        return
+    details = _game_member(msg, game)
+    member = getattr(details, _MEMBER.get(event.kind, event.kind))
+    fill_fields(member, event.data)
+    if not event.data:
+        member.SetInParent()
+
+
+# ---------------------------------------------------------------------------------------
+# Options
+# ---------------------------------------------------------------------------------------
 
 
 def to_value(value: Any) -> struct_pb2.Value:
+    """A ``google.protobuf.Value`` for an option default, always with its kind set."""
     v = struct_pb2.Value()
-    j = jsonable(value)
-    if j is None:
+    if value is None:
         v.null_value = struct_pb2.NULL_VALUE
-    elif isinstance(j, bool):
-        v.bool_value = j
-    elif isinstance(j, int | float):
-        v.number_value = j
-    elif isinstance(j, str):
-        v.string_value = j
-    elif isinstance(j, list):
-        v.list_value.extend(j)
+    elif isinstance(value, bool):
+        v.bool_value = value
+    elif isinstance(value, int | float):
+        v.number_value = value if math.isfinite(value) else 0.0
+    elif isinstance(value, str):
+        v.string_value = value
     else:
-        v.struct_value.update(j)
+        v.list_value.SetInParent()
+        v.list_value.extend(list(value))
     return v
 
 
-def options_from_struct(options: struct_pb2.Struct, desc: GameDescriptor) -> dict[str, Any]:
-    """Creation options from a Struct: JSON numbers become ints for int options and lists
-    become tuples; validation itself is the game's (``resolve_options``)."""
-    from google.protobuf.json_format import MessageToDict
+class OptionsError(ValueError):
+    """Creation options that do not fit the game (the servicer names the field)."""
 
-    raw = MessageToDict(options) if options.fields else {}
-    kinds = {o.name: o.kind for o in desc.options}
-    out: dict[str, Any] = {}
-    for name, value in raw.items():
-        kind = kinds.get(name)
-        if kind == "int" and isinstance(value, float) and value.is_integer():
-            value = int(value)
-        elif isinstance(value, list):
-            value = tuple(value)
-        out[name] = value
-    return out
+
+def options_from_message(options: pb.GameOptions, desc: GameDescriptor) -> dict[str, Any]:
+    """Engine creation options from the typed ``GameOptions``: the member of the game being
+    created, or none. Fields this server does not know (a newer client's) are refused, not
+    ignored; validation of the values themselves is the game's (``resolve_options``)."""
+    which = options.WhichOneof("game")
+    if which is None:
+        return {}
+    if which != desc.name:
+        raise OptionsError(f"options.{which} are not options of {desc.name}: use options.{desc.name}")
+    member = getattr(options, which)
+    unknown = unknown_fields.UnknownFieldSet(member)
+    if len(unknown):
+        numbers = ", ".join(str(unknown[i].field_number) for i in range(len(unknown)))
+        raise OptionsError(f"options.{which} has fields this server does not know (numbers {numbers})")
+    if which == "osirium":
+        out: dict[str, Any] = {"teams": member.teams}
+        if member.deities:
+            if pb.DEITY_UNSPECIFIED in member.deities:
+                raise OptionsError("options.osirium.deities: DEITY_UNSPECIFIED is not a deity")
+            out["deities"] = tuple(pb.Deity.Name(d)[len("DEITY_") :].lower() for d in member.deities)
+        return out
+    return {}
 
 
 # ---------------------------------------------------------------------------------------
@@ -136,38 +254,45 @@ def game_info(game: Game) -> pb.GameInfo:
 
 
 class ActionCache:
-    """Action messages by (game, id): action ids are stable within a game, so each message
-    is built once (building Structs is the costly part of listing actions)."""
+    """Action messages by (game, id, compact): action ids are stable within a game, so each
+    message is built once, and its wire bytes too (listing actions is the common call)."""
 
     def __init__(self) -> None:
-        self._cache: dict[tuple[str, int], pb.Action] = {}
-        self._encoded: dict[tuple[str, int, int], bytes] = {}
+        self._cache: dict[tuple[str, int, bool], pb.Action] = {}
+        self._encoded: dict[tuple[str, int, int, bool], bytes] = {}
         self._lock = threading.Lock()
 
-    def encoded(self, game: Game, action: int, field_number: int) -> bytes:
+    def encoded(self, game: Game, action: int, field_number: int, *, compact: bool = False) -> bytes:
         """The wire bytes of one action as message field ``field_number``."""
-        return self.encoded_list(game, (action,), field_number)
+        return self.encoded_list(game, (action,), field_number, compact=compact)
 
-    def encoded_list(self, game: Game, actions: Sequence[int], field_number: int) -> bytes:
+    def encoded_list(
+        self, game: Game, actions: Sequence[int], field_number: int, *, compact: bool = False
+    ) -> bytes:
         """The wire bytes of ``actions`` as repeated message field ``field_number``: merged into
         a response with ``MergeFromString`` this is about 3x faster than copying messages."""
         name = game.descriptor.name
+        encoded = self._encoded
         out = []
         for a in actions:
-            chunk = self._encoded.get((name, a, field_number))
+            chunk = encoded.get((name, a, field_number, compact))
             if chunk is None:
-                body = self.get(game, a).SerializeToString()
+                body = self.get(game, a, compact=compact).SerializeToString()
                 chunk = field_bytes(field_number, body)
                 with self._lock:
-                    self._encoded[(name, a, field_number)] = chunk
+                    encoded[(name, a, field_number, compact)] = chunk
             out.append(chunk)
         return b"".join(out)
 
-    def get(self, game: Game, action: int) -> pb.Action:
-        key = (game.descriptor.name, action)
+    def get(self, game: Game, action: int, *, compact: bool = False) -> pb.Action:
+        key = (game.descriptor.name, action, compact)
         msg = self._cache.get(key)
         if msg is None:
-            msg = action_message(game.action_info(action))
+            info = game.action_info(action)
+            if compact:
+                msg = pb.Action(id=info.id, text=info.text)
+            else:
+                msg = action_message(game.descriptor.name, info)
             with self._lock:
                 self._cache[key] = msg
         return msg
@@ -191,58 +316,51 @@ def _varint(value: int) -> bytes:
             return bytes(out)
 
 
-def action_message(info: ActionInfo) -> pb.Action:
-    return pb.Action(id=info.id, text=info.text, kind=info.kind, fields=to_struct(info.fields))
-
-
-#: An action the viewer may not see (another seat's secret commitment).
-SECRET = pb.Action(id=SECRET_ACTION, text="(secret)", kind="secret")
-
-
-def event_message(event: Event) -> pb.Event:
-    msg = pb.Event()
-    fill_event(msg, event)
+def action_message(game: str, info: ActionInfo) -> pb.Action:
+    msg = pb.Action(id=info.id, text=info.text, kind=info.kind)
+    fill_action_details(msg, game, info)
     return msg
 
 
-def fill_event(msg: pb.Event, event: Event) -> None:
+#: An action the viewer may not see (another seat's secret decision).
+SECRET = pb.Action(id=SECRET_ACTION, text="(secret)", kind="secret")
+
+
+def event_message(game: str, event: Event) -> pb.Event:
+    msg = pb.Event()
+    fill_event(msg, game, event)
+    return msg
+
+
+def fill_event(msg: pb.Event, game: str, event: Event) -> None:
     msg.kind = event.kind
     msg.text = event.text
     msg.is_public = event.visible_to is None
     if event.player is not None:
         msg.player = event.player
-    if event.data:
-        fill_struct(msg.data, event.data)
     if event.visible_to is not None:
         msg.visible_to.extend(event.visible_to)
-
-
-def add_events(target: Any, events: Iterable[Event], viewer: int | None) -> None:
-    """Append the events ``viewer`` may see (``None``: public ones) to a repeated field,
-    built in place."""
-    for e in events:
-        if e.is_visible_to(viewer):
-            fill_event(target.add(), e)
+    fill_event_details(msg, game, event)
 
 
 _EVENT_CACHE_LIMIT = 50_000
 _event_bytes: dict[tuple[Any, ...], bytes] = {}
 
 
-def encoded_events(events: Iterable[Event], viewer: int | None, field_number: int) -> bytes:
-    """The wire bytes of the events ``viewer`` may see as repeated message field
-    ``field_number`` (merge them with ``MergeFromString``). Events repeat a lot (the same
-    placement, the same draw), and building their ``Struct`` data is the costly part of an
-    ApplyAction response, so each distinct event is encoded once (a bounded cache)."""
+def encoded_events(game: str, events: Iterable[Event], viewer: int | None, field_number: int) -> bytes:
+    """The wire bytes of the events ``viewer`` may see (``None``: the public ones) as
+    repeated message field ``field_number`` (merge them with ``MergeFromString``). Events
+    repeat a lot (the same placement, the same draw), so each distinct event is converted
+    and encoded once (a bounded cache)."""
     out = []
     cache = _event_bytes
     for e in events:
         if not e.is_visible_to(viewer):
             continue
-        key = (field_number, e.kind, e.text, e.player, e.visible_to, repr(e.data) if e.data else "")
+        key = (game, field_number, e.kind, e.text, e.player, e.visible_to, repr(e.data) if e.data else "")
         chunk = cache.get(key)
         if chunk is None:
-            body = event_message(e).SerializeToString()
+            body = event_message(game, e).SerializeToString()
             chunk = field_bytes(field_number, body)
             if len(cache) >= _EVENT_CACHE_LIMIT:
                 cache.clear()
@@ -251,10 +369,18 @@ def encoded_events(events: Iterable[Event], viewer: int | None, field_number: in
     return b"".join(out)
 
 
+def add_events(target: Any, game: str, events: Iterable[Event], viewer: int | None) -> None:
+    """Append the events ``viewer`` may see (``None``: the public ones) to a repeated
+    ``Event`` field."""
+    for e in events:
+        if e.is_visible_to(viewer):
+            fill_event(target.add(), game, e)
+
+
 def outcome_message(o: Outcome) -> pb.Outcome:
     return pb.Outcome(
         winners=list(o.winners),
-        reason=o.reason,
+        reason=reason_value(o.reason),
         text=o.text,
         scores=list(o.scores),
         returns=list(o.returns),
@@ -278,10 +404,11 @@ def fill_status(msg: pb.GameStatus, state: State) -> None:
     current = state.current_player()
     msg.game = state.game.descriptor.name
     msg.num_players = state.num_players
-    msg.decision = state.decision()
+    msg.decision = decision_value(state.decision())
     msg.is_over = current < 0
     msg.scores.extend(state.scores())
     msg.teams.extend(state.teams())
+    msg.move_number = state.move_number()
     if current >= 0:
         msg.current_player = current
     else:
@@ -290,14 +417,19 @@ def fill_status(msg: pb.GameStatus, state: State) -> None:
             msg.outcome.CopyFrom(outcome_message(outcome))
 
 
-def view_message(state: State, player: int | None) -> pb.View:
-    view = state.view(player)
+def view_message(state: State, viewer: int | None) -> pb.View:
+    view = state.view(viewer)
     msg = pb.View(text=view.to_text())
     fill_status(msg.status, state)
-    if player is not None:
-        msg.player = player
-    fill_struct(msg.details, view.to_dict())
-    fill_typed_view(msg, view)
+    if viewer is not None:
+        msg.viewer = viewer
+    if isinstance(view, AtonView):
+        fill_aton_view(msg.aton, view)
+    elif isinstance(view, OsiriumView):
+        fill_osirium_view(msg.osirium, view)
+        outcome = state.outcome()
+        if outcome is not None:
+            msg.osirium.reason = reason_value(outcome.reason)
     return msg
 
 
@@ -306,23 +438,6 @@ def view_message(state: State, player: int | None) -> pb.View:
 # ---------------------------------------------------------------------------------------
 
 
-def fill_typed_view(msg: pb.View, view: Any) -> None:
-    """Fill the ``game_view`` oneof of ``msg`` from an engine view, when its game has a
-    typed message (the untyped ``details`` stay the reference for any other game)."""
-    if isinstance(view, AtonView):
-        fill_aton_view(msg.aton, view)
-    elif isinstance(view, OsiriumView):
-        fill_osirium_view(msg.osirium, view)
-
-
-_ATON_DECISIONS = {
-    "exchange": pb.ATON_DECISION_EXCHANGE,
-    "arrange": pb.ATON_DECISION_ARRANGE,
-    "remove": pb.ATON_DECISION_REMOVE,
-    "place": pb.ATON_DECISION_PLACE,
-    "reset": pb.ATON_DECISION_RESET,
-    "over": pb.ATON_DECISION_OVER,
-}
 _SQUARE_KINDS = {
     "Y": pb.SQUARE_KIND_YELLOW,
     "K": pb.SQUARE_KIND_GREY,
@@ -337,7 +452,7 @@ _EXCHANGE_CHOICES = {"keep": pb.ATON_EXCHANGE_CHOICE_KEEP, "exchange": pb.ATON_E
 def fill_aton_view(msg: pb.AtonView, v: Any) -> None:
     """An engine ``AtonView`` (engine/aton/view.py) as a typed ``AtonView`` message."""
     msg.round = v.round
-    msg.decision = _ATON_DECISIONS.get(v.decision, pb.ATON_DECISION_UNSPECIFIED)
+    msg.decision = decision_value(v.decision)
     if v.decision != "over" and v.current_player >= 0:
         msg.current_player = v.current_player
     for t in range(NUM_TEMPLES):
@@ -381,18 +496,11 @@ def fill_aton_view(msg: pb.AtonView, v: Any) -> None:
         msg.exchange_decision = choice
     if v.winners is not None:
         msg.winners.extend(v.winners)
-    msg.reason = v.reason or ""
+    if v.reason:
+        msg.reason = reason_value(v.reason)
     msg.kingdom_total = sum(v.kingdom)
 
 
-_OSIRIUM_STEPS = {
-    "main": pb.OSIRIUM_STEP_MAIN,
-    "place": pb.OSIRIUM_STEP_PLACE,
-    "draw": pb.OSIRIUM_STEP_DRAW,
-    "break": pb.OSIRIUM_STEP_BREAK,
-    "refill": pb.OSIRIUM_STEP_REFILL,
-    "over": pb.OSIRIUM_STEP_OVER,
-}
 #: Engine colour / pattern index -> enum value (engine/osirium/cards.py COLOURS, PATTERNS).
 _COLOURS = (pb.AMULET_COLOUR_BLUE, pb.AMULET_COLOUR_RED, pb.AMULET_COLOUR_GREEN, pb.AMULET_COLOUR_YELLOW)
 _PATTERNS = (
@@ -446,7 +554,7 @@ def _fill_ritual(msg: pb.Ritual, rid: int) -> None:
 def fill_osirium_view(msg: pb.OsiriumView, v: Any) -> None:
     """An engine ``OsiriumView`` (engine/osirium/view.py) as a typed ``OsiriumView``."""
     msg.num_players = v.num_players
-    msg.step = _OSIRIUM_STEPS.get(v.decision, pb.OSIRIUM_STEP_UNSPECIFIED)
+    msg.decision = decision_value(v.decision)
     if v.current_player >= 0:
         msg.current_player = v.current_player
     msg.round = v.round
@@ -474,11 +582,11 @@ def fill_osirium_view(msg: pb.OsiriumView, v: Any) -> None:
             ritual_ankhs=v.ritual_ankhs[p],
             score=v.scores[p],
         )
-        d = _DEITIES_BY_NAME.get(v.deities[p])
-        if d is not None:
-            seat.deity.id, seat.deity.name, seat.deity.power, seat.deity.text = d.id, d.name, d.power, d.text
-        else:
-            seat.deity.name = v.deities[p]
+        d = _DEITIES_BY_NAME[v.deities[p]]
+        board = seat.deity
+        board.id, board.name, board.text = d.id, d.name, d.text
+        board.power = enum_value(pb.DeityPower.DESCRIPTOR, d.power)
+        board.deity = enum_value(pb.Deity.DESCRIPTOR, d.name)
         for k, rid in enumerate(v.rituals[p]):
             slot_msg = seat.rituals.add(slot=k, empty=rid == EMPTY_SLOT)
             if rid == HIDDEN_SIMPLE:  # O6: the deck of a face-down card is public
@@ -515,12 +623,20 @@ def fill_osirium_view(msg: pb.OsiriumView, v: Any) -> None:
 
 
 def diagnostics_message(
-    game: Game, cache: ActionCache, diag: Any, bot: str, seed: int, *, private: bool
+    game: Game,
+    cache: ActionCache,
+    diag: Any,
+    bot: str,
+    seed: int,
+    *,
+    private: bool,
+    top_k: int = DEFAULT_TOP_K,
 ) -> pb.SearchDiagnostics:
-    """A bot's diagnostics. The root statistics, the chosen action's value and the principal
-    variation depend on the bot's private cards (they name actions from its own hand): they
-    are filled only when ``private`` (the response goes to the bot's own seat, or to a
-    trusted backend); otherwise only the totals are (docs/security.md)."""
+    """A bot's diagnostics: the ``top_k`` most visited root actions and the totals. The root
+    statistics, their counts, the chosen action's value and the principal variation depend
+    on the bot's private cards (they name actions from its own hand): they are filled only
+    when ``private`` (the response goes to the bot's own seat, or to a trusted backend);
+    otherwise only the search's totals are (docs/security.md)."""
     msg = pb.SearchDiagnostics(
         bot=bot,
         seed=seed,
@@ -533,13 +649,14 @@ def diagnostics_message(
     if not private:
         return msg
     msg.chosen_value = float(diag.chosen_value)
-    for stat in diag.actions:
+    msg.root_actions = len(diag.actions)
+    msg.root_visits = sum(int(stat.visits) for stat in diag.actions)
+    for stat in diag.actions[:top_k]:  # most visited first (ai.api.Diagnostics)
         msg.actions.add(
             action=cache.get(game, stat.action), visits=int(stat.visits), mean_value=float(stat.mean_value)
         )
-    msg.principal_variation.extend(_actions(game, cache, diag.principal_variation))
+    msg.principal_variation.extend(cache.get(game, a) for a in diag.principal_variation)
     return msg
 
 
-def _actions(game: Game, cache: ActionCache, ids: Sequence[int]) -> list[pb.Action]:
-    return [cache.get(game, a) for a in ids]
+_FILLERS["Amulet"] = _fill_amulet

@@ -95,7 +95,6 @@ class StateKey:
             hmac.new(secret, b"heka/v1/chance", hashlib.sha256).digest(),
         )
 
-
     def game_rng(self, game: str, seed: int, *, previous_versions: bool = False) -> SerialRng:
         """The chance of a game this key creates: keyed BLAKE2b of (game, seed) under the
         key's chance secret, so that without the key nothing predicts the deal or a later

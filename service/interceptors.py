@@ -250,9 +250,7 @@ class ServerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         async def refuse(context: grpc.aio.ServicerContext, err: ServiceError) -> None:
             metrics.INVALID_REQUESTS.labels(err.reason).inc()
             if log_enabled and access_log.isEnabledFor(level):
-                _write_line(
-                    level, log_prefix, err.code.name, 0.0, peer=context.peer(), error=err.message
-                )
+                _write_line(level, log_prefix, err.code.name, 0.0, peer=context.peer(), error=err.message)
             await context.abort_with_status(err.to_status())
 
         if handler.unary_stream is not None and inspect.iscoroutinefunction(handler.unary_stream):

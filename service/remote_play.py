@@ -95,7 +95,7 @@ class RemoteSession:
     def status(self) -> pb.GameStatus:
         if self._status is None:
             resp = self.stub.GetView(
-                pb.GetViewRequest(state=self.token, player=self.seat), timeout=self.timeout
+                pb.GetViewRequest(state=self.token, viewer=self.seat), timeout=self.timeout
             )
             self._status = resp.view.status
             self._view = resp.view.text
@@ -109,7 +109,7 @@ class RemoteSession:
         return status.current_player if status.HasField("current_player") else -1
 
     def decision(self) -> str:
-        return self.status().decision
+        return pb.Decision.Name(self.status().decision)[len("DECISION_") :].lower()
 
     def view_text(self) -> str:
         if self._view is None:
@@ -120,7 +120,7 @@ class RemoteSession:
     def _legal_actions(self) -> list[pb.Action]:
         if self._legal is None:
             resp = self.stub.ListLegalActions(
-                pb.ListLegalActionsRequest(state=self.token, player=self.seat), timeout=self.timeout
+                pb.ListLegalActionsRequest(state=self.token, viewer=self.seat), timeout=self.timeout
             )
             self._legal = list(resp.actions)
         return self._legal
@@ -157,14 +157,17 @@ class RemoteSession:
         spec, settings = self.bots[player]
         resp = self.stub.AdvanceBots(
             pb.AdvanceBotsRequest(
-                state=self.token, bots=[pb.BotSeat(seat=player, bot=settings)], max_moves=1, viewer=self.seat
+                state=self.token,
+                bots=[pb.BotSeat(seat=player, bot=settings)],
+                max_bot_moves=1,
+                viewer=self.seat,
             ),
             timeout=self.timeout,
         )
         self._changed(resp.state, resp.status)
-        if not resp.turns:
+        if not resp.bot_turns:
             return BotTurn(player, spec, None, decision, (), "the server applied no move")
-        turn = resp.turns[0]
+        turn = resp.bot_turns[0]
         secret = turn.action.id < 0
         return BotTurn(
             player,
@@ -214,7 +217,7 @@ def make_remote_session(args: argparse.Namespace, channel: grpc.Channel) -> Remo
     if getattr(args, "seed", None) is not None:
         request.seed = args.seed
     if getattr(args, "teams", False):
-        request.options.update({"teams": True})
+        request.options.osirium.teams = True
     created = stub.CreateGame(request, timeout=30)
     n = created.status.num_players
     seat = getattr(args, "seat", 0)

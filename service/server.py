@@ -156,7 +156,6 @@ class Server:
         cfg = self.config
         import grpc
         from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-        from grpc_reflection.v1alpha import reflection
 
         from service.asyncio_bridge import AsyncGameService
         from service.gen.heka.v1 import game_service_pb2_grpc as pb_grpc
@@ -185,9 +184,9 @@ class Server:
         self.health = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         if cfg.reflection:
-            reflection.enable_server_reflection(
-                (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), self.server
-            )
+            from service import reflection
+
+            reflection.enable(self.server, (SERVICE_NAME, health.SERVICE_NAME))
         self.port = self.server.add_insecure_port(f"{cfg.host}:{self.requested_port}")
         if self.port == 0:
             raise OSError(f"cannot bind gRPC port {cfg.host}:{self.requested_port}")

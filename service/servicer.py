@@ -1,17 +1,20 @@
-"""``heka.v1.GameService``: validate, convert, call the engine or a bot, convert back.
+"""``heka.v1.GameService``: open the token, validate, call the engine or a bot, convert back.
 
 Methods raise :class:`service.errors.ServiceError` or let engine errors propagate; the
 interceptor (:mod:`service.interceptors`) maps them to statuses in one place. The server
-keeps no game: every state comes from the request's token and leaves in a new one.
+keeps no game: every state comes from the request's token (opened once per call) and leaves
+in a new one. The bot loop and bot settings are plain functions in :mod:`service.play`.
+
+Every response that carries game content is addressed to the request's ``viewer`` and holds
+nothing that seat may not see (docs/security.md).
 """
 
 from __future__ import annotations
 
-import dataclasses
-import math
+import contextlib
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
@@ -21,48 +24,37 @@ from engine.aton.codec import encode as encode_aton
 from engine.core import SECRET_ACTION, ActionParseError, Game, IllegalActionError, State
 from engine.osirium.codec import encode as encode_osirium
 from engine.registry import get_game, list_games
-from service import convert, metrics
+from service import convert, metrics, play
 from service.config import Config
 from service.envelope import KeyRing
 from service.errors import ServiceError, failed_precondition, invalid, resource_exhausted
 from service.gen.heka.v1 import game_service_pb2 as pb
 from service.gen.heka.v1 import game_service_pb2_grpc as pb_grpc
+from service.play import BotPlan, PlayedTurn
 from service.statecache import StateCache
 from service.workers import CapacityFull, SearchJob, SearchPool, Ticket
 
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["GameService"].full_name
-_APPLY_ACTION_FIELD = pb.ApplyActionResponse.DESCRIPTOR.fields_by_name["action"].number
-_SECRET_ACTION_BYTES = convert.field_bytes(_APPLY_ACTION_FIELD, convert.SECRET.SerializeToString())
-_APPLY_EVENTS_FIELD = pb.ApplyActionResponse.DESCRIPTOR.fields_by_name["events"].number
-_LEGAL_ACTIONS_FIELD = pb.ListLegalActionsResponse.DESCRIPTOR.fields_by_name["actions"].number
 
-_KINDS = {
-    pb.BOT_KIND_UNSPECIFIED: "mcts",
-    pb.BOT_KIND_MCTS: "mcts",
-    pb.BOT_KIND_GREEDY: "greedy",
-    pb.BOT_KIND_RANDOM: "random",
-}
-_DIFFICULTIES = {
-    pb.DIFFICULTY_UNSPECIFIED: "medium",
-    pb.DIFFICULTY_EASY: "easy",
-    pb.DIFFICULTY_MEDIUM: "medium",
-    pb.DIFFICULTY_HARD: "hard",
-}
+
+def _field(message: Any, name: str) -> int:
+    return int(message.DESCRIPTOR.fields_by_name[name].number)
+
+
+_APPLY_ACTION_FIELD = _field(pb.ApplyActionResponse, "action")
+_SECRET_ACTION_BYTES = convert.field_bytes(_APPLY_ACTION_FIELD, convert.SECRET.SerializeToString())
+_APPLY_EVENTS_FIELD = _field(pb.ApplyActionResponse, "events")
+_LISTED_ACTIONS_FIELD = _field(pb.ListLegalActionsResponse, "actions")
+_STOP_REASON = pb.StopReason.DESCRIPTOR
+
 #: Writers of the previous release's state versions, by game (``previous_state_versions``):
 #: that release reads these, so tokens stay readable across a rolling upgrade or a rollback.
 #: They need the previous release's generator (SplitMix64), which games created in that
-#: mode get (:meth:`GameService._chance`).
+#: mode get (``StateKey.game_rng``).
 PREVIOUS_STATE_WRITERS: dict[str, Callable[[Any], str]] = {
     "aton": lambda s: encode_aton(s, version=1),
     "osirium": lambda s: encode_osirium(s, version=2),
 }
-
-
-def _preset(name: str) -> tuple[int | None, float | None]:
-    from ai.presets import PRESETS
-
-    b = PRESETS[name]
-    return b.iterations, b.milliseconds
 
 
 def _legal_hint(state: State, viewer: int | None) -> str:
@@ -70,22 +62,10 @@ def _legal_hint(state: State, viewer: int | None) -> str:
     depends on that seat's private cards)."""
     current = state.current_player()
     if viewer != current:
-        return f"seat {current} must decide; ListLegalActions with player={current} lists its actions"
+        return f"seat {current} must decide; ListLegalActions with viewer={current} lists its actions"
     n = len(state.legal_actions())
     plural = "s" if n != 1 else ""
     return f"{n} legal action{plural} for seat {current}; ListLegalActions lists them"
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class BotPlan:
-    """A validated bot request: spec for make_bot, metric label, budget, seed."""
-
-    spec: str
-    label: str
-    iterations: int | None
-    milliseconds: float | None
-    seed: int
-    inline: bool
 
 
 class GameService(pb_grpc.GameServiceServicer):
@@ -99,7 +79,7 @@ class GameService(pb_grpc.GameServiceServicer):
         self._games_response = pb.ListGamesResponse(games=[convert.game_info(g) for g in list_games()])
 
     # ------------------------------------------------------------------------------------
-    # Helpers
+    # Tokens
     # ------------------------------------------------------------------------------------
 
     def _open(self, token: str, expected_game: str = "", *, mutable: bool = False) -> State:
@@ -144,6 +124,10 @@ class GameService(pb_grpc.GameServiceServicer):
         self.states.put(token, state)
         return token
 
+    # ------------------------------------------------------------------------------------
+    # Seats
+    # ------------------------------------------------------------------------------------
+
     @staticmethod
     def _seat(state: State, seat: int, field: str) -> int:
         n = state.num_players
@@ -155,13 +139,13 @@ class GameService(pb_grpc.GameServiceServicer):
             )
         return seat
 
-    def _viewer(self, state: State, request: Any, field: str = "viewer") -> int | None:
+    def _optional_seat(self, state: State, request: Any, field: str) -> int | None:
         if not request.HasField(field):
             return None
         return self._seat(state, getattr(request, field), field)
 
     @staticmethod
-    def _to_act(state: State, player: int | None) -> int:
+    def _to_act(state: State, player: int | None, field: str = "player") -> int:
         """The seat to act; FAILED_PRECONDITION when over or when ``player`` is not it."""
         current = state.current_player()
         if current < 0:
@@ -170,23 +154,37 @@ class GameService(pb_grpc.GameServiceServicer):
             raise failed_precondition(f"the game is over{result}", "game_over")
         if player is not None and player != current:
             raise failed_precondition(
-                f"seat {player} is not to act: seat {current} must decide ({state.decision()})", "not_to_act"
+                f"{field} {player} is not to act: seat {current} must decide ({state.decision()})",
+                "not_to_act",
             )
         return current
 
-    def _player_arg(self, state: State, request: Any) -> int | None:
-        if not request.HasField("player"):
-            return None
-        return self._seat(state, request.player, "player")
+    # ------------------------------------------------------------------------------------
+    # Responses
+    # ------------------------------------------------------------------------------------
 
-    @staticmethod
-    def _count_finished(state: State) -> None:
-        """heka_games_finished_total, for a state that an action just ended."""
-        if state.is_terminal():
-            outcome = state.outcome()
-            metrics.GAMES_FINISHED.labels(
-                state.game.descriptor.name, convert.outcome_label(outcome) if outcome else "unknown"
-            ).inc()
+    def _finish(
+        self, resp: Any, state: State, request: Any, viewer: int | None, *, seal: bool = True
+    ) -> None:
+        """The common tail of a response: the new token, the status, and what the request
+        asked for: the viewer's view, and its legal actions when it is to act."""
+        if seal:
+            resp.state = self._seal(state)
+        convert.fill_status(resp.status, state)
+        if request.include_view:
+            resp.view.CopyFrom(convert.view_message(state, viewer))
+        self._add_legal_actions(resp, state, request, viewer)
+
+    def _add_legal_actions(self, resp: Any, state: State, request: Any, viewer: int | None) -> None:
+        if request.include_legal_actions and viewer is not None and viewer == state.current_player():
+            resp.MergeFromString(
+                self.actions.encoded_list(
+                    state.game,
+                    state.legal_actions(),
+                    _field(resp, "legal_actions"),
+                    compact=request.compact_actions,
+                )
+            )
 
     def _apply(self, state: State, action: int, viewer: int | None = None) -> list[Any]:
         """Apply ``action`` of the seat to act. An illegal action's error is addressed to
@@ -198,78 +196,28 @@ class GameService(pb_grpc.GameServiceServicer):
             if state.is_terminal():
                 raise
             # apply_action left the state unchanged
-            current = state.current_player()
-            if viewer == current:
+            if viewer == state.current_player():
                 raise IllegalActionError(f"{exc} ({_legal_hint(state, viewer)})") from exc
             text = state.game.action_to_string(action)
             raise IllegalActionError(
                 f"{state.game.descriptor.name}: {text} is not legal now ({_legal_hint(state, viewer)})"
             ) from exc
-        metrics.child(metrics.ACTIONS_APPLIED, state.game.descriptor.name).inc()
-        self._count_finished(state)
+        name = state.game.descriptor.name
+        metrics.child(metrics.ACTIONS_APPLIED, name).inc()
+        if state.is_terminal():
+            outcome = state.outcome()
+            metrics.GAMES_FINISHED.labels(
+                name, convert.outcome_label(outcome) if outcome else "unknown"
+            ).inc()
         return events
 
-    # ---- bots ----------------------------------------------------------------------------
+    # ------------------------------------------------------------------------------------
+    # Bots
+    # ------------------------------------------------------------------------------------
 
-    def _bot_plan(self, settings: pb.BotSettings, field: str) -> BotPlan:
-        cfg = self.config
-        kind = _KINDS.get(settings.kind)
-        if kind is None:
-            raise invalid(f"{field}.kind", f"unknown bot kind {settings.kind}", "bad_bot")
-        workers = settings.workers or 1
-        if workers < 1 or workers > cfg.max_workers_per_search:
-            raise invalid(
-                f"{field}.workers",
-                f"workers must be 1..{cfg.max_workers_per_search} on this server, got {settings.workers}",
-                "bad_budget",
-            )
-        seed = settings.seed if settings.HasField("seed") else secrets.randbits(32)
-        if kind != "mcts":  # random and greedy do not search: difficulty and budget are ignored
-            return BotPlan(kind, kind, None, None, seed, inline=kind == "random")
-        difficulty = _DIFFICULTIES.get(settings.difficulty)
-        if difficulty is None:
-            raise invalid(f"{field}.difficulty", f"unknown difficulty {settings.difficulty}", "bad_bot")
-        iterations, milliseconds = _preset(difficulty)
-        label = f"mcts:{difficulty}"
-        if settings.HasField("budget"):
-            b = settings.budget
-            if not b.HasField("iterations") and not b.HasField("milliseconds"):
-                raise invalid(
-                    f"{field}.budget", "an explicit budget needs iterations and/or milliseconds", "bad_budget"
-                )
-            iterations = milliseconds = None
-            if b.HasField("iterations"):
-                if not 1 <= b.iterations <= cfg.max_iterations:
-                    raise invalid(
-                        f"{field}.budget.iterations",
-                        f"iterations must be 1..{cfg.max_iterations} on this server, got {b.iterations}",
-                        "bad_budget",
-                    )
-                iterations = int(b.iterations)
-            if b.HasField("milliseconds"):
-                ms = b.milliseconds
-                if not math.isfinite(ms) or not 0 < ms <= cfg.max_milliseconds:
-                    raise invalid(
-                        f"{field}.budget.milliseconds",
-                        f"milliseconds must be in (0, {cfg.max_milliseconds:g}] on this server, got {ms:g}",
-                        "bad_budget",
-                    )
-                milliseconds = float(ms)
-            label = "mcts:custom"
-        # The presets obey the caps too.
-        if iterations is not None:
-            iterations = min(iterations, cfg.max_iterations)
-        milliseconds = (
-            min(milliseconds, cfg.max_milliseconds) if milliseconds is not None else cfg.max_milliseconds
-        )
-        spec = f"mcts:{difficulty}" + (f",workers={workers}" if workers > 1 else "")
-        return BotPlan(spec, label, iterations, milliseconds, seed, inline=False)
-
-    def _search_deadline(
-        self, context: grpc.ServicerContext, limit: float | None = None
-    ) -> tuple[float, float | None]:
+    def _search_deadline(self, context: Any, limit: float | None = None) -> tuple[float, float | None]:
         """(deadline for the search, absolute call deadline or None), both monotonic. ``limit``
-        is the server's own end for the whole call (AdvanceBots' total time cap)."""
+        is the server's own end for the whole call (the bot loop's total time cap)."""
         now = time.monotonic()
         remaining = context.time_remaining()
         cap = now + self.config.max_milliseconds / 1000.0
@@ -284,13 +232,14 @@ class GameService(pb_grpc.GameServiceServicer):
         self,
         state: State,
         plan: BotPlan,
-        context: grpc.ServicerContext,
+        context: Any,
         seed: int,
         ticket: Ticket | None,
         *,
         limit: float | None = None,
-    ) -> Any:
-        """Run one search; returns (action, diagnostics)."""
+    ) -> tuple[int, Any]:
+        """Run one search; returns (action, diagnostics). A worker job carries the state's
+        text, already verified here."""
         game_name = state.game.descriptor.name
         deadline, call_deadline = self._search_deadline(context, limit)
         if plan.inline:
@@ -328,6 +277,91 @@ class GameService(pb_grpc.GameServiceServicer):
             ) from None
         return result.action, result.diagnostics
 
+    @contextlib.contextmanager
+    def _slot(self, plans: Mapping[int, BotPlan] | list[BotPlan], context: Any) -> Iterator[Ticket | None]:
+        """One admitted search slot for the call (none when every bot runs inline), or
+        RESOURCE_EXHAUSTED at once. While held, the call's end (a client that cancels or
+        disconnects) cancels its search."""
+        values = plans.values() if isinstance(plans, Mapping) else plans
+        if all(p.inline for p in values):
+            yield None
+            return
+        pool = self.searches
+        try:
+            with pool.admit() as ticket:
+                metrics.SEARCHES_IN_FLIGHT.inc()
+                try:
+                    if not context.add_callback(lambda: pool.cancel(ticket)):
+                        pool.cancel(ticket)  # the call has already ended
+                    yield ticket
+                finally:
+                    metrics.SEARCHES_IN_FLIGHT.dec()
+        except CapacityFull as exc:
+            metrics.SEARCHES_REJECTED.labels("capacity").inc()
+            raise resource_exhausted(str(exc), "capacity") from None
+
+    def _play_bots(
+        self, state: State, plans: Mapping[int, BotPlan], moves: int, context: Any
+    ) -> tuple[list[PlayedTurn], Any]:
+        """The bot seats of ``plans`` play (``service.play.play_bots``), holding one search
+        slot for the whole call, within the server's cap on its total time."""
+        limit = time.monotonic() + self.config.max_advance_seconds
+        with self._slot(plans, context) as ticket:
+
+            def choose(s: State, plan: BotPlan, seed: int, end: float) -> tuple[int, Any]:
+                return self._search(s, plan, context, seed, ticket, limit=end)
+
+            turns, stop = play.play_bots(
+                state,
+                plans,
+                moves=moves,
+                choose=choose,
+                apply=self._apply,
+                limit=limit,
+                margin=self.config.deadline_margin_ms / 1000.0,
+                time_left=context.time_remaining,
+                # The asyncio context of an inline call (random bots only) has no is_active:
+                # such a loop runs to its end at once.
+                is_active=getattr(context, "is_active", lambda: True),
+            )
+        return turns, convert.enum_value(_STOP_REASON, stop)
+
+    def _bot_turns(
+        self, target: Any, game: Game, turns: list[PlayedTurn], viewer: int | None, trusted: bool
+    ) -> None:
+        """``BotTurn`` messages for ``viewer``: another seat's secret decision as id -1, and
+        another seat's diagnostics as their totals, unless ``trusted``."""
+        name = game.descriptor.name
+        for t in turns:
+            private = trusted or viewer == t.player
+            msg = target.add(player=t.player)
+            msg.action.CopyFrom(
+                convert.SECRET if t.secret and not private else self.actions.get(game, t.action)
+            )
+            msg.diagnostics.CopyFrom(
+                convert.diagnostics_message(
+                    game,
+                    self.actions,
+                    t.diagnostics,
+                    t.plan.label,
+                    t.seed,
+                    private=private,
+                    top_k=t.plan.top_k,
+                )
+            )
+            convert.add_events(msg.events, name, t.events, viewer)
+
+    def _with_bots(self, resp: Any, state: State, request: Any, viewer: int | None, context: Any) -> None:
+        """The bots of a CreateGame or ApplyAction request play after it (nothing without
+        ``bots``); their turns and stop reason go into ``resp``."""
+        if not request.bots:
+            return
+        plans = play.bot_plans(request.bots, state.num_players, self.config)
+        moves = play.max_moves(request.max_bot_moves, self.config)
+        turns, stop = self._play_bots(state, plans, moves, context)
+        self._bot_turns(resp.bot_turns, state.game, turns, viewer, request.trusted_backend)
+        resp.stop_reason = stop
+
     # ------------------------------------------------------------------------------------
     # RPCs
     # ------------------------------------------------------------------------------------
@@ -345,44 +379,51 @@ class GameService(pb_grpc.GameServiceServicer):
             raise invalid(
                 "num_players", f"num_players must be positive, got {request.num_players}", "bad_player_count"
             )
-        num_players = request.num_players or None
+        try:
+            options = convert.options_from_message(request.options, game.descriptor)
+        except convert.OptionsError as exc:
+            raise invalid("options", str(exc), "bad_options") from None
         seed = request.seed if request.HasField("seed") else secrets.randbits(64)
-        options = convert.options_from_struct(request.options, game.descriptor)
         chance = self.keys.signing.game_rng(
             game.descriptor.name, seed, previous_versions=bool(self._previous_writers)
         )
-        state = game.new_initial_state(num_players, seed=seed, options=options, rng=chance)
-        viewer = self._viewer(state, request)
+        state = game.new_initial_state(request.num_players or None, seed=seed, options=options, rng=chance)
+        viewer = self._optional_seat(state, request, "viewer")
         metrics.GAMES_CREATED.labels(game.descriptor.name).inc()
-        resp = pb.CreateGameResponse(state=self._seal(state), seed=seed)
-        convert.fill_status(resp.status, state)
-        if viewer is not None or request.include_public_view:
-            resp.view.CopyFrom(convert.view_message(state, viewer))
+        resp = pb.CreateGameResponse(seed=seed)
+        self._with_bots(resp, state, request, viewer, context)
+        self._finish(resp, state, request, viewer)
         return resp
 
     def GetView(self, request: pb.GetViewRequest, context: grpc.ServicerContext) -> pb.GetViewResponse:
         state = self._open(request.state, request.game)
-        player = self._player_arg(state, request)
-        return pb.GetViewResponse(view=convert.view_message(state, player))
+        viewer = self._optional_seat(state, request, "viewer")
+        resp = pb.GetViewResponse(view=convert.view_message(state, viewer))
+        self._add_legal_actions(resp, state, request, viewer)
+        return resp
 
     def ListLegalActions(
         self, request: pb.ListLegalActionsRequest, context: grpc.ServicerContext
     ) -> pb.ListLegalActionsResponse:
         state = self._open(request.state, request.game)
-        player = self._player_arg(state, request)
-        current = self._to_act(state, player)
-        if player is None:
+        viewer = self._optional_seat(state, request, "viewer")
+        current = self._to_act(state, viewer, "viewer")
+        if viewer is None:
             # The legal actions name the seat's private cards (its hand, its arrangements):
             # a response that may be forwarded to anyone never carries them.
             raise invalid(
-                "player",
-                f"player is required: the legal actions are private to the seat to act (seat {current}); "
-                f"pass player={current}",
-                "player_required",
+                "viewer",
+                f"viewer is required: the legal actions are private to the seat to act (seat {current}); "
+                f"pass viewer={current}",
+                "viewer_required",
             )
-        resp = pb.ListLegalActionsResponse(player=current, decision=state.decision())
+        resp = pb.ListLegalActionsResponse(
+            current_player=current, decision=convert.decision_value(state.decision())
+        )
         resp.MergeFromString(
-            self.actions.encoded_list(state.game, state.legal_actions(), _LEGAL_ACTIONS_FIELD)
+            self.actions.encoded_list(
+                state.game, state.legal_actions(), _LISTED_ACTIONS_FIELD, compact=request.compact_actions
+            )
         )
         return resp
 
@@ -390,10 +431,10 @@ class GameService(pb_grpc.GameServiceServicer):
         self, request: pb.ApplyActionRequest, context: grpc.ServicerContext
     ) -> pb.ApplyActionResponse:
         state = self._open(request.state, request.game, mutable=True)
-        viewer = self._viewer(state, request)
-        actor = self._to_act(state, self._player_arg(state, request))
-        which = request.WhichOneof("action")
+        viewer = self._optional_seat(state, request, "viewer")
+        actor = self._to_act(state, self._optional_seat(state, request, "player"))
         game = state.game
+        which = request.WhichOneof("action")
         if which == "action_id":
             action = request.action_id
             if not 0 <= action < game.descriptor.num_distinct_actions:
@@ -410,22 +451,27 @@ class GameService(pb_grpc.GameServiceServicer):
                 raise ActionParseError(f"{exc} ({_legal_hint(state, viewer)})") from exc
         else:
             raise invalid("action", "give the action as action_id or action_text", "bad_request")
+        if request.bots:  # check the bots before anything is applied
+            play.bot_plans(request.bots, state.num_players, self.config)
         secret = viewer != actor and state.public_action(action) == SECRET_ACTION
         events = self._apply(state, action, viewer)
-        resp = pb.ApplyActionResponse(state=self._seal(state))
+        resp = pb.ApplyActionResponse()
         resp.MergeFromString(
-            (_SECRET_ACTION_BYTES if secret else self.actions.encoded(game, action, _APPLY_ACTION_FIELD))
-            + convert.encoded_events(events, viewer, _APPLY_EVENTS_FIELD)
+            (
+                _SECRET_ACTION_BYTES
+                if secret
+                else self.actions.encoded(game, action, _APPLY_ACTION_FIELD, compact=request.compact_actions)
+            )
+            + convert.encoded_events(game.descriptor.name, events, viewer, _APPLY_EVENTS_FIELD)
         )
-        convert.fill_status(resp.status, state)
-        if request.include_view:
-            resp.view.CopyFrom(convert.view_message(state, viewer))
+        self._with_bots(resp, state, request, viewer, context)
+        self._finish(resp, state, request, viewer)
         return resp
 
     def BotMove(self, request: pb.BotMoveRequest, context: grpc.ServicerContext) -> pb.BotMoveResponse:
         state = self._open(request.state, request.game, mutable=request.apply)
-        viewer = self._viewer(state, request)
-        actor = self._to_act(state, self._player_arg(state, request))
+        viewer = self._optional_seat(state, request, "viewer")
+        actor = self._to_act(state, self._optional_seat(state, request, "player"))
         private = request.trusted_backend or viewer == actor
         if not request.apply and not private:
             # A move that is not played is a suggestion for the seat to act: it names that
@@ -436,109 +482,37 @@ class GameService(pb_grpc.GameServiceServicer):
                 "(or apply=true, or trusted_backend=true from a backend that does not forward it)",
                 "private_move",
             )
-        plan = self._bot_plan(request.bot, "bot")
-        with self._slot(plan, context) as ticket:
+        plan = play.bot_plan(request.bot, "bot", self.config)
+        with self._slot([plan], context) as ticket:
             action, diag = self._search(state, plan, context, plan.seed, ticket)
         game = state.game
+        secret = not private and state.public_action(action) == SECRET_ACTION
         resp = pb.BotMoveResponse(
-            action=self.actions.get(game, action)
-            if private or state.public_action(action) != SECRET_ACTION
-            else convert.SECRET,
+            action=convert.SECRET if secret else self.actions.get(game, action),
             diagnostics=convert.diagnostics_message(
-                game, self.actions, diag, plan.label, plan.seed, private=private
+                game, self.actions, diag, plan.label, plan.seed, private=private, top_k=plan.top_k
             ),
         )
         if request.apply:
             events = self._apply(state, action)
-            resp.state = self._seal(state)
-            convert.add_events(resp.events, events, viewer)
-            if request.include_view:
-                resp.view.CopyFrom(convert.view_message(state, viewer))
-        convert.fill_status(resp.status, state)
+            convert.add_events(resp.events, game.descriptor.name, events, viewer)
+        self._finish(resp, state, request, viewer, seal=request.apply)
         return resp
-
-    def _slot(self, plan: BotPlan, context: grpc.ServicerContext) -> _Slot | _NullSlot:
-        return _NullSlot() if plan.inline else _Slot(self.searches, context)
 
     def AdvanceBots(
         self, request: pb.AdvanceBotsRequest, context: grpc.ServicerContext
     ) -> pb.AdvanceBotsResponse:
         state = self._open(request.state, request.game, mutable=True)
-        viewer = self._viewer(state, request)
-        plans: dict[int, BotPlan] = {}
-        for i, bot_seat in enumerate(request.bots):
-            seat = self._seat(state, bot_seat.seat, f"bots[{i}].seat")
-            if seat in plans:
-                raise invalid(f"bots[{i}].seat", f"seat {seat} is named twice", "bad_request")
-            plans[seat] = self._bot_plan(bot_seat.bot, f"bots[{i}].bot")
+        viewer = self._optional_seat(state, request, "viewer")
+        plans = play.bot_plans(request.bots, state.num_players, self.config)
         if not plans:
             raise invalid("bots", "name at least one bot seat", "bad_request")
-        cap = self.config.max_advance_moves
-        if not 0 <= request.max_moves <= cap:
-            raise invalid(
-                "max_moves",
-                f"max_moves must be 0..{cap} on this server, got {request.max_moves}",
-                "bad_budget",
-            )
-        max_moves = request.max_moves or cap
+        moves = play.max_moves(request.max_bot_moves, self.config)
         self._to_act(state, None)
-        # The server's cap on the whole call, deadline or not: a call with no deadline
-        # never holds a search slot for a whole game.
-        limit = time.monotonic() + self.config.max_advance_seconds
-        game = state.game
-        resp = pb.AdvanceBotsResponse()
-        stop = pb.STOP_REASON_UNSPECIFIED
-        all_inline = all(p.inline for p in plans.values())
-        slot = _NullSlot() if all_inline else _Slot(self.searches, context)
-        margin = self.config.deadline_margin_ms / 1000.0
-        with slot as ticket:
-            moves = 0
-            while True:
-                current = state.current_player()
-                if current < 0:
-                    stop = pb.STOP_REASON_GAME_OVER
-                    break
-                plan = plans.get(current)
-                if plan is None:
-                    stop = pb.STOP_REASON_SEAT_NOT_NAMED
-                    break
-                if moves >= max_moves:
-                    stop = pb.STOP_REASON_MOVE_LIMIT
-                    break
-                if not context.is_active():
-                    raise ServiceError(
-                        grpc.StatusCode.CANCELLED, "the call was cancelled", reason="cancelled"
-                    )
-                remaining = context.time_remaining()
-                if remaining is not None and moves > 0 and remaining < 2 * margin + 0.05:
-                    stop = pb.STOP_REASON_DEADLINE
-                    break
-                if moves > 0 and limit - time.monotonic() < 2 * margin + 0.05:
-                    stop = pb.STOP_REASON_TIME_LIMIT
-                    break
-                seed = (plan.seed + moves) & 0xFFFFFFFFFFFFFFFF
-                try:
-                    action, diag = self._search(state, plan, context, seed, ticket, limit=limit)
-                except ServiceError as exc:
-                    if exc.code != grpc.StatusCode.DEADLINE_EXCEEDED or moves == 0:
-                        raise
-                    stop = pb.STOP_REASON_DEADLINE  # keep the moves already made
-                    break
-                private = request.trusted_backend or viewer == current
-                hidden = not private and state.public_action(action) == SECRET_ACTION
-                events = self._apply(state, action)
-                turn = resp.turns.add(player=current)
-                turn.action.CopyFrom(convert.SECRET if hidden else self.actions.get(game, action))
-                turn.diagnostics.CopyFrom(
-                    convert.diagnostics_message(game, self.actions, diag, plan.label, seed, private=private)
-                )
-                convert.add_events(turn.events, events, viewer)
-                moves += 1
-        resp.state = self._seal(state)
-        convert.fill_status(resp.status, state)
-        resp.stop_reason = stop
-        if request.include_view:
-            resp.view.CopyFrom(convert.view_message(state, viewer))
+        turns, stop = self._play_bots(state, plans, moves, context)
+        resp = pb.AdvanceBotsResponse(stop_reason=stop)
+        self._bot_turns(resp.bot_turns, state.game, turns, viewer, request.trusted_backend)
+        self._finish(resp, state, request, viewer)
         return resp
 
     def DecodeState(
@@ -561,38 +535,3 @@ class GameService(pb_grpc.GameServiceServicer):
             encrypted=opened.encrypted,
             token_version=opened.version,
         )
-
-
-class _NullSlot:
-    """No slot (random bots run inline)."""
-
-    def __enter__(self) -> Ticket | None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-
-class _Slot:
-    """One admitted search slot, or RESOURCE_EXHAUSTED at once. While held, the call's end
-    (a client that cancels or disconnects) cancels its search."""
-
-    def __init__(self, pool: SearchPool, context: grpc.ServicerContext) -> None:
-        self._pool = pool
-        self._context = context
-        self._cm = pool.admit()
-
-    def __enter__(self) -> Ticket | None:
-        try:
-            ticket = self._cm.__enter__()
-        except CapacityFull as exc:
-            metrics.SEARCHES_REJECTED.labels("capacity").inc()
-            raise resource_exhausted(str(exc), "capacity") from None
-        metrics.SEARCHES_IN_FLIGHT.inc()
-        if not self._context.add_callback(lambda: self._pool.cancel(ticket)):
-            self._pool.cancel(ticket)  # the call has already ended
-        return ticket
-
-    def __exit__(self, *exc: Any) -> None:
-        metrics.SEARCHES_IN_FLIGHT.dec()
-        self._cm.__exit__(*exc)

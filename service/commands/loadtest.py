@@ -70,9 +70,10 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--bot-rpc",
-        choices=("AdvanceBots", "BotMove"),
-        default="AdvanceBots",
-        help="play: how frontends move the bot seats (default: AdvanceBots)",
+        choices=("ApplyAction", "AdvanceBots", "BotMove"),
+        default="ApplyAction",
+        help="play: how frontends move the bot seats: inside CreateGame and ApplyAction (one call per "
+        "move of the person; the default), with AdvanceBots, or with BotMove",
     )
     p.add_argument(
         "--pool", type=int, default=16, help="bot/cheap: mid-game states prepared first (default: 16)"

@@ -29,7 +29,7 @@ def register(sub: Any) -> None:
     p.add_argument("--game", required=True, help="game name (aton, osirium)")
     p.add_argument("--seed", type=int, required=True, help="the seed CreateGame returned")
     p.add_argument("--players", type=int, default=None, help="player count (default: the game's minimum)")
-    p.add_argument("--options", default="{}", help='creation options as JSON, e.g. \'{"teams": true}\'')
+    p.add_argument("--options", default="{}", help="creation options as JSON, e.g. '{\"teams\": true}'")
     p.add_argument("--key-id", default="", help="id of the key that sealed the game (default: the first)")
     p.add_argument("--state-keys-file", default="", help="file holding the keys (default: the environment)")
     p.add_argument(

@@ -19,11 +19,15 @@ import random
 from collections.abc import Generator, Sequence
 from typing import Any
 
+from engine.registry import get_game
 from service.gen.heka.v1 import game_service_pb2 as pb
 
 #: The RPC methods of heka.v1.GameService that scenarios use.
 METHODS = ("ListGames", "CreateGame", "GetView", "ListLegalActions", "ApplyAction", "BotMove", "AdvanceBots")
 BOT_KINDS = {"random": pb.BOT_KIND_RANDOM, "greedy": pb.BOT_KIND_GREEDY, "mcts": pb.BOT_KIND_MCTS}
+#: How ``play`` moves the bot seats: inside CreateGame and ApplyAction (one call per move of
+#: the person), with AdvanceBots calls, or with one BotMove call per bot move.
+BOT_RPCS = ("ApplyAction", "AdvanceBots", "BotMove")
 DIFFICULTIES = {"easy": pb.DIFFICULTY_EASY, "medium": pb.DIFFICULTY_MEDIUM, "hard": pb.DIFFICULTY_HARD}
 
 
@@ -54,9 +58,9 @@ class ScenarioConfig:
     bot: str = "mcts"
     #: MCTS preset: easy, medium, hard.
     difficulty: str = "easy"
-    #: How ``play`` moves the bot seats: "AdvanceBots" (one call per bot stretch) or
-    #: "BotMove" (one call per bot move, with apply).
-    bot_rpc: str = "AdvanceBots"
+    #: How ``play`` moves the bot seats (BOT_RPCS): inside CreateGame and ApplyAction,
+    #: "AdvanceBots" (one call per bot stretch) or "BotMove" (one call per bot move).
+    bot_rpc: str = "ApplyAction"
     #: Mid-game states prepared by ``setup`` for ``bot`` and ``cheap``.
     pool_size: int = 16
     #: Random moves (at most) played into each pooled state.
@@ -72,8 +76,8 @@ class ScenarioConfig:
             raise ValueError(f"unknown bot {self.bot!r} (known: {', '.join(BOT_KINDS)})")
         if self.difficulty not in DIFFICULTIES:
             raise ValueError(f"unknown difficulty {self.difficulty!r} (known: {', '.join(DIFFICULTIES)})")
-        if self.bot_rpc not in ("AdvanceBots", "BotMove"):
-            raise ValueError(f"bot_rpc must be AdvanceBots or BotMove, not {self.bot_rpc!r}")
+        if self.bot_rpc not in BOT_RPCS:
+            raise ValueError(f"bot_rpc must be one of {', '.join(BOT_RPCS)}, not {self.bot_rpc!r}")
         if self.players < 0 or self.pool_size < 1 or self.pool_moves < 0:
             raise ValueError("players >= 0, pool_size >= 1 and pool_moves >= 0")
 
@@ -136,35 +140,59 @@ def _create(config: ScenarioConfig, game: str, rng: random.Random, viewer: int |
 def _mid_game_state(
     config: ScenarioConfig, game: str, rng: random.Random
 ) -> Generator[Call, Any, PooledState | None]:
-    created = yield _create(config, game, rng)
-    state, status = created.state, created.status
+    """A game after a few random moves, each chosen from the legal actions that came with
+    the previous response (for the seat to act, as its viewer)."""
+    create = _create(config, game, rng, viewer=0)
+    create.request.include_legal_actions = True
+    create.request.compact_actions = True
+    created = yield create
+    state, status, legal = created.state, created.status, list(created.legal_actions)
     for _ in range(rng.randint(0, config.pool_moves)):
         if status.is_over:
             break
-        listed = yield Call(
-            "ListLegalActions",
-            pb.ListLegalActionsRequest(state=state, game=game, player=status.current_player),
-        )
-        if not listed.actions:
-            raise ScenarioError(f"{game}: no legal action in a running game")
+        if not legal:
+            raise ScenarioError(f"{game}: no legal action for the seat to act")
         applied = yield Call(
             "ApplyAction",
-            pb.ApplyActionRequest(state=state, action_id=rng.choice(listed.actions).id, game=game),
+            pb.ApplyActionRequest(
+                state=state,
+                action_id=rng.choice(legal).id,
+                game=game,
+                viewer=status.current_player,
+                include_legal_actions=True,
+                compact_actions=True,
+            ),
         )
         state, status = applied.state, applied.status
+        legal = list(applied.legal_actions)
+        if not status.is_over and not legal:
+            # The legal actions came for the previous seat's viewer; list them for the next.
+            listed = yield Call(
+                "ListLegalActions",
+                pb.ListLegalActionsRequest(
+                    state=state, game=game, viewer=status.current_player, compact_actions=True
+                ),
+            )
+            legal = list(listed.actions)
     if status.is_over:
         return None
-    listed = yield Call(
-        "ListLegalActions", pb.ListLegalActionsRequest(state=state, game=game, player=status.current_player)
-    )
-    return PooledState(
-        game, state, status.num_players, status.current_player, tuple(a.id for a in listed.actions)
-    )
+    if not legal:
+        listed = yield Call(
+            "ListLegalActions",
+            pb.ListLegalActionsRequest(
+                state=state, game=game, viewer=status.current_player, compact_actions=True
+            ),
+        )
+        legal = list(listed.actions)
+    return PooledState(game, state, status.num_players, status.current_player, tuple(a.id for a in legal))
 
 
 class PlayScenario(Scenario):
-    """(a) A frontend playing complete games: seat 0 is a person who looks at the legal
-    actions and picks one at random; the other seats are bots."""
+    """(a) A frontend playing complete games, one person (seat 0) against bots, as a
+    frontend would: every response carries the person's view and, when it is their turn,
+    their legal actions. With ``bot_rpc`` "ApplyAction" (the default) the bots play inside
+    CreateGame and each ApplyAction: one call per move of the person. "AdvanceBots" and
+    "BotMove" move the bots with calls of their own."""
 
     name = "play"
 
@@ -178,49 +206,75 @@ class PlayScenario(Scenario):
         c = self.config
         game = c.games[rng.randrange(len(c.games))]
         human = 0
-        created = yield _create(c, game, rng, viewer=human)
-        state, status = created.state, created.status
-        bots = [pb.BotSeat(seat=s, bot=c.bot_settings(rng)) for s in range(status.num_players) if s != human]
+        request = pb.CreateGameRequest(
+            game=game,
+            num_players=c.players,
+            seed=rng.getrandbits(63),
+            viewer=human,
+            include_view=True,
+            include_legal_actions=True,
+        )
+        # Bots of every other seat (the player count is the game's minimum when not given).
+        players = c.players or get_game(game).descriptor.min_players
+        bots = [pb.BotSeat(seat=s, bot=c.bot_settings(rng)) for s in range(players) if s != human]
+        riding = c.bot_rpc == "ApplyAction"
+        if riding:
+            request.bots.extend(bots)
+        reply: Any = yield Call("CreateGame", request)
         calls = 1
-        while not status.is_over:
+        while not reply.status.is_over:
             if calls >= c.max_calls_per_game:
                 raise ScenarioError(f"{game}: not over after {calls} calls")
+            state, status = reply.state, reply.status
             if status.current_player == human:
-                listed = yield Call(
-                    "ListLegalActions", pb.ListLegalActionsRequest(state=state, player=human, game=game)
+                legal = list(reply.legal_actions)
+                if not legal:
+                    raise ScenarioError(
+                        f"{game}: no legal actions came with the response for the seat to act"
+                    )
+                apply = pb.ApplyActionRequest(
+                    state=state,
+                    action_id=rng.choice(legal).id,
+                    player=human,
+                    viewer=human,
+                    include_view=True,
+                    include_legal_actions=True,
+                    game=game,
                 )
-                if not listed.actions:
-                    raise ScenarioError(f"{game}: no legal action for the player to act")
-                reply = yield Call(
-                    "ApplyAction",
-                    pb.ApplyActionRequest(
-                        state=state,
-                        action_id=rng.choice(listed.actions).id,
-                        player=human,
-                        viewer=human,
-                        include_view=True,
-                        game=game,
-                    ),
-                )
-                calls += 2
-            elif c.bot_rpc == "AdvanceBots":
-                reply = yield Call(
-                    "AdvanceBots", pb.AdvanceBotsRequest(state=state, bots=bots, viewer=human, game=game)
-                )
-                if not reply.turns and not reply.status.is_over:
-                    raise ScenarioError(f"{game}: AdvanceBots made no move ({reply.stop_reason})")
-                calls += 1
-            else:
+                if riding:
+                    apply.bots.extend(bots)
+                reply = yield Call("ApplyAction", apply)
+            elif c.bot_rpc == "BotMove":
                 seat = status.current_player
                 reply = yield Call(
                     "BotMove",
                     pb.BotMoveRequest(
-                        state=state, bot=bots[seat - 1].bot, player=seat, apply=True, viewer=human, game=game
+                        state=state,
+                        bot=bots[seat - 1].bot,
+                        player=seat,
+                        apply=True,
+                        viewer=human,
+                        include_view=True,
+                        include_legal_actions=True,
+                        game=game,
                     ),
                 )
-                calls += 1
-            state, status = reply.state, reply.status
-            if not state:
+            else:
+                reply = yield Call(
+                    "AdvanceBots",
+                    pb.AdvanceBotsRequest(
+                        state=state,
+                        bots=bots,
+                        viewer=human,
+                        include_view=True,
+                        include_legal_actions=True,
+                        game=game,
+                    ),
+                )
+                if not reply.bot_turns and not reply.status.is_over:
+                    raise ScenarioError(f"{game}: AdvanceBots made no move ({reply.stop_reason})")
+            calls += 1
+            if not reply.state:
                 raise ScenarioError(f"{game}: a move returned no state token")
 
 
@@ -284,12 +338,12 @@ class CheapScenario(Scenario):
             request = pb.GetViewRequest(state=entry.state, game=entry.game)
             seat = rng.randrange(entry.num_players + 1)
             if seat < entry.num_players:
-                request.player = seat  # else the public view
+                request.viewer = seat  # else the public view
             yield Call("GetView", request)
         elif method == "ListLegalActions":
             reply = yield Call(
                 "ListLegalActions",
-                pb.ListLegalActionsRequest(state=entry.state, game=entry.game, player=entry.current_player),
+                pb.ListLegalActionsRequest(state=entry.state, game=entry.game, viewer=entry.current_player),
             )
             if tuple(a.id for a in reply.actions) != entry.action_ids:
                 raise ScenarioError(f"{entry.game}: legal actions changed for the same state")

@@ -266,7 +266,7 @@ def test_entrypoint_serves_health_metrics_and_stops_on_sigterm(image):
             games = stub.ListGames(pb.ListGamesRequest(), timeout=10)
             assert "aton" in {g.name for g in games.games}
             created = stub.CreateGame(pb.CreateGameRequest(game="aton", seed=1), timeout=10)
-            listing = pb.ListLegalActionsRequest(state=created.state, player=0)
+            listing = pb.ListLegalActionsRequest(state=created.state, viewer=0)
             actions = stub.ListLegalActions(listing, timeout=10)
             stub.ApplyAction(
                 pb.ApplyActionRequest(state=created.state, action_id=actions.actions[0].id), timeout=10

@@ -44,10 +44,27 @@ class FakeGameService(pb_grpc.GameServiceServicer):
 
     @staticmethod
     def _status(game: str, moves: int) -> pb.GameStatus:
-        status = pb.GameStatus(game=game, num_players=PLAYERS, is_over=moves >= LENGTH)
+        status = pb.GameStatus(game=game, num_players=PLAYERS, is_over=moves >= LENGTH, move_number=moves)
         if moves < LENGTH:
             status.current_player = moves % PLAYERS
         return status
+
+    @staticmethod
+    def _legal(request: Any, moves: int) -> list[pb.Action]:
+        """The legal actions a response carries: asked for, and the viewer is to act."""
+        asked = request.include_legal_actions and request.HasField("viewer") and moves < LENGTH
+        if asked and request.viewer == moves % PLAYERS:
+            return [pb.Action(id=i, text=f"a{i}") for i in range(3)]
+        return []
+
+    @staticmethod
+    def _bots(request: Any, moves: int) -> tuple[int, list[pb.BotTurn]]:
+        seats = {b.seat for b in request.bots}
+        turns = []
+        while moves < LENGTH and moves % PLAYERS in seats:
+            turns.append(pb.BotTurn(player=moves % PLAYERS, action=pb.Action(id=1)))
+            moves += 1
+        return moves, turns
 
     # -- RPCs -----------------------------------------------------------------------------
     def ListGames(self, request, context):
@@ -56,8 +73,13 @@ class FakeGameService(pb_grpc.GameServiceServicer):
 
     def CreateGame(self, request, context):
         self._enter("CreateGame", context)
+        moves, turns = self._bots(request, 0)
         return pb.CreateGameResponse(
-            state=f"{request.game}:0", seed=request.seed, status=self._status(request.game, 0)
+            state=f"{request.game}:{moves}",
+            seed=request.seed,
+            status=self._status(request.game, moves),
+            bot_turns=turns,
+            legal_actions=self._legal(request, moves),
         )
 
     def GetView(self, request, context):
@@ -68,10 +90,10 @@ class FakeGameService(pb_grpc.GameServiceServicer):
     def ListLegalActions(self, request, context):
         self._enter("ListLegalActions", context)
         _game, moves = self._parse(request.state)
-        if request.HasField("player") and request.player != moves % PLAYERS:
+        if not request.HasField("viewer") or request.viewer != moves % PLAYERS:
             context.abort(grpc.StatusCode.FAILED_PRECONDITION, "not your turn")
         return pb.ListLegalActionsResponse(
-            player=moves % PLAYERS, actions=[pb.Action(id=i, text=f"a{i}") for i in range(3)]
+            current_player=moves % PLAYERS, actions=[pb.Action(id=i, text=f"a{i}") for i in range(3)]
         )
 
     def ApplyAction(self, request, context):
@@ -79,7 +101,13 @@ class FakeGameService(pb_grpc.GameServiceServicer):
         game, moves = self._parse(request.state)
         if moves >= LENGTH or request.action_id not in range(3):
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, "illegal action")
-        return pb.ApplyActionResponse(state=f"{game}:{moves + 1}", status=self._status(game, moves + 1))
+        moves, turns = self._bots(request, moves + 1)
+        return pb.ApplyActionResponse(
+            state=f"{game}:{moves}",
+            status=self._status(game, moves),
+            bot_turns=turns,
+            legal_actions=self._legal(request, moves),
+        )
 
     def BotMove(self, request, context):
         self._enter("BotMove", context)
@@ -87,19 +115,23 @@ class FakeGameService(pb_grpc.GameServiceServicer):
         action = pb.Action(id=7 if self.illegal_bot_action else 1, text="a1")
         if request.apply:
             return pb.BotMoveResponse(
-                action=action, state=f"{game}:{moves + 1}", status=self._status(game, moves + 1)
+                action=action,
+                state=f"{game}:{moves + 1}",
+                status=self._status(game, moves + 1),
+                legal_actions=self._legal(request, moves + 1),
             )
         return pb.BotMoveResponse(action=action, status=self._status(game, moves))
 
     def AdvanceBots(self, request, context):
         self._enter("AdvanceBots", context)
         game, moves = self._parse(request.state)
-        seats = {b.seat for b in request.bots}
-        turns = []
-        while moves < LENGTH and moves % PLAYERS in seats:
-            turns.append(pb.BotTurn(player=moves % PLAYERS, action=pb.Action(id=1)))
-            moves += 1
-        return pb.AdvanceBotsResponse(state=f"{game}:{moves}", turns=turns, status=self._status(game, moves))
+        moves, turns = self._bots(request, moves)
+        return pb.AdvanceBotsResponse(
+            state=f"{game}:{moves}",
+            bot_turns=turns,
+            status=self._status(game, moves),
+            legal_actions=self._legal(request, moves),
+        )
 
 
 class FakeServer:

@@ -37,8 +37,18 @@ def test_play_scenario_plays_a_whole_game_in_order():
     calls = drive(PlayScenario(ScenarioConfig()).task(random.Random(1)), lambda c: call_directly(service, c))
     assert service.calls[0] == "CreateGame"
     assert calls == len(service.calls)
-    # Seat 0 (the person) lists then applies; the bot seat moves via AdvanceBots.
-    assert service.calls[1:] == ["ListLegalActions", "ApplyAction", "AdvanceBots"] * (LENGTH // 2)
+    # One call per move of seat 0 (the person): the bots play inside each ApplyAction, and
+    # the legal actions come with every response.
+    assert service.calls[1:] == ["ApplyAction"] * (LENGTH // 2)
+
+
+def test_play_scenario_with_advance_bots_makes_two_calls_per_move():
+    service = FakeGameService()
+    drive(
+        PlayScenario(ScenarioConfig(bot_rpc="AdvanceBots")).task(random.Random(1)),
+        lambda c: call_directly(service, c),
+    )
+    assert service.calls[1:] == ["ApplyAction", "AdvanceBots"] * (LENGTH // 2)
 
 
 def test_play_scenario_with_botmove_calls_one_per_bot_turn():

@@ -13,10 +13,12 @@ open every token (the omniscient oracle) and seal states of its own. Three check
    legal actions, a bot's suggestion for its own seat (bots decide from their view), and
    the errors of illegal, unknown and misdirected actions. A response that depends on a
    hidden card differs between the twins.
-2. **Projection** (what an action revealed): every ApplyAction, BotMove and AdvanceBots
-   response addressed to a viewer equals what the rules let that viewer learn, computed
-   here from the oracle: a secret move of another seat as id -1, only the events visible
-   to the viewer, the totals of another seat's diagnostics, the viewer's own view after.
+2. **Projection** (what an action revealed): every ApplyAction (alone, and with the bots
+   playing inside it: one call per move), BotMove and AdvanceBots response addressed to a
+   viewer equals what the rules let that viewer learn, computed here from the oracle: a
+   secret move of another seat as id -1, only the events visible to the viewer, the totals
+   of another seat's diagnostics, the viewer's own view after, and legal actions only when
+   the viewer is the seat to act.
 3. **Unique cards** (Osirium): no ritual or exaltation that the viewer's views before and
    after do not show is named anywhere in a response to it.
 """
@@ -102,7 +104,7 @@ def _diagnostics(message: Any) -> Iterator[Any]:
     if isinstance(message, pb.BotMoveResponse):
         yield message.diagnostics
     if isinstance(message, pb.AdvanceBotsResponse):
-        for turn in message.turns:
+        for turn in message.bot_turns:
             yield turn.diagnostics
 
 
@@ -125,9 +127,11 @@ def check_twins(stub: Any, state: State, rng: random.Random, step: int) -> None:
     for viewer in viewers(n):
         other = seal(twin(state, viewer, rng))
         pair = (token, other)
-        views = [stub.GetView(pb.GetViewRequest(state=t, player=viewer) if viewer is not None
-                              else pb.GetViewRequest(state=t)).view for t in pair]
+        views = [
+            stub.GetView(pb.GetViewRequest(state=t, viewer=viewer, include_legal_actions=True)) for t in pair
+        ]
         assert views[0] == views[1], f"GetView for {viewer} depends on hidden cards"
+        assert bool(views[0].legal_actions) == (viewer == current)
         # An action id legal for nobody in either twin, and one legal in neither for the
         # seat to act: the errors must not depend on what the viewer cannot see.
         legal = set(state.legal_actions())
@@ -145,7 +149,7 @@ def check_twins(stub: Any, state: State, rng: random.Random, step: int) -> None:
             assert errors[0] == errors[1], f"an error to {viewer} depends on hidden cards: {errors}"
         if viewer != current:
             continue
-        listed = [stub.ListLegalActions(pb.ListLegalActionsRequest(state=t, player=viewer)) for t in pair]
+        listed = [stub.ListLegalActions(pb.ListLegalActionsRequest(state=t, viewer=viewer)) for t in pair]
         assert listed[0] == listed[1], "the legal actions depend on another seat's cards"
         # A bot's suggestion for its own seat is a function of that seat's view (no peeking).
         bot = (RANDOM, GREEDY, mcts(step))[step % 3]
@@ -166,9 +170,35 @@ def expected_turn(state: State, action: int, viewer: int | None) -> tuple[pb.Act
     events = state.apply_action(action)
     out: list[pb.Event] = []
     holder = pb.ApplyActionResponse()
-    convert.add_events(holder.events, events, viewer)
+    convert.add_events(holder.events, state.game.descriptor.name, events, viewer)
     out.extend(holder.events)
     return shown, out
+
+
+def all_bots(players: int, step: int) -> list[pb.BotSeat]:
+    """Every seat but 0 a bot, the kinds rotating with the step."""
+    return [
+        pb.BotSeat(seat=s, bot=(RANDOM, GREEDY, mcts(step + s))[(step + s) % 3]) for s in range(1, players)
+    ]
+
+
+def check_bot_turns(got_turns: Any, real_turns: Any, after: State, viewer: int | None) -> None:
+    """The bot turns of a response to ``viewer`` against a trusted backend's run of the same
+    request; ``after`` (the oracle) follows the real moves."""
+    assert len(got_turns) == len(real_turns)
+    for got, real in zip(got_turns, real_turns, strict=True):
+        assert got.player == real.player == after.current_player()
+        shown, events = expected_turn(after, real.action.id, viewer)
+        assert got.action == shown and list(got.events) == events
+        check_diagnostics(got.diagnostics, viewer == real.player)
+
+
+def check_legal_actions(resp: Any, after: State, viewer: int | None) -> None:
+    """Legal actions come only to the seat to act, and are its own."""
+    if viewer is not None and viewer == after.current_player():
+        assert [a.id for a in resp.legal_actions] == after.legal_actions()
+    else:
+        assert not resp.legal_actions, "legal actions reached a viewer that is not to act"
 
 
 def check_diagnostics(diag: pb.SearchDiagnostics, private: bool) -> None:
@@ -177,6 +207,7 @@ def check_diagnostics(diag: pb.SearchDiagnostics, private: bool) -> None:
     assert not diag.actions and not diag.principal_variation and diag.chosen_value == 0, (
         "another seat's root statistics reached the viewer"
     )
+    assert diag.root_actions == 0 and diag.root_visits == 0
 
 
 # ---------------------------------------------------------------------------------------
@@ -226,12 +257,13 @@ def test_no_response_tells_a_viewer_what_its_view_does_not_show(
 ) -> None:
     rng = random.Random(12)
     request = pb.CreateGameRequest(game=game, num_players=players, seed=1200 + players)
-    request.options.update(options)
+    if options.get("teams"):
+        request.options.osirium.teams = True
     created = stub.CreateGame(request)
     token = created.state
     state = open_state(token)
     audience = viewers(players)
-    calls = {"ApplyAction": 0, "BotMove": 0, "AdvanceBots": 0}
+    calls = {"ApplyAction": 0, "ApplyAction with bots": 0, "BotMove": 0, "AdvanceBots": 0}
     step = 0
     while not state.is_terminal():
         step += 1
@@ -240,16 +272,28 @@ def test_no_response_tells_a_viewer_what_its_view_does_not_show(
             check_twins(stub, state, rng, step)
         actor = state.current_player()
         if actor == 0:  # a "human" seat: list, then apply, with the response for `viewer`
-            legal = stub.ListLegalActions(pb.ListLegalActionsRequest(state=token, player=0))
+            legal = stub.ListLegalActions(pb.ListLegalActionsRequest(state=token, viewer=0))
             action = rng.choice(list(legal.actions)).id
-            resp: Any = stub.ApplyAction(
-                pb.ApplyActionRequest(state=token, action_id=action, viewer=viewer, include_view=True)
+            request = pb.ApplyActionRequest(
+                state=token, action_id=action, viewer=viewer, include_view=True, include_legal_actions=True
             )
-            calls["ApplyAction"] += 1
+            riding = step % 3 == 0  # the other seats' bots play inside the call (one call per move)
+            if riding:
+                request.bots.extend(all_bots(players, step))
+                request.max_bot_moves = 6
+                trusted_request = pb.ApplyActionRequest()
+                trusted_request.CopyFrom(request)
+                trusted_request.trusted_backend = True
+                trusted = stub.ApplyAction(trusted_request)
+            resp: Any = stub.ApplyAction(request)
+            calls["ApplyAction with bots" if riding else "ApplyAction"] += 1
             after = state.clone()
             shown, events = expected_turn(after, action, viewer)
             assert resp.action == shown and list(resp.events) == events
+            if riding:
+                check_bot_turns(resp.bot_turns, trusted.bot_turns, after, viewer)
             assert resp.view == convert.view_message(after, viewer)
+            check_legal_actions(resp, after, viewer)
         elif step % 2:  # BotMove, applied, with the response for `viewer`
             bot = (RANDOM, GREEDY, mcts(step))[step % 3]
             trusted = stub.BotMove(pb.BotMoveRequest(state=token, bot=bot, trusted_backend=True))
@@ -263,23 +307,25 @@ def test_no_response_tells_a_viewer_what_its_view_does_not_show(
             check_diagnostics(resp.diagnostics, viewer == actor)
             assert resp.view == convert.view_message(after, viewer)
         else:  # AdvanceBots over every bot seat, compared with a trusted backend's run
-            bots = [pb.BotSeat(seat=s, bot=(RANDOM, GREEDY, mcts(step + s))[(step + s) % 3])
-                    for s in range(1, players)]
+            bots = all_bots(players, step)
             trusted = stub.AdvanceBots(
-                pb.AdvanceBotsRequest(state=token, bots=bots, max_moves=6, trusted_backend=True)
+                pb.AdvanceBotsRequest(state=token, bots=bots, max_bot_moves=6, trusted_backend=True)
             )
             resp = stub.AdvanceBots(
-                pb.AdvanceBotsRequest(state=token, bots=bots, max_moves=6, viewer=viewer, include_view=True)
+                pb.AdvanceBotsRequest(
+                    state=token,
+                    bots=bots,
+                    max_bot_moves=6,
+                    viewer=viewer,
+                    include_view=True,
+                    include_legal_actions=True,
+                )
             )
             calls["AdvanceBots"] += 1
             after = state.clone()
-            assert len(resp.turns) == len(trusted.turns)
-            for got, real in zip(resp.turns, trusted.turns, strict=True):
-                assert got.player == real.player == after.current_player()
-                shown, events = expected_turn(after, real.action.id, viewer)
-                assert got.action == shown and list(got.events) == events
-                check_diagnostics(got.diagnostics, viewer == real.player)
+            check_bot_turns(resp.bot_turns, trusted.bot_turns, after, viewer)
             assert resp.view == convert.view_message(after, viewer)
+            check_legal_actions(resp, after, viewer)
         assert resp.status == convert.status_message(after)
         check_unique_cards(resp, state, after, viewer)
         token, state = resp.state, open_state(resp.state)

@@ -26,7 +26,7 @@ def _play(server: GameService, request: pb.CreateGameRequest, moves: int) -> tup
         if status.is_over:
             break
         listed = server.ListLegalActions(
-            pb.ListLegalActionsRequest(state=token, player=status.current_player), ctx
+            pb.ListLegalActionsRequest(state=token, viewer=status.current_player), ctx
         )
         actions.append(rng.choice(list(listed.actions)).id)
         applied = server.ApplyAction(pb.ApplyActionRequest(state=token, action_id=actions[-1]), ctx)
@@ -41,22 +41,38 @@ def test_replay_deals_the_servers_game_and_reaches_its_state(
     keys = KeyRing(parse_keys(f"{KEY2},{KEY1}"))
     server = GameService(Config(previous_state_versions=previous), keys, None)  # type: ignore[arg-type]
     request = pb.CreateGameRequest(game="osirium", num_players=4, seed=424242)
-    request.options.update({"teams": True})
+    request.options.osirium.teams = True
     actions, token = _play(server, request, 60)
     path = tmp_path / "actions.txt"
     path.write_text("# moves\n" + "\n".join(map(str, actions)) + "\n")
     monkeypatch.setenv("HEKA_STATE_KEYS", f"{KEY2},{KEY1}")
     monkeypatch.delenv("HEKA_STATE_KEYS_FILE", raising=False)
-    args = ["replay", "--game", "osirium", "--players", "4", "--options", '{"teams": true}',
-            "--seed", "424242", "--key-id", "k2", "--actions", str(path), "--quiet"]
+    args = [
+        "replay",
+        "--game",
+        "osirium",
+        "--players",
+        "4",
+        "--options",
+        '{"teams": true}',
+        "--seed",
+        "424242",
+        "--key-id",
+        "k2",
+        "--actions",
+        str(path),
+        "--quiet",
+    ]
     if previous:
         args.append("--previous-state-versions")
     assert main(args) == 0
     out = capsys.readouterr().out
     final = out.rsplit("# serialized: ", 1)[1].strip()
     server_text = keys.open(token).serialized
-    # The same state; the compatible server writes it in the previous version's text.
-    assert final.split(":", 2)[2] == server_text.split(":", 2)[2]
+    # The same state; the compatible server writes it in the previous version's text (which
+    # has no move number).
+    assert final.split(":", 2)[2] == server_text.split(":", 2)[2] + ("" if not previous else ";mv=60")
+    assert final.endswith(";mv=60")
     # Another key deals another game: the replay no longer matches (or fails on a move).
     code = main([*args[:10], "k1", *args[11:]])
     out = capsys.readouterr().out

@@ -189,14 +189,14 @@ CASES: list[tuple[str, Any, grpc.StatusCode, str, str | None]] = [
     ),
     (
         "bit-flipped body",
-        lambda s, t: (s.ListLegalActions, pb.ListLegalActionsRequest(state=flip_bit(t.aton, 40), player=0)),
+        lambda s, t: (s.ListLegalActions, pb.ListLegalActionsRequest(state=flip_bit(t.aton, 40), viewer=0)),
         INVALID,
         "integrity check",
         "state",
     ),
     (
         "bit-flipped tag",
-        lambda s, t: (s.ListLegalActions, pb.ListLegalActionsRequest(state=flip_bit(t.aton, -1), player=0)),
+        lambda s, t: (s.ListLegalActions, pb.ListLegalActionsRequest(state=flip_bit(t.aton, -1), viewer=0)),
         INVALID,
         "integrity check",
         "state",
@@ -279,7 +279,7 @@ CASES: list[tuple[str, Any, grpc.StatusCode, str, str | None]] = [
         "move for the wrong player",
         lambda s, t: (s.ApplyAction, pb.ApplyActionRequest(state=t.aton, action_id=0, player=1)),
         PRECONDITION,
-        "seat 1 is not to act",
+        "player 1 is not to act",
         None,
     ),
     (
@@ -298,10 +298,10 @@ CASES: list[tuple[str, Any, grpc.StatusCode, str, str | None]] = [
     ),
     (
         "view of a missing seat",
-        lambda s, t: (s.GetView, pb.GetViewRequest(state=t.osirium, player=3)),
+        lambda s, t: (s.GetView, pb.GetViewRequest(state=t.osirium, viewer=3)),
         INVALID,
         "this game has 3 players",
-        "player",
+        "viewer",
     ),
     (
         "acting after the end",
@@ -312,7 +312,7 @@ CASES: list[tuple[str, Any, grpc.StatusCode, str, str | None]] = [
     ),
     (
         "listing actions after the end",
-        lambda s, t: (s.ListLegalActions, pb.ListLegalActionsRequest(state=t.finished, player=0)),
+        lambda s, t: (s.ListLegalActions, pb.ListLegalActionsRequest(state=t.finished, viewer=0)),
         PRECONDITION,
         "the game is over",
         None,
@@ -343,7 +343,7 @@ CASES: list[tuple[str, Any, grpc.StatusCode, str, str | None]] = [
         lambda s, t: (s.ListLegalActions, pb.ListLegalActionsRequest(state=t.aton)),
         INVALID,
         "the legal actions are private to the seat to act (seat 0)",
-        "player",
+        "viewer",
     ),
     (
         "an unapplied bot move for the public",
@@ -453,11 +453,11 @@ CASES: list[tuple[str, Any, grpc.StatusCode, str, str | None]] = [
         "advance with too many moves",
         lambda s, t: (
             s.AdvanceBots,
-            pb.AdvanceBotsRequest(state=t.aton, bots=[pb.BotSeat(seat=0)], max_moves=10**6),
+            pb.AdvanceBotsRequest(state=t.aton, bots=[pb.BotSeat(seat=0)], max_bot_moves=10**6),
         ),
         INVALID,
-        "max_moves must be",
-        "max_moves",
+        "max_bot_moves must be",
+        "max_bot_moves",
     ),
     (
         "advance bot budget over the cap",
@@ -507,20 +507,32 @@ CASES: list[tuple[str, Any, grpc.StatusCode, str, str | None]] = [
         "num_players",
     ),
     (
-        "unknown option",
-        lambda s, t: (s.CreateGame, _with_options(pb.CreateGameRequest(game="aton"), {"foo": 1})),
+        "options of another game",
+        lambda s, t: (
+            s.CreateGame,
+            pb.CreateGameRequest(game="aton", options=pb.GameOptions(osirium=pb.OsiriumOptions(teams=True))),
+        ),
         INVALID,
-        "unknown option(s) foo",
+        "options.osirium are not options of aton",
         "options",
     ),
     (
-        "ill-typed option",
+        "an option field this server does not know",
+        lambda s, t: (s.CreateGame, _with_unknown_option_field(pb.CreateGameRequest(game="osirium"))),
+        INVALID,
+        "has fields this server does not know (numbers 9)",
+        "options",
+    ),
+    (
+        "teams with 3 players",
         lambda s, t: (
             s.CreateGame,
-            _with_options(pb.CreateGameRequest(game="osirium", num_players=4), {"teams": "yes"}),
+            pb.CreateGameRequest(
+                game="osirium", num_players=3, options=pb.GameOptions(osirium=pb.OsiriumOptions(teams=True))
+            ),
         ),
         INVALID,
-        "teams",
+        "teams need 4 players",
         "options",
     ),
     # --- trusted decode -------------------------------------------------------------------
@@ -534,8 +546,10 @@ CASES: list[tuple[str, Any, grpc.StatusCode, str, str | None]] = [
 ]
 
 
-def _with_options(req: pb.CreateGameRequest, options: dict[str, Any]) -> pb.CreateGameRequest:
-    req.options.update(options)
+def _with_unknown_option_field(req: pb.CreateGameRequest) -> pb.CreateGameRequest:
+    """Options with a field number this server's OsiriumOptions does not have (as a newer
+    client would send, or a client library that kept a misspelt field)."""
+    req.options.osirium.MergeFromString(bytes([9 << 3, 1]))
     return req
 
 
@@ -556,18 +570,18 @@ def test_bad_input_catalogue(  # noqa: PLR0917
 
 @pytest.mark.parametrize("request_kwargs", [{"action_id": 999999}, {"action_text": "fly to the moon"}])
 def test_unknown_action_says_how_many_legal_actions(stub: Any, tokens: Tokens, request_kwargs: Any) -> None:
-    legal = stub.ListLegalActions(pb.ListLegalActionsRequest(state=tokens.aton, player=0)).actions
+    legal = stub.ListLegalActions(pb.ListLegalActionsRequest(state=tokens.aton, viewer=0)).actions
     err = call_error(stub.ApplyAction, pb.ApplyActionRequest(state=tokens.aton, viewer=0, **request_kwargs))
     assert f"{len(legal)} legal actions for seat 0" in err.details()
     # Addressed to anyone else, the error does not tell (issue 12: the number of legal
     # actions depends on the seat's private cards); it says how to list them.
     err = call_error(stub.ApplyAction, pb.ApplyActionRequest(state=tokens.aton, **request_kwargs))
     assert "legal actions for seat" not in err.details()
-    assert "seat 0 must decide; ListLegalActions with player=0" in err.details()
+    assert "seat 0 must decide; ListLegalActions with viewer=0" in err.details()
 
 
 def test_illegal_action_says_how_many_legal_actions(stub: Any, tokens: Tokens) -> None:
-    listed = stub.ListLegalActions(pb.ListLegalActionsRequest(state=tokens.aton, player=0))
+    listed = stub.ListLegalActions(pb.ListLegalActionsRequest(state=tokens.aton, viewer=0))
     legal = {a.id for a in listed.actions}
     n = get_game("aton").descriptor.num_distinct_actions
     illegal = next(a for a in range(n) if a not in legal)
@@ -600,7 +614,7 @@ def test_no_bad_input_is_unknown_or_internal(stub: Any, tokens: Tokens) -> None:
     garbage = ["", "%", "A" * 5000, tokens.aton[::-1], tokens.aton + "AAAA", tokens.aton[:-1]]
     calls = [
         lambda g: stub.GetView(pb.GetViewRequest(state=g)),
-        lambda g: stub.ListLegalActions(pb.ListLegalActionsRequest(state=g, player=0)),
+        lambda g: stub.ListLegalActions(pb.ListLegalActionsRequest(state=g, viewer=0)),
         lambda g: stub.ApplyAction(pb.ApplyActionRequest(state=tokens.aton, action_text=g or "x")),
         lambda g: stub.CreateGame(pb.CreateGameRequest(game=g or "?")),
         lambda g: stub.GetView(pb.GetViewRequest(state=tokens.aton, game=g or "?")),
@@ -686,7 +700,12 @@ def test_advance_bots_without_a_deadline_stops_at_the_server_cap(start_server: A
     game: the server's cap on one call's total time stops it with STOP_REASON_TIME_LIMIT,
     keeping the moves made, and the slot is free for the next call."""
     server = start_server(
-        "--search-workers", "1", "--max-concurrent-searches", "1", "--max-advance-seconds", "1.5",
+        "--search-workers",
+        "1",
+        "--max-concurrent-searches",
+        "1",
+        "--max-advance-seconds",
+        "1.5",
         HEKA_STATE_KEYS=KEY1,
     )
     stub = server.stub
@@ -695,7 +714,7 @@ def test_advance_bots_without_a_deadline_stops_at_the_server_cap(start_server: A
     bots = [pb.BotSeat(seat=0, bot=slow), pb.BotSeat(seat=1, bot=slow)]
     resp = stub.AdvanceBots(pb.AdvanceBotsRequest(state=token, bots=bots))  # no deadline
     assert resp.stop_reason == pb.STOP_REASON_TIME_LIMIT
-    assert len(resp.turns) >= 1 and not resp.status.is_over
+    assert len(resp.bot_turns) >= 1 and not resp.status.is_over
     # The slot was released: the next bot call is admitted, not RESOURCE_EXHAUSTED.
-    again = stub.AdvanceBots(pb.AdvanceBotsRequest(state=resp.state, bots=bots, max_moves=1))
-    assert again.stop_reason == pb.STOP_REASON_MOVE_LIMIT and len(again.turns) == 1
+    again = stub.AdvanceBots(pb.AdvanceBotsRequest(state=resp.state, bots=bots, max_bot_moves=1))
+    assert again.stop_reason == pb.STOP_REASON_MOVE_LIMIT and len(again.bot_turns) == 1

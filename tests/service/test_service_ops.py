@@ -30,7 +30,7 @@ def slow_mcts(ms: float = 8000) -> pb.BotSettings:
 
 def legal_ids(stub: Any, token: str) -> set[int]:
     player = stub.GetView(pb.GetViewRequest(state=token)).view.status.current_player
-    listed = stub.ListLegalActions(pb.ListLegalActionsRequest(state=token, player=player))
+    listed = stub.ListLegalActions(pb.ListLegalActionsRequest(state=token, viewer=player))
     return {a.id for a in listed.actions}
 
 
@@ -100,7 +100,7 @@ def test_advance_bots_stops_at_the_deadline(stub: Any) -> None:
         assert err.code() == grpc.StatusCode.DEADLINE_EXCEEDED
     else:
         assert resp.stop_reason in (pb.STOP_REASON_DEADLINE, pb.STOP_REASON_GAME_OVER)
-        assert resp.turns
+        assert resp.bot_turns
 
 
 # ---------------------------------------------------------------------------------------
@@ -216,11 +216,45 @@ def test_reflection_lists_the_service(server: ServerProcess) -> None:
     assert resp.file_descriptor_response.file_descriptor_proto
 
 
+def test_reflection_v1_is_served_too(server: ServerProcess) -> None:
+    """Issue 13: current tools ask for grpc.reflection.v1 first (the same messages as v1alpha
+    under another package, so v1alpha's classes read and write them)."""
+    from google.protobuf import descriptor_pb2
+
+    info = server.channel.stream_stream(
+        "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+        request_serializer=reflection_pb2.ServerReflectionRequest.SerializeToString,
+        response_deserializer=reflection_pb2.ServerReflectionResponse.FromString,
+    )
+    requests = [
+        reflection_pb2.ServerReflectionRequest(list_services=""),
+        reflection_pb2.ServerReflectionRequest(file_containing_symbol=SERVICE),
+        reflection_pb2.ServerReflectionRequest(file_containing_symbol="grpc.reflection.v1.ServerReflection"),
+    ]
+    listed, service_file, reflection_file = list(info(iter(requests), timeout=10))
+    names = {s.name for s in listed.list_services_response.service}
+    assert {
+        SERVICE,
+        "grpc.reflection.v1.ServerReflection",
+        "grpc.reflection.v1alpha.ServerReflection",
+    } <= names
+    protos = [
+        descriptor_pb2.FileDescriptorProto.FromString(b)
+        for b in service_file.file_descriptor_response.file_descriptor_proto
+    ]
+    assert any(p.package == "heka.v1" for p in protos)
+    (own,) = [
+        descriptor_pb2.FileDescriptorProto.FromString(b)
+        for b in reflection_file.file_descriptor_response.file_descriptor_proto
+    ]
+    assert own.package == "grpc.reflection.v1" and own.service[0].name == "ServerReflection"
+
+
 def test_metrics_move_with_calls(server: ServerProcess) -> None:
     stub = server.stub
     before = scrape(server)
     token = stub.CreateGame(pb.CreateGameRequest(game="aton", seed=31)).state
-    stub.ListLegalActions(pb.ListLegalActionsRequest(state=token, player=0))
+    stub.ListLegalActions(pb.ListLegalActionsRequest(state=token, viewer=0))
     bot = pb.BotSettings(kind=pb.BOT_KIND_MCTS, budget=pb.SearchBudget(iterations=25), seed=3)
     stub.BotMove(pb.BotMoveRequest(state=token, bot=bot, apply=True))
     with pytest.raises(grpc.RpcError):
@@ -293,7 +327,7 @@ def test_key_rotation_old_tokens_verify_new_tokens_use_new_key(
 ) -> None:
     old = server.stub.CreateGame(pb.CreateGameRequest(game="aton", seed=12)).state
     # The rotated server accepts the k1 token and answers with a k2 token...
-    legal = rotated_server.stub.ListLegalActions(pb.ListLegalActionsRequest(state=old, player=0)).actions
+    legal = rotated_server.stub.ListLegalActions(pb.ListLegalActionsRequest(state=old, viewer=0)).actions
     new = rotated_server.stub.ApplyAction(pb.ApplyActionRequest(state=old, action_id=legal[0].id)).state
     decoded = rotated_server.stub.DecodeState(pb.DecodeStateRequest(state=new))
     assert decoded.key_id == "k2" and decoded.encrypted and decoded.token_version == 2
@@ -325,7 +359,9 @@ def test_the_deal_needs_the_servers_key(server: ServerProcess, rotated_server: S
         """Seat 0's first hand in five seeded games (one hand alone often repeats by chance)."""
         hands = []
         for seed in range(70, 75):
-            request = pb.CreateGameRequest(game=game, num_players=players, seed=seed, viewer=0)
+            request = pb.CreateGameRequest(
+                game=game, num_players=players, seed=seed, viewer=0, include_view=True
+            )
             hands.append(tuple(getattr(srv.stub.CreateGame(request).view, game).hand))
         return hands
 
@@ -349,7 +385,7 @@ def test_ephemeral_key_warns(start_server: Any) -> None:
     # Without the state cache every call decodes its token: a few moves still work.
     player = 0
     for _ in range(5):
-        legal = server.stub.ListLegalActions(pb.ListLegalActionsRequest(state=token, player=player)).actions
+        legal = server.stub.ListLegalActions(pb.ListLegalActionsRequest(state=token, viewer=player)).actions
         applied = server.stub.ApplyAction(pb.ApplyActionRequest(state=token, action_id=legal[-1].id))
         token, player = applied.state, applied.status.current_player
     stub = reflection_pb2_grpc.ServerReflectionStub(server.channel)
@@ -366,7 +402,7 @@ def test_many_concurrent_cheap_calls(stub: Any) -> None:
     def worker() -> None:
         try:
             for _ in range(20):
-                legal = stub.ListLegalActions(pb.ListLegalActionsRequest(state=token, player=0)).actions
+                legal = stub.ListLegalActions(pb.ListLegalActionsRequest(state=token, viewer=0)).actions
                 stub.ApplyAction(pb.ApplyActionRequest(state=token, action_id=legal[0].id))
         except BaseException as exc:  # pragma: no cover - reported below
             errors.append(exc)
@@ -570,9 +606,9 @@ def test_a_burst_over_the_rpc_cap_is_resource_exhausted_never_cancelled(start_se
     )
     stub = server.stub
     token = stub.CreateGame(pb.CreateGameRequest(game="aton", seed=3)).state
-    legal = stub.ListLegalActions(pb.ListLegalActionsRequest(state=token)).actions
+    legal = stub.ListLegalActions(pb.ListLegalActionsRequest(state=token, viewer=0)).actions
     held = [
-        stub.BotMove.future(pb.BotMoveRequest(state=token, bot=slow_mcts(20_000)), timeout=60)
+        stub.BotMove.future(pb.BotMoveRequest(state=token, bot=slow_mcts(20_000), viewer=0), timeout=60)
         for _ in range(2)
     ]
     _wait_in_flight(server, 2)
@@ -580,7 +616,7 @@ def test_a_burst_over_the_rpc_cap_is_resource_exhausted_never_cancelled(start_se
         ("ListGames", pb.ListGamesRequest()),
         ("GetView", pb.GetViewRequest(state=token)),
         ("ApplyAction", pb.ApplyActionRequest(state=token, action_id=legal[0].id)),
-        ("BotMove", pb.BotMoveRequest(state=token, bot=pb.BotSettings(kind=pb.BOT_KIND_RANDOM))),
+        ("BotMove", pb.BotMoveRequest(state=token, viewer=0, bot=pb.BotSettings(kind=pb.BOT_KIND_RANDOM))),
         ("CreateGame", pb.CreateGameRequest(game="osirium", num_players=3)),
     ]
     channels = [grpc.insecure_channel(server.address, options=[("test.burst", i)]) for i in range(3)]

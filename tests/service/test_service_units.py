@@ -178,7 +178,11 @@ def test_config_from_env_and_flags() -> None:
     }
     c = cfg.load(parser.parse_args([]), env)
     assert (c.port, c.metrics_port, c.insecure_plaintext_tokens, c.workers, c.search_capacity) == (
-        6000, 9999, True, 3, 3
+        6000,
+        9999,
+        True,
+        3,
+        3,
     )
     c = cfg.load(parser.parse_args(["--port", "7000", "--no-insecure-plaintext-tokens"]), env)
     assert (c.port, c.insecure_plaintext_tokens) == (7000, False)
@@ -426,29 +430,38 @@ def test_async_service_runs_bot_calls_on_the_pool_and_cheap_calls_inline() -> No
     import threading
     from concurrent.futures import ThreadPoolExecutor
 
-    from service.asyncio_bridge import BLOCKING, METHODS, AsyncGameService
+    from service.asyncio_bridge import BLOCKING, METHODS, SOMETIMES_BLOCKING, AsyncGameService
+    from service.gen.heka.v1 import game_service_pb2 as pb
 
-    seen: dict[str, str] = {}
+    seen: list[tuple[str, str]] = []
 
     class Recorder:
         def __getattr__(self, name: str) -> Any:
-            def method(request: Any, _context: Any) -> str:
-                seen[name] = threading.current_thread().name
-                return f"{name}:{request}"
+            def method(_request: Any, _context: Any) -> str:
+                seen.append((name, threading.current_thread().name))
+                return name
 
             return method
 
+    searching = [pb.BotSeat(seat=1, bot=pb.BotSettings(kind=pb.BOT_KIND_MCTS))]
+    random_only = [pb.BotSeat(seat=1, bot=pb.BotSettings(kind=pb.BOT_KIND_RANDOM))]
+    requests: list[tuple[str, Any, bool]] = []  # (method, request, runs on the pool)
+    for m in METHODS:
+        request = getattr(pb, f"{m}Request")()
+        requests.append((m, request, m in BLOCKING))
+        if m in SOMETIMES_BLOCKING:  # with bots: on the pool only when a bot searches
+            requests.append((m, getattr(pb, f"{m}Request")(bots=searching), True))
+            requests.append((m, getattr(pb, f"{m}Request")(bots=random_only), False))
     with ThreadPoolExecutor(1, thread_name_prefix="bot-call") as pool:
         service = AsyncGameService(Recorder(), pool)  # type: ignore[arg-type]
 
         async def call_all() -> list[str]:
-            return [await getattr(service, m)(i, _FakeAioContext(None)) for i, m in enumerate(METHODS)]
+            return [await getattr(service, m)(r, _FakeAioContext(None)) for m, r, _ in requests]
 
         results = asyncio.run(call_all())
-    assert results == [f"{m}:{i}" for i, m in enumerate(METHODS)]
-    assert set(METHODS) >= BLOCKING
-    for name, thread in seen.items():
-        assert thread.startswith("bot-call") == (name in BLOCKING), name
+    assert results == [m for m, _, _ in requests]
+    assert set(METHODS) >= BLOCKING | SOMETIMES_BLOCKING
+    assert [thread.startswith("bot-call") for _, thread in seen] == [pooled for _, _, pooled in requests]
 
 
 @pytest.mark.parametrize(

@@ -49,7 +49,7 @@ def _play_across(game: str, players: int, seed: int) -> list[tuple[int, str]]:
     player = 0
     for turn in range(10_000):
         server = servers[turn % 2]
-        legal = server.ListLegalActions(pb.ListLegalActionsRequest(state=token, player=player), ctx)
+        legal = server.ListLegalActions(pb.ListLegalActionsRequest(state=token, viewer=player), ctx)
         action = rng.choice(list(legal.actions)).id
         resp = server.ApplyAction(pb.ApplyActionRequest(state=token, action_id=action), ctx)
         token, player = resp.state, resp.status.current_player

@@ -65,7 +65,13 @@ def check_aton(state: State, viewer: int | None) -> None:
     assert msg.WhichOneof("game_view") == "aton"
     t = msg.aton
     assert t.round == v.round
-    assert pb.AtonDecision.Name(t.decision) == "ATON_DECISION_" + v.decision.upper()
+    assert pb.Decision.Name(t.decision) == "DECISION_" + v.decision.upper()
+    outcome = state.outcome()
+    assert t.reason == (
+        pb.OutcomeReason.Value("OUTCOME_REASON_" + outcome.reason.upper())
+        if outcome
+        else pb.OUTCOME_REASON_UNSPECIFIED
+    )
     assert t.HasField("current_player") == (v.decision != "over")
     # Board (A1.6): 4 temples x 12 squares, kinds as printed, owners as in the engine view.
     assert [tp.number for tp in t.temples] == [1, 2, 3, 4]
@@ -139,7 +145,13 @@ def check_osirium(state: State, viewer: int | None) -> None:
     assert msg.WhichOneof("game_view") == "osirium"
     t = msg.osirium
     assert t.num_players == v.num_players
-    assert pb.OsiriumStep.Name(t.step) == "OSIRIUM_STEP_" + v.decision.upper()
+    assert pb.Decision.Name(t.decision) == "DECISION_" + v.decision.upper()
+    outcome = state.outcome()
+    assert t.reason == (
+        pb.OutcomeReason.Value("OUTCOME_REASON_" + outcome.reason.upper())
+        if outcome
+        else pb.OUTCOME_REASON_UNSPECIFIED
+    )
     assert t.round == v.round
     # Board (O1.2): 16 cells, row-major, amulet type, rotation and rotated arrows.
     assert [(c.cell, c.row, c.column) for c in t.board] == [(i, i // 4, i % 4) for i in range(16)]
@@ -160,6 +172,7 @@ def check_osirium(state: State, viewer: int | None) -> None:
     assert [s.score for s in t.seats] == list(v.scores) == list(state.scores())
     assert [s.team for s in t.seats] == list(v.teams) == list(state.teams())
     assert [s.deity.name for s in t.seats] == list(v.deities)
+    assert [pb.Deity.Name(s.deity.deity) for s in t.seats] == ["DEITY_" + d.upper() for d in v.deities]
     assert [s.hand_size for s in t.seats] == list(v.hand_sizes)
     assert [s.ritual_ankhs for s in t.seats] == list(v.ritual_ankhs)
     for q, seat in enumerate(t.seats):
@@ -224,8 +237,8 @@ def test_typed_view_round_trips_over_get_view(
     """GetView over gRPC returns the same typed view as the engine state replayed locally."""
     seed = 31
     req = pb.CreateGameRequest(game=game, num_players=players, seed=seed)
-    if options:
-        req.options.update(options)
+    if options.get("teams"):
+        req.options.osirium.teams = True
     token = stub.CreateGame(req).state
     # The server's deal: the seed keyed with its key's chance secret (docs/security.md, replays).
     chance = game_rng(game, seed, parse_keys(KEY1)[0].chance_secret)
@@ -237,7 +250,7 @@ def test_typed_view_round_trips_over_get_view(
                 got = stub.GetView(
                     pb.GetViewRequest(state=token)
                     if viewer is None
-                    else pb.GetViewRequest(state=token, player=viewer)
+                    else pb.GetViewRequest(state=token, viewer=viewer)
                 ).view
                 want = convert.view_message(local, viewer)
                 assert got.WhichOneof("game_view") == game

@@ -40,15 +40,46 @@ class StopReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     STOP_REASON_DEADLINE: _ClassVar[StopReason]
     STOP_REASON_TIME_LIMIT: _ClassVar[StopReason]
 
-class AtonDecision(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+class Decision(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
-    ATON_DECISION_UNSPECIFIED: _ClassVar[AtonDecision]
-    ATON_DECISION_EXCHANGE: _ClassVar[AtonDecision]
-    ATON_DECISION_ARRANGE: _ClassVar[AtonDecision]
-    ATON_DECISION_REMOVE: _ClassVar[AtonDecision]
-    ATON_DECISION_PLACE: _ClassVar[AtonDecision]
-    ATON_DECISION_RESET: _ClassVar[AtonDecision]
-    ATON_DECISION_OVER: _ClassVar[AtonDecision]
+    DECISION_UNSPECIFIED: _ClassVar[Decision]
+    DECISION_OVER: _ClassVar[Decision]
+    DECISION_EXCHANGE: _ClassVar[Decision]
+    DECISION_ARRANGE: _ClassVar[Decision]
+    DECISION_REMOVE: _ClassVar[Decision]
+    DECISION_PLACE: _ClassVar[Decision]
+    DECISION_RESET: _ClassVar[Decision]
+    DECISION_MAIN: _ClassVar[Decision]
+    DECISION_DRAW: _ClassVar[Decision]
+    DECISION_BREAK: _ClassVar[Decision]
+    DECISION_REFILL: _ClassVar[Decision]
+
+class OutcomeReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    OUTCOME_REASON_UNSPECIFIED: _ClassVar[OutcomeReason]
+    OUTCOME_REASON_POINTS: _ClassVar[OutcomeReason]
+    OUTCOME_REASON_TEMPLE: _ClassVar[OutcomeReason]
+    OUTCOME_REASON_YELLOW: _ClassVar[OutcomeReason]
+    OUTCOME_REASON_GREEN: _ClassVar[OutcomeReason]
+    OUTCOME_REASON_SCORING: _ClassVar[OutcomeReason]
+    OUTCOME_REASON_ROUND_LIMIT: _ClassVar[OutcomeReason]
+    OUTCOME_REASON_FIFTH_RITUAL: _ClassVar[OutcomeReason]
+
+class Deity(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    DEITY_UNSPECIFIED: _ClassVar[Deity]
+    DEITY_ISIS: _ClassVar[Deity]
+    DEITY_ANUBIS: _ClassVar[Deity]
+    DEITY_BASTET: _ClassVar[Deity]
+    DEITY_SETH: _ClassVar[Deity]
+
+class DeityPower(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    DEITY_POWER_UNSPECIFIED: _ClassVar[DeityPower]
+    DEITY_POWER_MOVE: _ClassVar[DeityPower]
+    DEITY_POWER_BREAK: _ClassVar[DeityPower]
+    DEITY_POWER_MARKET: _ClassVar[DeityPower]
+    DEITY_POWER_ROTATE: _ClassVar[DeityPower]
 
 class SquareKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -65,16 +96,6 @@ class AtonExchangeChoice(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ATON_EXCHANGE_CHOICE_UNSPECIFIED: _ClassVar[AtonExchangeChoice]
     ATON_EXCHANGE_CHOICE_KEEP: _ClassVar[AtonExchangeChoice]
     ATON_EXCHANGE_CHOICE_EXCHANGE: _ClassVar[AtonExchangeChoice]
-
-class OsiriumStep(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
-    __slots__ = ()
-    OSIRIUM_STEP_UNSPECIFIED: _ClassVar[OsiriumStep]
-    OSIRIUM_STEP_MAIN: _ClassVar[OsiriumStep]
-    OSIRIUM_STEP_PLACE: _ClassVar[OsiriumStep]
-    OSIRIUM_STEP_DRAW: _ClassVar[OsiriumStep]
-    OSIRIUM_STEP_BREAK: _ClassVar[OsiriumStep]
-    OSIRIUM_STEP_REFILL: _ClassVar[OsiriumStep]
-    OSIRIUM_STEP_OVER: _ClassVar[OsiriumStep]
 
 class AmuletColour(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -112,6 +133,19 @@ class RitualDeck(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     RITUAL_DECK_UNSPECIFIED: _ClassVar[RitualDeck]
     RITUAL_DECK_SIMPLE: _ClassVar[RitualDeck]
     RITUAL_DECK_ADVANCED: _ClassVar[RitualDeck]
+
+class AtonOrderReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    ATON_ORDER_REASON_UNSPECIFIED: _ClassVar[AtonOrderReason]
+    ATON_ORDER_REASON_CARTOUCHE2: _ClassVar[AtonOrderReason]
+    ATON_ORDER_REASON_WAR: _ClassVar[AtonOrderReason]
+    ATON_ORDER_REASON_CARTOUCHE1: _ClassVar[AtonOrderReason]
+
+class DrawSource(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    DRAW_SOURCE_UNSPECIFIED: _ClassVar[DrawSource]
+    DRAW_SOURCE_MARKET: _ClassVar[DrawSource]
+    DRAW_SOURCE_PILE: _ClassVar[DrawSource]
 OPTION_KIND_UNSPECIFIED: OptionKind
 OPTION_KIND_BOOL: OptionKind
 OPTION_KIND_INT: OptionKind
@@ -131,13 +165,35 @@ STOP_REASON_GAME_OVER: StopReason
 STOP_REASON_MOVE_LIMIT: StopReason
 STOP_REASON_DEADLINE: StopReason
 STOP_REASON_TIME_LIMIT: StopReason
-ATON_DECISION_UNSPECIFIED: AtonDecision
-ATON_DECISION_EXCHANGE: AtonDecision
-ATON_DECISION_ARRANGE: AtonDecision
-ATON_DECISION_REMOVE: AtonDecision
-ATON_DECISION_PLACE: AtonDecision
-ATON_DECISION_RESET: AtonDecision
-ATON_DECISION_OVER: AtonDecision
+DECISION_UNSPECIFIED: Decision
+DECISION_OVER: Decision
+DECISION_EXCHANGE: Decision
+DECISION_ARRANGE: Decision
+DECISION_REMOVE: Decision
+DECISION_PLACE: Decision
+DECISION_RESET: Decision
+DECISION_MAIN: Decision
+DECISION_DRAW: Decision
+DECISION_BREAK: Decision
+DECISION_REFILL: Decision
+OUTCOME_REASON_UNSPECIFIED: OutcomeReason
+OUTCOME_REASON_POINTS: OutcomeReason
+OUTCOME_REASON_TEMPLE: OutcomeReason
+OUTCOME_REASON_YELLOW: OutcomeReason
+OUTCOME_REASON_GREEN: OutcomeReason
+OUTCOME_REASON_SCORING: OutcomeReason
+OUTCOME_REASON_ROUND_LIMIT: OutcomeReason
+OUTCOME_REASON_FIFTH_RITUAL: OutcomeReason
+DEITY_UNSPECIFIED: Deity
+DEITY_ISIS: Deity
+DEITY_ANUBIS: Deity
+DEITY_BASTET: Deity
+DEITY_SETH: Deity
+DEITY_POWER_UNSPECIFIED: DeityPower
+DEITY_POWER_MOVE: DeityPower
+DEITY_POWER_BREAK: DeityPower
+DEITY_POWER_MARKET: DeityPower
+DEITY_POWER_ROTATE: DeityPower
 SQUARE_KIND_UNSPECIFIED: SquareKind
 SQUARE_KIND_YELLOW: SquareKind
 SQUARE_KIND_GREY: SquareKind
@@ -148,13 +204,6 @@ SQUARE_KIND_BONUS2: SquareKind
 ATON_EXCHANGE_CHOICE_UNSPECIFIED: AtonExchangeChoice
 ATON_EXCHANGE_CHOICE_KEEP: AtonExchangeChoice
 ATON_EXCHANGE_CHOICE_EXCHANGE: AtonExchangeChoice
-OSIRIUM_STEP_UNSPECIFIED: OsiriumStep
-OSIRIUM_STEP_MAIN: OsiriumStep
-OSIRIUM_STEP_PLACE: OsiriumStep
-OSIRIUM_STEP_DRAW: OsiriumStep
-OSIRIUM_STEP_BREAK: OsiriumStep
-OSIRIUM_STEP_REFILL: OsiriumStep
-OSIRIUM_STEP_OVER: OsiriumStep
 AMULET_COLOUR_UNSPECIFIED: AmuletColour
 AMULET_COLOUR_BLUE: AmuletColour
 AMULET_COLOUR_RED: AmuletColour
@@ -177,6 +226,13 @@ PRINCIPLE_CHAOS: Principle
 RITUAL_DECK_UNSPECIFIED: RitualDeck
 RITUAL_DECK_SIMPLE: RitualDeck
 RITUAL_DECK_ADVANCED: RitualDeck
+ATON_ORDER_REASON_UNSPECIFIED: AtonOrderReason
+ATON_ORDER_REASON_CARTOUCHE2: AtonOrderReason
+ATON_ORDER_REASON_WAR: AtonOrderReason
+ATON_ORDER_REASON_CARTOUCHE1: AtonOrderReason
+DRAW_SOURCE_UNSPECIFIED: DrawSource
+DRAW_SOURCE_MARKET: DrawSource
+DRAW_SOURCE_PILE: DrawSource
 
 class GameOption(_message.Message):
     __slots__ = ("name", "kind", "default_value", "description", "choices")
@@ -216,33 +272,57 @@ class GameInfo(_message.Message):
     team_player_counts: _containers.RepeatedScalarFieldContainer[int]
     def __init__(self, name: _Optional[str] = ..., title: _Optional[str] = ..., min_players: _Optional[int] = ..., max_players: _Optional[int] = ..., options: _Optional[_Iterable[_Union[GameOption, _Mapping]]] = ..., hidden_information: _Optional[bool] = ..., num_distinct_actions: _Optional[int] = ..., max_rounds: _Optional[int] = ..., description: _Optional[str] = ..., team_player_counts: _Optional[_Iterable[int]] = ...) -> None: ...
 
+class AtonOptions(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class OsiriumOptions(_message.Message):
+    __slots__ = ("teams", "deities")
+    TEAMS_FIELD_NUMBER: _ClassVar[int]
+    DEITIES_FIELD_NUMBER: _ClassVar[int]
+    teams: bool
+    deities: _containers.RepeatedScalarFieldContainer[Deity]
+    def __init__(self, teams: _Optional[bool] = ..., deities: _Optional[_Iterable[_Union[Deity, str]]] = ...) -> None: ...
+
+class GameOptions(_message.Message):
+    __slots__ = ("aton", "osirium")
+    ATON_FIELD_NUMBER: _ClassVar[int]
+    OSIRIUM_FIELD_NUMBER: _ClassVar[int]
+    aton: AtonOptions
+    osirium: OsiriumOptions
+    def __init__(self, aton: _Optional[_Union[AtonOptions, _Mapping]] = ..., osirium: _Optional[_Union[OsiriumOptions, _Mapping]] = ...) -> None: ...
+
 class Action(_message.Message):
-    __slots__ = ("id", "text", "kind", "fields")
+    __slots__ = ("id", "text", "kind", "aton", "osirium")
     ID_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
-    FIELDS_FIELD_NUMBER: _ClassVar[int]
+    ATON_FIELD_NUMBER: _ClassVar[int]
+    OSIRIUM_FIELD_NUMBER: _ClassVar[int]
     id: int
     text: str
     kind: str
-    fields: _struct_pb2.Struct
-    def __init__(self, id: _Optional[int] = ..., text: _Optional[str] = ..., kind: _Optional[str] = ..., fields: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+    aton: AtonActionDetails
+    osirium: OsiriumActionDetails
+    def __init__(self, id: _Optional[int] = ..., text: _Optional[str] = ..., kind: _Optional[str] = ..., aton: _Optional[_Union[AtonActionDetails, _Mapping]] = ..., osirium: _Optional[_Union[OsiriumActionDetails, _Mapping]] = ...) -> None: ...
 
 class Event(_message.Message):
-    __slots__ = ("kind", "text", "player", "data", "is_public", "visible_to")
+    __slots__ = ("kind", "text", "player", "is_public", "visible_to", "aton", "osirium")
     KIND_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
     PLAYER_FIELD_NUMBER: _ClassVar[int]
-    DATA_FIELD_NUMBER: _ClassVar[int]
     IS_PUBLIC_FIELD_NUMBER: _ClassVar[int]
     VISIBLE_TO_FIELD_NUMBER: _ClassVar[int]
+    ATON_FIELD_NUMBER: _ClassVar[int]
+    OSIRIUM_FIELD_NUMBER: _ClassVar[int]
     kind: str
     text: str
     player: int
-    data: _struct_pb2.Struct
     is_public: bool
     visible_to: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, kind: _Optional[str] = ..., text: _Optional[str] = ..., player: _Optional[int] = ..., data: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., is_public: _Optional[bool] = ..., visible_to: _Optional[_Iterable[int]] = ...) -> None: ...
+    aton: AtonEventDetails
+    osirium: OsiriumEventDetails
+    def __init__(self, kind: _Optional[str] = ..., text: _Optional[str] = ..., player: _Optional[int] = ..., is_public: _Optional[bool] = ..., visible_to: _Optional[_Iterable[int]] = ..., aton: _Optional[_Union[AtonEventDetails, _Mapping]] = ..., osirium: _Optional[_Union[OsiriumEventDetails, _Mapping]] = ...) -> None: ...
 
 class Outcome(_message.Message):
     __slots__ = ("winners", "reason", "text", "scores", "returns", "is_draw")
@@ -253,15 +333,15 @@ class Outcome(_message.Message):
     RETURNS_FIELD_NUMBER: _ClassVar[int]
     IS_DRAW_FIELD_NUMBER: _ClassVar[int]
     winners: _containers.RepeatedScalarFieldContainer[int]
-    reason: str
+    reason: OutcomeReason
     text: str
     scores: _containers.RepeatedScalarFieldContainer[int]
     returns: _containers.RepeatedScalarFieldContainer[float]
     is_draw: bool
-    def __init__(self, winners: _Optional[_Iterable[int]] = ..., reason: _Optional[str] = ..., text: _Optional[str] = ..., scores: _Optional[_Iterable[int]] = ..., returns: _Optional[_Iterable[float]] = ..., is_draw: _Optional[bool] = ...) -> None: ...
+    def __init__(self, winners: _Optional[_Iterable[int]] = ..., reason: _Optional[_Union[OutcomeReason, str]] = ..., text: _Optional[str] = ..., scores: _Optional[_Iterable[int]] = ..., returns: _Optional[_Iterable[float]] = ..., is_draw: _Optional[bool] = ...) -> None: ...
 
 class GameStatus(_message.Message):
-    __slots__ = ("game", "num_players", "current_player", "decision", "is_over", "scores", "teams", "outcome")
+    __slots__ = ("game", "num_players", "current_player", "decision", "is_over", "scores", "teams", "outcome", "move_number")
     GAME_FIELD_NUMBER: _ClassVar[int]
     NUM_PLAYERS_FIELD_NUMBER: _ClassVar[int]
     CURRENT_PLAYER_FIELD_NUMBER: _ClassVar[int]
@@ -270,31 +350,31 @@ class GameStatus(_message.Message):
     SCORES_FIELD_NUMBER: _ClassVar[int]
     TEAMS_FIELD_NUMBER: _ClassVar[int]
     OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    MOVE_NUMBER_FIELD_NUMBER: _ClassVar[int]
     game: str
     num_players: int
     current_player: int
-    decision: str
+    decision: Decision
     is_over: bool
     scores: _containers.RepeatedScalarFieldContainer[int]
     teams: _containers.RepeatedScalarFieldContainer[int]
     outcome: Outcome
-    def __init__(self, game: _Optional[str] = ..., num_players: _Optional[int] = ..., current_player: _Optional[int] = ..., decision: _Optional[str] = ..., is_over: _Optional[bool] = ..., scores: _Optional[_Iterable[int]] = ..., teams: _Optional[_Iterable[int]] = ..., outcome: _Optional[_Union[Outcome, _Mapping]] = ...) -> None: ...
+    move_number: int
+    def __init__(self, game: _Optional[str] = ..., num_players: _Optional[int] = ..., current_player: _Optional[int] = ..., decision: _Optional[_Union[Decision, str]] = ..., is_over: _Optional[bool] = ..., scores: _Optional[_Iterable[int]] = ..., teams: _Optional[_Iterable[int]] = ..., outcome: _Optional[_Union[Outcome, _Mapping]] = ..., move_number: _Optional[int] = ...) -> None: ...
 
 class View(_message.Message):
-    __slots__ = ("player", "status", "details", "text", "aton", "osirium")
-    PLAYER_FIELD_NUMBER: _ClassVar[int]
+    __slots__ = ("viewer", "status", "text", "aton", "osirium")
+    VIEWER_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
-    DETAILS_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
     ATON_FIELD_NUMBER: _ClassVar[int]
     OSIRIUM_FIELD_NUMBER: _ClassVar[int]
-    player: int
+    viewer: int
     status: GameStatus
-    details: _struct_pb2.Struct
     text: str
     aton: AtonView
     osirium: OsiriumView
-    def __init__(self, player: _Optional[int] = ..., status: _Optional[_Union[GameStatus, _Mapping]] = ..., details: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., text: _Optional[str] = ..., aton: _Optional[_Union[AtonView, _Mapping]] = ..., osirium: _Optional[_Union[OsiriumView, _Mapping]] = ...) -> None: ...
+    def __init__(self, viewer: _Optional[int] = ..., status: _Optional[_Union[GameStatus, _Mapping]] = ..., text: _Optional[str] = ..., aton: _Optional[_Union[AtonView, _Mapping]] = ..., osirium: _Optional[_Union[OsiriumView, _Mapping]] = ...) -> None: ...
 
 class AtonSquare(_message.Message):
     __slots__ = ("slot", "index", "kind", "owner")
@@ -379,7 +459,7 @@ class AtonView(_message.Message):
     REASON_FIELD_NUMBER: _ClassVar[int]
     KINGDOM_TOTAL_FIELD_NUMBER: _ClassVar[int]
     round: int
-    decision: AtonDecision
+    decision: Decision
     current_player: int
     temples: _containers.RepeatedCompositeFieldContainer[AtonTemple]
     seats: _containers.RepeatedCompositeFieldContainer[AtonSeat]
@@ -392,9 +472,9 @@ class AtonView(_message.Message):
     hand: _containers.RepeatedScalarFieldContainer[int]
     exchange_decision: AtonExchangeChoice
     winners: _containers.RepeatedScalarFieldContainer[int]
-    reason: str
+    reason: OutcomeReason
     kingdom_total: int
-    def __init__(self, round: _Optional[int] = ..., decision: _Optional[_Union[AtonDecision, str]] = ..., current_player: _Optional[int] = ..., temples: _Optional[_Iterable[_Union[AtonTemple, _Mapping]]] = ..., seats: _Optional[_Iterable[_Union[AtonSeat, _Mapping]]] = ..., first_player: _Optional[int] = ..., war: _Optional[_Iterable[_Union[AtonWarStep, _Mapping]]] = ..., remaining: _Optional[int] = ..., removal_target: _Optional[int] = ..., overflow: _Optional[int] = ..., reset_temple: _Optional[int] = ..., hand: _Optional[_Iterable[int]] = ..., exchange_decision: _Optional[_Union[AtonExchangeChoice, str]] = ..., winners: _Optional[_Iterable[int]] = ..., reason: _Optional[str] = ..., kingdom_total: _Optional[int] = ...) -> None: ...
+    def __init__(self, round: _Optional[int] = ..., decision: _Optional[_Union[Decision, str]] = ..., current_player: _Optional[int] = ..., temples: _Optional[_Iterable[_Union[AtonTemple, _Mapping]]] = ..., seats: _Optional[_Iterable[_Union[AtonSeat, _Mapping]]] = ..., first_player: _Optional[int] = ..., war: _Optional[_Iterable[_Union[AtonWarStep, _Mapping]]] = ..., remaining: _Optional[int] = ..., removal_target: _Optional[int] = ..., overflow: _Optional[int] = ..., reset_temple: _Optional[int] = ..., hand: _Optional[_Iterable[int]] = ..., exchange_decision: _Optional[_Union[AtonExchangeChoice, str]] = ..., winners: _Optional[_Iterable[int]] = ..., reason: _Optional[_Union[OutcomeReason, str]] = ..., kingdom_total: _Optional[int] = ...) -> None: ...
 
 class Amulet(_message.Message):
     __slots__ = ("colour", "pattern", "name")
@@ -490,17 +570,19 @@ class Exaltation(_message.Message):
     ankhs: int
     def __init__(self, id: _Optional[int] = ..., name: _Optional[str] = ..., text: _Optional[str] = ..., ankhs: _Optional[int] = ...) -> None: ...
 
-class Deity(_message.Message):
-    __slots__ = ("id", "name", "power", "text")
+class DeityBoard(_message.Message):
+    __slots__ = ("id", "name", "power", "text", "deity")
     ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     POWER_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
+    DEITY_FIELD_NUMBER: _ClassVar[int]
     id: int
     name: str
-    power: str
+    power: DeityPower
     text: str
-    def __init__(self, id: _Optional[int] = ..., name: _Optional[str] = ..., power: _Optional[str] = ..., text: _Optional[str] = ...) -> None: ...
+    deity: Deity
+    def __init__(self, id: _Optional[int] = ..., name: _Optional[str] = ..., power: _Optional[_Union[DeityPower, str]] = ..., text: _Optional[str] = ..., deity: _Optional[_Union[Deity, str]] = ...) -> None: ...
 
 class OsiriumSeat(_message.Message):
     __slots__ = ("seat", "team", "deity", "power_used", "hand_size", "rituals", "completed", "broken", "ritual_ankhs", "exaltation", "score")
@@ -517,7 +599,7 @@ class OsiriumSeat(_message.Message):
     SCORE_FIELD_NUMBER: _ClassVar[int]
     seat: int
     team: int
-    deity: Deity
+    deity: DeityBoard
     power_used: bool
     hand_size: int
     rituals: _containers.RepeatedCompositeFieldContainer[RitualSlot]
@@ -526,7 +608,7 @@ class OsiriumSeat(_message.Message):
     ritual_ankhs: int
     exaltation: Exaltation
     score: int
-    def __init__(self, seat: _Optional[int] = ..., team: _Optional[int] = ..., deity: _Optional[_Union[Deity, _Mapping]] = ..., power_used: _Optional[bool] = ..., hand_size: _Optional[int] = ..., rituals: _Optional[_Iterable[_Union[RitualSlot, _Mapping]]] = ..., completed: _Optional[_Iterable[_Union[CompletedRitual, _Mapping]]] = ..., broken: _Optional[_Iterable[_Union[Amulet, _Mapping]]] = ..., ritual_ankhs: _Optional[int] = ..., exaltation: _Optional[_Union[Exaltation, _Mapping]] = ..., score: _Optional[int] = ...) -> None: ...
+    def __init__(self, seat: _Optional[int] = ..., team: _Optional[int] = ..., deity: _Optional[_Union[DeityBoard, _Mapping]] = ..., power_used: _Optional[bool] = ..., hand_size: _Optional[int] = ..., rituals: _Optional[_Iterable[_Union[RitualSlot, _Mapping]]] = ..., completed: _Optional[_Iterable[_Union[CompletedRitual, _Mapping]]] = ..., broken: _Optional[_Iterable[_Union[Amulet, _Mapping]]] = ..., ritual_ankhs: _Optional[int] = ..., exaltation: _Optional[_Union[Exaltation, _Mapping]] = ..., score: _Optional[int] = ...) -> None: ...
 
 class CastProgress(_message.Message):
     __slots__ = ("slot", "cells", "breaks_left", "last_broken_cell")
@@ -541,9 +623,9 @@ class CastProgress(_message.Message):
     def __init__(self, slot: _Optional[int] = ..., cells: _Optional[_Iterable[int]] = ..., breaks_left: _Optional[int] = ..., last_broken_cell: _Optional[int] = ...) -> None: ...
 
 class OsiriumView(_message.Message):
-    __slots__ = ("num_players", "step", "current_player", "round", "board", "market", "draw_pile_size", "discard", "seats", "simple_pile_size", "advanced_pile_size", "started", "placed", "clear_cell", "cast", "hand", "result")
+    __slots__ = ("num_players", "decision", "current_player", "round", "board", "market", "draw_pile_size", "discard", "seats", "simple_pile_size", "advanced_pile_size", "started", "placed", "clear_cell", "cast", "hand", "result", "reason")
     NUM_PLAYERS_FIELD_NUMBER: _ClassVar[int]
-    STEP_FIELD_NUMBER: _ClassVar[int]
+    DECISION_FIELD_NUMBER: _ClassVar[int]
     CURRENT_PLAYER_FIELD_NUMBER: _ClassVar[int]
     ROUND_FIELD_NUMBER: _ClassVar[int]
     BOARD_FIELD_NUMBER: _ClassVar[int]
@@ -559,8 +641,9 @@ class OsiriumView(_message.Message):
     CAST_FIELD_NUMBER: _ClassVar[int]
     HAND_FIELD_NUMBER: _ClassVar[int]
     RESULT_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
     num_players: int
-    step: OsiriumStep
+    decision: Decision
     current_player: int
     round: int
     board: _containers.RepeatedCompositeFieldContainer[OsiriumCell]
@@ -576,7 +659,520 @@ class OsiriumView(_message.Message):
     cast: CastProgress
     hand: _containers.RepeatedCompositeFieldContainer[Amulet]
     result: str
-    def __init__(self, num_players: _Optional[int] = ..., step: _Optional[_Union[OsiriumStep, str]] = ..., current_player: _Optional[int] = ..., round: _Optional[int] = ..., board: _Optional[_Iterable[_Union[OsiriumCell, _Mapping]]] = ..., market: _Optional[_Iterable[_Union[MarketSlot, _Mapping]]] = ..., draw_pile_size: _Optional[int] = ..., discard: _Optional[_Iterable[_Union[Amulet, _Mapping]]] = ..., seats: _Optional[_Iterable[_Union[OsiriumSeat, _Mapping]]] = ..., simple_pile_size: _Optional[int] = ..., advanced_pile_size: _Optional[int] = ..., started: _Optional[bool] = ..., placed: _Optional[bool] = ..., clear_cell: _Optional[int] = ..., cast: _Optional[_Union[CastProgress, _Mapping]] = ..., hand: _Optional[_Iterable[_Union[Amulet, _Mapping]]] = ..., result: _Optional[str] = ...) -> None: ...
+    reason: OutcomeReason
+    def __init__(self, num_players: _Optional[int] = ..., decision: _Optional[_Union[Decision, str]] = ..., current_player: _Optional[int] = ..., round: _Optional[int] = ..., board: _Optional[_Iterable[_Union[OsiriumCell, _Mapping]]] = ..., market: _Optional[_Iterable[_Union[MarketSlot, _Mapping]]] = ..., draw_pile_size: _Optional[int] = ..., discard: _Optional[_Iterable[_Union[Amulet, _Mapping]]] = ..., seats: _Optional[_Iterable[_Union[OsiriumSeat, _Mapping]]] = ..., simple_pile_size: _Optional[int] = ..., advanced_pile_size: _Optional[int] = ..., started: _Optional[bool] = ..., placed: _Optional[bool] = ..., clear_cell: _Optional[int] = ..., cast: _Optional[_Union[CastProgress, _Mapping]] = ..., hand: _Optional[_Iterable[_Union[Amulet, _Mapping]]] = ..., result: _Optional[str] = ..., reason: _Optional[_Union[OutcomeReason, str]] = ...) -> None: ...
+
+class AtonSquareRef(_message.Message):
+    __slots__ = ("square", "temple", "slot", "square_kind")
+    SQUARE_FIELD_NUMBER: _ClassVar[int]
+    TEMPLE_FIELD_NUMBER: _ClassVar[int]
+    SLOT_FIELD_NUMBER: _ClassVar[int]
+    SQUARE_KIND_FIELD_NUMBER: _ClassVar[int]
+    square: int
+    temple: int
+    slot: int
+    square_kind: SquareKind
+    def __init__(self, square: _Optional[int] = ..., temple: _Optional[int] = ..., slot: _Optional[int] = ..., square_kind: _Optional[_Union[SquareKind, str]] = ...) -> None: ...
+
+class AtonArrangement(_message.Message):
+    __slots__ = ("values",)
+    VALUES_FIELD_NUMBER: _ClassVar[int]
+    values: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, values: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class AtonActionDetails(_message.Message):
+    __slots__ = ("arrange", "remove", "place", "reset")
+    ARRANGE_FIELD_NUMBER: _ClassVar[int]
+    REMOVE_FIELD_NUMBER: _ClassVar[int]
+    PLACE_FIELD_NUMBER: _ClassVar[int]
+    RESET_FIELD_NUMBER: _ClassVar[int]
+    arrange: AtonArrangement
+    remove: AtonSquareRef
+    place: AtonSquareRef
+    reset: AtonSquareRef
+    def __init__(self, arrange: _Optional[_Union[AtonArrangement, _Mapping]] = ..., remove: _Optional[_Union[AtonSquareRef, _Mapping]] = ..., place: _Optional[_Union[AtonSquareRef, _Mapping]] = ..., reset: _Optional[_Union[AtonSquareRef, _Mapping]] = ...) -> None: ...
+
+class AtonSquareEvent(_message.Message):
+    __slots__ = ("square", "temple", "slot")
+    SQUARE_FIELD_NUMBER: _ClassVar[int]
+    TEMPLE_FIELD_NUMBER: _ClassVar[int]
+    SLOT_FIELD_NUMBER: _ClassVar[int]
+    square: int
+    temple: int
+    slot: int
+    def __init__(self, square: _Optional[int] = ..., temple: _Optional[int] = ..., slot: _Optional[int] = ...) -> None: ...
+
+class AtonRemoveEvent(_message.Message):
+    __slots__ = ("square", "temple", "slot", "owner", "to_kingdom")
+    SQUARE_FIELD_NUMBER: _ClassVar[int]
+    TEMPLE_FIELD_NUMBER: _ClassVar[int]
+    SLOT_FIELD_NUMBER: _ClassVar[int]
+    OWNER_FIELD_NUMBER: _ClassVar[int]
+    TO_KINGDOM_FIELD_NUMBER: _ClassVar[int]
+    square: int
+    temple: int
+    slot: int
+    owner: int
+    to_kingdom: bool
+    def __init__(self, square: _Optional[int] = ..., temple: _Optional[int] = ..., slot: _Optional[int] = ..., owner: _Optional[int] = ..., to_kingdom: _Optional[bool] = ...) -> None: ...
+
+class AtonCardsEvent(_message.Message):
+    __slots__ = ("cards",)
+    CARDS_FIELD_NUMBER: _ClassVar[int]
+    cards: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, cards: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class AtonPointsEvent(_message.Message):
+    __slots__ = ("points",)
+    POINTS_FIELD_NUMBER: _ClassVar[int]
+    points: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, points: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class AtonArrangementEvent(_message.Message):
+    __slots__ = ("values",)
+    VALUES_FIELD_NUMBER: _ClassVar[int]
+    values: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, values: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class AtonDrawCardsEvent(_message.Message):
+    __slots__ = ("deck",)
+    DECK_FIELD_NUMBER: _ClassVar[int]
+    deck: int
+    def __init__(self, deck: _Optional[int] = ...) -> None: ...
+
+class AtonExchangeEvent(_message.Message):
+    __slots__ = ("exchanged", "decided", "who")
+    EXCHANGED_FIELD_NUMBER: _ClassVar[int]
+    DECIDED_FIELD_NUMBER: _ClassVar[int]
+    WHO_FIELD_NUMBER: _ClassVar[int]
+    exchanged: _containers.RepeatedScalarFieldContainer[bool]
+    decided: _containers.RepeatedScalarFieldContainer[int]
+    who: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, exchanged: _Optional[_Iterable[bool]] = ..., decided: _Optional[_Iterable[int]] = ..., who: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class AtonExchangeDecisionEvent(_message.Message):
+    __slots__ = ("exchange",)
+    EXCHANGE_FIELD_NUMBER: _ClassVar[int]
+    exchange: bool
+    def __init__(self, exchange: _Optional[bool] = ...) -> None: ...
+
+class AtonHandEvent(_message.Message):
+    __slots__ = ("hand",)
+    HAND_FIELD_NUMBER: _ClassVar[int]
+    hand: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, hand: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class AtonOrderEvent(_message.Message):
+    __slots__ = ("first", "reason")
+    FIRST_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    first: int
+    reason: AtonOrderReason
+    def __init__(self, first: _Optional[int] = ..., reason: _Optional[_Union[AtonOrderReason, str]] = ...) -> None: ...
+
+class AtonOverflowEvent(_message.Message):
+    __slots__ = ("overflow", "to_kingdom")
+    OVERFLOW_FIELD_NUMBER: _ClassVar[int]
+    TO_KINGDOM_FIELD_NUMBER: _ClassVar[int]
+    overflow: int
+    to_kingdom: int
+    def __init__(self, overflow: _Optional[int] = ..., to_kingdom: _Optional[int] = ...) -> None: ...
+
+class AtonPlacementEvent(_message.Message):
+    __slots__ = ("count", "overflow", "stock", "empty", "cartouche")
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    OVERFLOW_FIELD_NUMBER: _ClassVar[int]
+    STOCK_FIELD_NUMBER: _ClassVar[int]
+    EMPTY_FIELD_NUMBER: _ClassVar[int]
+    CARTOUCHE_FIELD_NUMBER: _ClassVar[int]
+    count: int
+    overflow: int
+    stock: int
+    empty: int
+    cartouche: int
+    def __init__(self, count: _Optional[int] = ..., overflow: _Optional[int] = ..., stock: _Optional[int] = ..., empty: _Optional[int] = ..., cartouche: _Optional[int] = ...) -> None: ...
+
+class AtonRemovalEvent(_message.Message):
+    __slots__ = ("required", "count", "target")
+    REQUIRED_FIELD_NUMBER: _ClassVar[int]
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    TARGET_FIELD_NUMBER: _ClassVar[int]
+    required: int
+    count: int
+    target: int
+    def __init__(self, required: _Optional[int] = ..., count: _Optional[int] = ..., target: _Optional[int] = ...) -> None: ...
+
+class AtonResetStartEvent(_message.Message):
+    __slots__ = ("first",)
+    FIRST_FIELD_NUMBER: _ClassVar[int]
+    first: int
+    def __init__(self, first: _Optional[int] = ...) -> None: ...
+
+class AtonCountEvent(_message.Message):
+    __slots__ = ("cards",)
+    CARDS_FIELD_NUMBER: _ClassVar[int]
+    cards: int
+    def __init__(self, cards: _Optional[int] = ...) -> None: ...
+
+class AtonRoundEvent(_message.Message):
+    __slots__ = ("round",)
+    ROUND_FIELD_NUMBER: _ClassVar[int]
+    round: int
+    def __init__(self, round: _Optional[int] = ...) -> None: ...
+
+class AtonScoringLineEvent(_message.Message):
+    __slots__ = ("line", "points")
+    LINE_FIELD_NUMBER: _ClassVar[int]
+    POINTS_FIELD_NUMBER: _ClassVar[int]
+    line: str
+    points: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, line: _Optional[str] = ..., points: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class AtonResultEvent(_message.Message):
+    __slots__ = ("winners", "reason", "scores")
+    WINNERS_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    SCORES_FIELD_NUMBER: _ClassVar[int]
+    winners: _containers.RepeatedScalarFieldContainer[int]
+    reason: OutcomeReason
+    scores: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, winners: _Optional[_Iterable[int]] = ..., reason: _Optional[_Union[OutcomeReason, str]] = ..., scores: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class AtonEventDetails(_message.Message):
+    __slots__ = ("place", "remove", "reset", "arrangement", "cartouche_1_points", "draw_cards", "exchange", "exchange_decision", "hand", "order", "overflow", "placement", "removal", "reset_start", "reshuffle", "reveal_cartouche_1", "reveal_cartouche_2", "reveal_cartouches_3_4", "war", "round", "scoring_line", "win", "draw")
+    PLACE_FIELD_NUMBER: _ClassVar[int]
+    REMOVE_FIELD_NUMBER: _ClassVar[int]
+    RESET_FIELD_NUMBER: _ClassVar[int]
+    ARRANGEMENT_FIELD_NUMBER: _ClassVar[int]
+    CARTOUCHE_1_POINTS_FIELD_NUMBER: _ClassVar[int]
+    DRAW_CARDS_FIELD_NUMBER: _ClassVar[int]
+    EXCHANGE_FIELD_NUMBER: _ClassVar[int]
+    EXCHANGE_DECISION_FIELD_NUMBER: _ClassVar[int]
+    HAND_FIELD_NUMBER: _ClassVar[int]
+    ORDER_FIELD_NUMBER: _ClassVar[int]
+    OVERFLOW_FIELD_NUMBER: _ClassVar[int]
+    PLACEMENT_FIELD_NUMBER: _ClassVar[int]
+    REMOVAL_FIELD_NUMBER: _ClassVar[int]
+    RESET_START_FIELD_NUMBER: _ClassVar[int]
+    RESHUFFLE_FIELD_NUMBER: _ClassVar[int]
+    REVEAL_CARTOUCHE_1_FIELD_NUMBER: _ClassVar[int]
+    REVEAL_CARTOUCHE_2_FIELD_NUMBER: _ClassVar[int]
+    REVEAL_CARTOUCHES_3_4_FIELD_NUMBER: _ClassVar[int]
+    WAR_FIELD_NUMBER: _ClassVar[int]
+    ROUND_FIELD_NUMBER: _ClassVar[int]
+    SCORING_LINE_FIELD_NUMBER: _ClassVar[int]
+    WIN_FIELD_NUMBER: _ClassVar[int]
+    DRAW_FIELD_NUMBER: _ClassVar[int]
+    place: AtonSquareEvent
+    remove: AtonRemoveEvent
+    reset: AtonSquareEvent
+    arrangement: AtonArrangementEvent
+    cartouche_1_points: AtonPointsEvent
+    draw_cards: AtonDrawCardsEvent
+    exchange: AtonExchangeEvent
+    exchange_decision: AtonExchangeDecisionEvent
+    hand: AtonHandEvent
+    order: AtonOrderEvent
+    overflow: AtonOverflowEvent
+    placement: AtonPlacementEvent
+    removal: AtonRemovalEvent
+    reset_start: AtonResetStartEvent
+    reshuffle: AtonCountEvent
+    reveal_cartouche_1: AtonCardsEvent
+    reveal_cartouche_2: AtonCardsEvent
+    reveal_cartouches_3_4: AtonCardsEvent
+    war: AtonCardsEvent
+    round: AtonRoundEvent
+    scoring_line: AtonScoringLineEvent
+    win: AtonResultEvent
+    draw: AtonResultEvent
+    def __init__(self, place: _Optional[_Union[AtonSquareEvent, _Mapping]] = ..., remove: _Optional[_Union[AtonRemoveEvent, _Mapping]] = ..., reset: _Optional[_Union[AtonSquareEvent, _Mapping]] = ..., arrangement: _Optional[_Union[AtonArrangementEvent, _Mapping]] = ..., cartouche_1_points: _Optional[_Union[AtonPointsEvent, _Mapping]] = ..., draw_cards: _Optional[_Union[AtonDrawCardsEvent, _Mapping]] = ..., exchange: _Optional[_Union[AtonExchangeEvent, _Mapping]] = ..., exchange_decision: _Optional[_Union[AtonExchangeDecisionEvent, _Mapping]] = ..., hand: _Optional[_Union[AtonHandEvent, _Mapping]] = ..., order: _Optional[_Union[AtonOrderEvent, _Mapping]] = ..., overflow: _Optional[_Union[AtonOverflowEvent, _Mapping]] = ..., placement: _Optional[_Union[AtonPlacementEvent, _Mapping]] = ..., removal: _Optional[_Union[AtonRemovalEvent, _Mapping]] = ..., reset_start: _Optional[_Union[AtonResetStartEvent, _Mapping]] = ..., reshuffle: _Optional[_Union[AtonCountEvent, _Mapping]] = ..., reveal_cartouche_1: _Optional[_Union[AtonCardsEvent, _Mapping]] = ..., reveal_cartouche_2: _Optional[_Union[AtonCardsEvent, _Mapping]] = ..., reveal_cartouches_3_4: _Optional[_Union[AtonCardsEvent, _Mapping]] = ..., war: _Optional[_Union[AtonCardsEvent, _Mapping]] = ..., round: _Optional[_Union[AtonRoundEvent, _Mapping]] = ..., scoring_line: _Optional[_Union[AtonScoringLineEvent, _Mapping]] = ..., win: _Optional[_Union[AtonResultEvent, _Mapping]] = ..., draw: _Optional[_Union[AtonResultEvent, _Mapping]] = ...) -> None: ...
+
+class BoardCell(_message.Message):
+    __slots__ = ("index", "row", "column")
+    INDEX_FIELD_NUMBER: _ClassVar[int]
+    ROW_FIELD_NUMBER: _ClassVar[int]
+    COLUMN_FIELD_NUMBER: _ClassVar[int]
+    index: int
+    row: int
+    column: int
+    def __init__(self, index: _Optional[int] = ..., row: _Optional[int] = ..., column: _Optional[int] = ...) -> None: ...
+
+class OsiriumRefillAction(_message.Message):
+    __slots__ = ("deck",)
+    DECK_FIELD_NUMBER: _ClassVar[int]
+    deck: RitualDeck
+    def __init__(self, deck: _Optional[_Union[RitualDeck, str]] = ...) -> None: ...
+
+class OsiriumDrawAction(_message.Message):
+    __slots__ = ("source", "slot")
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    SLOT_FIELD_NUMBER: _ClassVar[int]
+    source: DrawSource
+    slot: int
+    def __init__(self, source: _Optional[_Union[DrawSource, str]] = ..., slot: _Optional[int] = ...) -> None: ...
+
+class OsiriumCellAction(_message.Message):
+    __slots__ = ("cell",)
+    CELL_FIELD_NUMBER: _ClassVar[int]
+    cell: BoardCell
+    def __init__(self, cell: _Optional[_Union[BoardCell, _Mapping]] = ...) -> None: ...
+
+class OsiriumPowerAction(_message.Message):
+    __slots__ = ("deity", "cell", "from_cell", "to_cell", "rotation", "slot")
+    DEITY_FIELD_NUMBER: _ClassVar[int]
+    CELL_FIELD_NUMBER: _ClassVar[int]
+    FROM_CELL_FIELD_NUMBER: _ClassVar[int]
+    TO_CELL_FIELD_NUMBER: _ClassVar[int]
+    ROTATION_FIELD_NUMBER: _ClassVar[int]
+    SLOT_FIELD_NUMBER: _ClassVar[int]
+    deity: Deity
+    cell: BoardCell
+    from_cell: BoardCell
+    to_cell: BoardCell
+    rotation: int
+    slot: int
+    def __init__(self, deity: _Optional[_Union[Deity, str]] = ..., cell: _Optional[_Union[BoardCell, _Mapping]] = ..., from_cell: _Optional[_Union[BoardCell, _Mapping]] = ..., to_cell: _Optional[_Union[BoardCell, _Mapping]] = ..., rotation: _Optional[int] = ..., slot: _Optional[int] = ...) -> None: ...
+
+class OsiriumPlaceAction(_message.Message):
+    __slots__ = ("card", "cell", "rotation", "arrows")
+    CARD_FIELD_NUMBER: _ClassVar[int]
+    CELL_FIELD_NUMBER: _ClassVar[int]
+    ROTATION_FIELD_NUMBER: _ClassVar[int]
+    ARROWS_FIELD_NUMBER: _ClassVar[int]
+    card: Amulet
+    cell: BoardCell
+    rotation: int
+    arrows: _containers.RepeatedScalarFieldContainer[Direction]
+    def __init__(self, card: _Optional[_Union[Amulet, _Mapping]] = ..., cell: _Optional[_Union[BoardCell, _Mapping]] = ..., rotation: _Optional[int] = ..., arrows: _Optional[_Iterable[_Union[Direction, str]]] = ...) -> None: ...
+
+class OsiriumCastAction(_message.Message):
+    __slots__ = ("slot", "principle", "cells", "mask")
+    SLOT_FIELD_NUMBER: _ClassVar[int]
+    PRINCIPLE_FIELD_NUMBER: _ClassVar[int]
+    CELLS_FIELD_NUMBER: _ClassVar[int]
+    MASK_FIELD_NUMBER: _ClassVar[int]
+    slot: int
+    principle: Principle
+    cells: _containers.RepeatedCompositeFieldContainer[BoardCell]
+    mask: int
+    def __init__(self, slot: _Optional[int] = ..., principle: _Optional[_Union[Principle, str]] = ..., cells: _Optional[_Iterable[_Union[BoardCell, _Mapping]]] = ..., mask: _Optional[int] = ...) -> None: ...
+
+class OsiriumActionDetails(_message.Message):
+    __slots__ = ("refill", "draw", "break_amulet", "clear", "power", "place", "cast")
+    REFILL_FIELD_NUMBER: _ClassVar[int]
+    DRAW_FIELD_NUMBER: _ClassVar[int]
+    BREAK_AMULET_FIELD_NUMBER: _ClassVar[int]
+    CLEAR_FIELD_NUMBER: _ClassVar[int]
+    POWER_FIELD_NUMBER: _ClassVar[int]
+    PLACE_FIELD_NUMBER: _ClassVar[int]
+    CAST_FIELD_NUMBER: _ClassVar[int]
+    refill: OsiriumRefillAction
+    draw: OsiriumDrawAction
+    break_amulet: OsiriumCellAction
+    clear: OsiriumCellAction
+    power: OsiriumPowerAction
+    place: OsiriumPlaceAction
+    cast: OsiriumCastAction
+    def __init__(self, refill: _Optional[_Union[OsiriumRefillAction, _Mapping]] = ..., draw: _Optional[_Union[OsiriumDrawAction, _Mapping]] = ..., break_amulet: _Optional[_Union[OsiriumCellAction, _Mapping]] = ..., clear: _Optional[_Union[OsiriumCellAction, _Mapping]] = ..., power: _Optional[_Union[OsiriumPowerAction, _Mapping]] = ..., place: _Optional[_Union[OsiriumPlaceAction, _Mapping]] = ..., cast: _Optional[_Union[OsiriumCastAction, _Mapping]] = ...) -> None: ...
+
+class OsiriumAnkhsEvent(_message.Message):
+    __slots__ = ("ankhs", "total")
+    ANKHS_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_FIELD_NUMBER: _ClassVar[int]
+    ankhs: int
+    total: int
+    def __init__(self, ankhs: _Optional[int] = ..., total: _Optional[int] = ...) -> None: ...
+
+class OsiriumAmuletEvent(_message.Message):
+    __slots__ = ("card", "cell")
+    CARD_FIELD_NUMBER: _ClassVar[int]
+    CELL_FIELD_NUMBER: _ClassVar[int]
+    card: Amulet
+    cell: BoardCell
+    def __init__(self, card: _Optional[_Union[Amulet, _Mapping]] = ..., cell: _Optional[_Union[BoardCell, _Mapping]] = ...) -> None: ...
+
+class OsiriumCastEvent(_message.Message):
+    __slots__ = ("ritual", "name", "slot", "principle", "cells", "breaks")
+    RITUAL_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    SLOT_FIELD_NUMBER: _ClassVar[int]
+    PRINCIPLE_FIELD_NUMBER: _ClassVar[int]
+    CELLS_FIELD_NUMBER: _ClassVar[int]
+    BREAKS_FIELD_NUMBER: _ClassVar[int]
+    ritual: int
+    name: str
+    slot: int
+    principle: Principle
+    cells: _containers.RepeatedCompositeFieldContainer[BoardCell]
+    breaks: int
+    def __init__(self, ritual: _Optional[int] = ..., name: _Optional[str] = ..., slot: _Optional[int] = ..., principle: _Optional[_Union[Principle, str]] = ..., cells: _Optional[_Iterable[_Union[BoardCell, _Mapping]]] = ..., breaks: _Optional[int] = ...) -> None: ...
+
+class OsiriumDrawEvent(_message.Message):
+    __slots__ = ("source", "slot", "card")
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    SLOT_FIELD_NUMBER: _ClassVar[int]
+    CARD_FIELD_NUMBER: _ClassVar[int]
+    source: DrawSource
+    slot: int
+    card: Amulet
+    def __init__(self, source: _Optional[_Union[DrawSource, str]] = ..., slot: _Optional[int] = ..., card: _Optional[_Union[Amulet, _Mapping]] = ...) -> None: ...
+
+class OsiriumDrawCardEvent(_message.Message):
+    __slots__ = ("card", "cards")
+    CARD_FIELD_NUMBER: _ClassVar[int]
+    CARDS_FIELD_NUMBER: _ClassVar[int]
+    card: Amulet
+    cards: _containers.RepeatedCompositeFieldContainer[Amulet]
+    def __init__(self, card: _Optional[_Union[Amulet, _Mapping]] = ..., cards: _Optional[_Iterable[_Union[Amulet, _Mapping]]] = ...) -> None: ...
+
+class OsiriumGameEndEvent(_message.Message):
+    __slots__ = ("reason", "ended_by")
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    ENDED_BY_FIELD_NUMBER: _ClassVar[int]
+    reason: OutcomeReason
+    ended_by: int
+    def __init__(self, reason: _Optional[_Union[OutcomeReason, str]] = ..., ended_by: _Optional[int] = ...) -> None: ...
+
+class OsiriumMarketEvent(_message.Message):
+    __slots__ = ("slot", "card")
+    SLOT_FIELD_NUMBER: _ClassVar[int]
+    CARD_FIELD_NUMBER: _ClassVar[int]
+    slot: int
+    card: Amulet
+    def __init__(self, slot: _Optional[int] = ..., card: _Optional[_Union[Amulet, _Mapping]] = ...) -> None: ...
+
+class OsiriumPassEvent(_message.Message):
+    __slots__ = ("discarded", "drawn")
+    DISCARDED_FIELD_NUMBER: _ClassVar[int]
+    DRAWN_FIELD_NUMBER: _ClassVar[int]
+    discarded: _containers.RepeatedCompositeFieldContainer[Amulet]
+    drawn: int
+    def __init__(self, discarded: _Optional[_Iterable[_Union[Amulet, _Mapping]]] = ..., drawn: _Optional[int] = ...) -> None: ...
+
+class OsiriumPlaceEvent(_message.Message):
+    __slots__ = ("card", "cell", "rotation")
+    CARD_FIELD_NUMBER: _ClassVar[int]
+    CELL_FIELD_NUMBER: _ClassVar[int]
+    ROTATION_FIELD_NUMBER: _ClassVar[int]
+    card: Amulet
+    cell: BoardCell
+    rotation: int
+    def __init__(self, card: _Optional[_Union[Amulet, _Mapping]] = ..., cell: _Optional[_Union[BoardCell, _Mapping]] = ..., rotation: _Optional[int] = ...) -> None: ...
+
+class OsiriumPowerEvent(_message.Message):
+    __slots__ = ("deity", "card", "cell", "from_cell", "to_cell", "rotation", "slot")
+    DEITY_FIELD_NUMBER: _ClassVar[int]
+    CARD_FIELD_NUMBER: _ClassVar[int]
+    CELL_FIELD_NUMBER: _ClassVar[int]
+    FROM_CELL_FIELD_NUMBER: _ClassVar[int]
+    TO_CELL_FIELD_NUMBER: _ClassVar[int]
+    ROTATION_FIELD_NUMBER: _ClassVar[int]
+    SLOT_FIELD_NUMBER: _ClassVar[int]
+    deity: Deity
+    card: Amulet
+    cell: BoardCell
+    from_cell: BoardCell
+    to_cell: BoardCell
+    rotation: int
+    slot: int
+    def __init__(self, deity: _Optional[_Union[Deity, str]] = ..., card: _Optional[_Union[Amulet, _Mapping]] = ..., cell: _Optional[_Union[BoardCell, _Mapping]] = ..., from_cell: _Optional[_Union[BoardCell, _Mapping]] = ..., to_cell: _Optional[_Union[BoardCell, _Mapping]] = ..., rotation: _Optional[int] = ..., slot: _Optional[int] = ...) -> None: ...
+
+class OsiriumRefillEvent(_message.Message):
+    __slots__ = ("slot", "deck", "ritual")
+    SLOT_FIELD_NUMBER: _ClassVar[int]
+    DECK_FIELD_NUMBER: _ClassVar[int]
+    RITUAL_FIELD_NUMBER: _ClassVar[int]
+    slot: int
+    deck: RitualDeck
+    ritual: int
+    def __init__(self, slot: _Optional[int] = ..., deck: _Optional[_Union[RitualDeck, str]] = ..., ritual: _Optional[int] = ...) -> None: ...
+
+class OsiriumRefillCardEvent(_message.Message):
+    __slots__ = ("slot", "ritual")
+    SLOT_FIELD_NUMBER: _ClassVar[int]
+    RITUAL_FIELD_NUMBER: _ClassVar[int]
+    slot: int
+    ritual: int
+    def __init__(self, slot: _Optional[int] = ..., ritual: _Optional[int] = ...) -> None: ...
+
+class OsiriumCountEvent(_message.Message):
+    __slots__ = ("cards",)
+    CARDS_FIELD_NUMBER: _ClassVar[int]
+    cards: int
+    def __init__(self, cards: _Optional[int] = ...) -> None: ...
+
+class OsiriumScoringLineEvent(_message.Message):
+    __slots__ = ("rituals", "exaltation", "exaltation_met", "exaltation_ankhs", "broken", "completed", "total")
+    RITUALS_FIELD_NUMBER: _ClassVar[int]
+    EXALTATION_FIELD_NUMBER: _ClassVar[int]
+    EXALTATION_MET_FIELD_NUMBER: _ClassVar[int]
+    EXALTATION_ANKHS_FIELD_NUMBER: _ClassVar[int]
+    BROKEN_FIELD_NUMBER: _ClassVar[int]
+    COMPLETED_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_FIELD_NUMBER: _ClassVar[int]
+    rituals: int
+    exaltation: str
+    exaltation_met: bool
+    exaltation_ankhs: int
+    broken: int
+    completed: int
+    total: int
+    def __init__(self, rituals: _Optional[int] = ..., exaltation: _Optional[str] = ..., exaltation_met: _Optional[bool] = ..., exaltation_ankhs: _Optional[int] = ..., broken: _Optional[int] = ..., completed: _Optional[int] = ..., total: _Optional[int] = ...) -> None: ...
+
+class OsiriumTurnEvent(_message.Message):
+    __slots__ = ("round",)
+    ROUND_FIELD_NUMBER: _ClassVar[int]
+    round: int
+    def __init__(self, round: _Optional[int] = ...) -> None: ...
+
+class OsiriumWinEvent(_message.Message):
+    __slots__ = ("winners", "returns")
+    WINNERS_FIELD_NUMBER: _ClassVar[int]
+    RETURNS_FIELD_NUMBER: _ClassVar[int]
+    winners: _containers.RepeatedScalarFieldContainer[int]
+    returns: _containers.RepeatedScalarFieldContainer[float]
+    def __init__(self, winners: _Optional[_Iterable[int]] = ..., returns: _Optional[_Iterable[float]] = ...) -> None: ...
+
+class OsiriumEventDetails(_message.Message):
+    __slots__ = ("ankhs", "break_amulet", "cast", "clear", "draw", "draw_card", "game_end", "market_empty", "market_refill", "pass_turn", "place", "power", "refill", "refill_card", "reshuffle", "scoring_line", "turn", "win")
+    ANKHS_FIELD_NUMBER: _ClassVar[int]
+    BREAK_AMULET_FIELD_NUMBER: _ClassVar[int]
+    CAST_FIELD_NUMBER: _ClassVar[int]
+    CLEAR_FIELD_NUMBER: _ClassVar[int]
+    DRAW_FIELD_NUMBER: _ClassVar[int]
+    DRAW_CARD_FIELD_NUMBER: _ClassVar[int]
+    GAME_END_FIELD_NUMBER: _ClassVar[int]
+    MARKET_EMPTY_FIELD_NUMBER: _ClassVar[int]
+    MARKET_REFILL_FIELD_NUMBER: _ClassVar[int]
+    PASS_TURN_FIELD_NUMBER: _ClassVar[int]
+    PLACE_FIELD_NUMBER: _ClassVar[int]
+    POWER_FIELD_NUMBER: _ClassVar[int]
+    REFILL_FIELD_NUMBER: _ClassVar[int]
+    REFILL_CARD_FIELD_NUMBER: _ClassVar[int]
+    RESHUFFLE_FIELD_NUMBER: _ClassVar[int]
+    SCORING_LINE_FIELD_NUMBER: _ClassVar[int]
+    TURN_FIELD_NUMBER: _ClassVar[int]
+    WIN_FIELD_NUMBER: _ClassVar[int]
+    ankhs: OsiriumAnkhsEvent
+    break_amulet: OsiriumAmuletEvent
+    cast: OsiriumCastEvent
+    clear: OsiriumAmuletEvent
+    draw: OsiriumDrawEvent
+    draw_card: OsiriumDrawCardEvent
+    game_end: OsiriumGameEndEvent
+    market_empty: OsiriumMarketEvent
+    market_refill: OsiriumMarketEvent
+    pass_turn: OsiriumPassEvent
+    place: OsiriumPlaceEvent
+    power: OsiriumPowerEvent
+    refill: OsiriumRefillEvent
+    refill_card: OsiriumRefillCardEvent
+    reshuffle: OsiriumCountEvent
+    scoring_line: OsiriumScoringLineEvent
+    turn: OsiriumTurnEvent
+    win: OsiriumWinEvent
+    def __init__(self, ankhs: _Optional[_Union[OsiriumAnkhsEvent, _Mapping]] = ..., break_amulet: _Optional[_Union[OsiriumAmuletEvent, _Mapping]] = ..., cast: _Optional[_Union[OsiriumCastEvent, _Mapping]] = ..., clear: _Optional[_Union[OsiriumAmuletEvent, _Mapping]] = ..., draw: _Optional[_Union[OsiriumDrawEvent, _Mapping]] = ..., draw_card: _Optional[_Union[OsiriumDrawCardEvent, _Mapping]] = ..., game_end: _Optional[_Union[OsiriumGameEndEvent, _Mapping]] = ..., market_empty: _Optional[_Union[OsiriumMarketEvent, _Mapping]] = ..., market_refill: _Optional[_Union[OsiriumMarketEvent, _Mapping]] = ..., pass_turn: _Optional[_Union[OsiriumPassEvent, _Mapping]] = ..., place: _Optional[_Union[OsiriumPlaceEvent, _Mapping]] = ..., power: _Optional[_Union[OsiriumPowerEvent, _Mapping]] = ..., refill: _Optional[_Union[OsiriumRefillEvent, _Mapping]] = ..., refill_card: _Optional[_Union[OsiriumRefillCardEvent, _Mapping]] = ..., reshuffle: _Optional[_Union[OsiriumCountEvent, _Mapping]] = ..., scoring_line: _Optional[_Union[OsiriumScoringLineEvent, _Mapping]] = ..., turn: _Optional[_Union[OsiriumTurnEvent, _Mapping]] = ..., win: _Optional[_Union[OsiriumWinEvent, _Mapping]] = ...) -> None: ...
 
 class SearchBudget(_message.Message):
     __slots__ = ("iterations", "milliseconds")
@@ -587,18 +1183,28 @@ class SearchBudget(_message.Message):
     def __init__(self, iterations: _Optional[int] = ..., milliseconds: _Optional[float] = ...) -> None: ...
 
 class BotSettings(_message.Message):
-    __slots__ = ("kind", "difficulty", "budget", "seed", "workers")
+    __slots__ = ("kind", "difficulty", "budget", "seed", "workers", "diagnostics_top_k")
     KIND_FIELD_NUMBER: _ClassVar[int]
     DIFFICULTY_FIELD_NUMBER: _ClassVar[int]
     BUDGET_FIELD_NUMBER: _ClassVar[int]
     SEED_FIELD_NUMBER: _ClassVar[int]
     WORKERS_FIELD_NUMBER: _ClassVar[int]
+    DIAGNOSTICS_TOP_K_FIELD_NUMBER: _ClassVar[int]
     kind: BotKind
     difficulty: Difficulty
     budget: SearchBudget
     seed: int
     workers: int
-    def __init__(self, kind: _Optional[_Union[BotKind, str]] = ..., difficulty: _Optional[_Union[Difficulty, str]] = ..., budget: _Optional[_Union[SearchBudget, _Mapping]] = ..., seed: _Optional[int] = ..., workers: _Optional[int] = ...) -> None: ...
+    diagnostics_top_k: int
+    def __init__(self, kind: _Optional[_Union[BotKind, str]] = ..., difficulty: _Optional[_Union[Difficulty, str]] = ..., budget: _Optional[_Union[SearchBudget, _Mapping]] = ..., seed: _Optional[int] = ..., workers: _Optional[int] = ..., diagnostics_top_k: _Optional[int] = ...) -> None: ...
+
+class BotSeat(_message.Message):
+    __slots__ = ("seat", "bot")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    BOT_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    bot: BotSettings
+    def __init__(self, seat: _Optional[int] = ..., bot: _Optional[_Union[BotSettings, _Mapping]] = ...) -> None: ...
 
 class ActionStat(_message.Message):
     __slots__ = ("action", "visits", "mean_value")
@@ -611,7 +1217,7 @@ class ActionStat(_message.Message):
     def __init__(self, action: _Optional[_Union[Action, _Mapping]] = ..., visits: _Optional[int] = ..., mean_value: _Optional[float] = ...) -> None: ...
 
 class SearchDiagnostics(_message.Message):
-    __slots__ = ("bot", "seed", "iterations", "elapsed_seconds", "iterations_per_second", "actions", "chosen_value", "principal_variation", "interrupted", "workers")
+    __slots__ = ("bot", "seed", "iterations", "elapsed_seconds", "iterations_per_second", "actions", "chosen_value", "principal_variation", "interrupted", "workers", "root_actions", "root_visits")
     BOT_FIELD_NUMBER: _ClassVar[int]
     SEED_FIELD_NUMBER: _ClassVar[int]
     ITERATIONS_FIELD_NUMBER: _ClassVar[int]
@@ -622,6 +1228,8 @@ class SearchDiagnostics(_message.Message):
     PRINCIPAL_VARIATION_FIELD_NUMBER: _ClassVar[int]
     INTERRUPTED_FIELD_NUMBER: _ClassVar[int]
     WORKERS_FIELD_NUMBER: _ClassVar[int]
+    ROOT_ACTIONS_FIELD_NUMBER: _ClassVar[int]
+    ROOT_VISITS_FIELD_NUMBER: _ClassVar[int]
     bot: str
     seed: int
     iterations: int
@@ -632,175 +1240,9 @@ class SearchDiagnostics(_message.Message):
     principal_variation: _containers.RepeatedCompositeFieldContainer[Action]
     interrupted: bool
     workers: int
-    def __init__(self, bot: _Optional[str] = ..., seed: _Optional[int] = ..., iterations: _Optional[int] = ..., elapsed_seconds: _Optional[float] = ..., iterations_per_second: _Optional[float] = ..., actions: _Optional[_Iterable[_Union[ActionStat, _Mapping]]] = ..., chosen_value: _Optional[float] = ..., principal_variation: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., interrupted: _Optional[bool] = ..., workers: _Optional[int] = ...) -> None: ...
-
-class ListGamesRequest(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
-
-class ListGamesResponse(_message.Message):
-    __slots__ = ("games",)
-    GAMES_FIELD_NUMBER: _ClassVar[int]
-    games: _containers.RepeatedCompositeFieldContainer[GameInfo]
-    def __init__(self, games: _Optional[_Iterable[_Union[GameInfo, _Mapping]]] = ...) -> None: ...
-
-class CreateGameRequest(_message.Message):
-    __slots__ = ("game", "num_players", "seed", "options", "viewer", "include_public_view")
-    GAME_FIELD_NUMBER: _ClassVar[int]
-    NUM_PLAYERS_FIELD_NUMBER: _ClassVar[int]
-    SEED_FIELD_NUMBER: _ClassVar[int]
-    OPTIONS_FIELD_NUMBER: _ClassVar[int]
-    VIEWER_FIELD_NUMBER: _ClassVar[int]
-    INCLUDE_PUBLIC_VIEW_FIELD_NUMBER: _ClassVar[int]
-    game: str
-    num_players: int
-    seed: int
-    options: _struct_pb2.Struct
-    viewer: int
-    include_public_view: bool
-    def __init__(self, game: _Optional[str] = ..., num_players: _Optional[int] = ..., seed: _Optional[int] = ..., options: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., viewer: _Optional[int] = ..., include_public_view: _Optional[bool] = ...) -> None: ...
-
-class CreateGameResponse(_message.Message):
-    __slots__ = ("state", "seed", "status", "view")
-    STATE_FIELD_NUMBER: _ClassVar[int]
-    SEED_FIELD_NUMBER: _ClassVar[int]
-    STATUS_FIELD_NUMBER: _ClassVar[int]
-    VIEW_FIELD_NUMBER: _ClassVar[int]
-    state: str
-    seed: int
-    status: GameStatus
-    view: View
-    def __init__(self, state: _Optional[str] = ..., seed: _Optional[int] = ..., status: _Optional[_Union[GameStatus, _Mapping]] = ..., view: _Optional[_Union[View, _Mapping]] = ...) -> None: ...
-
-class GetViewRequest(_message.Message):
-    __slots__ = ("state", "player", "game")
-    STATE_FIELD_NUMBER: _ClassVar[int]
-    PLAYER_FIELD_NUMBER: _ClassVar[int]
-    GAME_FIELD_NUMBER: _ClassVar[int]
-    state: str
-    player: int
-    game: str
-    def __init__(self, state: _Optional[str] = ..., player: _Optional[int] = ..., game: _Optional[str] = ...) -> None: ...
-
-class GetViewResponse(_message.Message):
-    __slots__ = ("view",)
-    VIEW_FIELD_NUMBER: _ClassVar[int]
-    view: View
-    def __init__(self, view: _Optional[_Union[View, _Mapping]] = ...) -> None: ...
-
-class ListLegalActionsRequest(_message.Message):
-    __slots__ = ("state", "game", "player")
-    STATE_FIELD_NUMBER: _ClassVar[int]
-    GAME_FIELD_NUMBER: _ClassVar[int]
-    PLAYER_FIELD_NUMBER: _ClassVar[int]
-    state: str
-    game: str
-    player: int
-    def __init__(self, state: _Optional[str] = ..., game: _Optional[str] = ..., player: _Optional[int] = ...) -> None: ...
-
-class ListLegalActionsResponse(_message.Message):
-    __slots__ = ("player", "decision", "actions")
-    PLAYER_FIELD_NUMBER: _ClassVar[int]
-    DECISION_FIELD_NUMBER: _ClassVar[int]
-    ACTIONS_FIELD_NUMBER: _ClassVar[int]
-    player: int
-    decision: str
-    actions: _containers.RepeatedCompositeFieldContainer[Action]
-    def __init__(self, player: _Optional[int] = ..., decision: _Optional[str] = ..., actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ...) -> None: ...
-
-class ApplyActionRequest(_message.Message):
-    __slots__ = ("state", "action_id", "action_text", "player", "viewer", "include_view", "game")
-    STATE_FIELD_NUMBER: _ClassVar[int]
-    ACTION_ID_FIELD_NUMBER: _ClassVar[int]
-    ACTION_TEXT_FIELD_NUMBER: _ClassVar[int]
-    PLAYER_FIELD_NUMBER: _ClassVar[int]
-    VIEWER_FIELD_NUMBER: _ClassVar[int]
-    INCLUDE_VIEW_FIELD_NUMBER: _ClassVar[int]
-    GAME_FIELD_NUMBER: _ClassVar[int]
-    state: str
-    action_id: int
-    action_text: str
-    player: int
-    viewer: int
-    include_view: bool
-    game: str
-    def __init__(self, state: _Optional[str] = ..., action_id: _Optional[int] = ..., action_text: _Optional[str] = ..., player: _Optional[int] = ..., viewer: _Optional[int] = ..., include_view: _Optional[bool] = ..., game: _Optional[str] = ...) -> None: ...
-
-class ApplyActionResponse(_message.Message):
-    __slots__ = ("state", "action", "events", "status", "view")
-    STATE_FIELD_NUMBER: _ClassVar[int]
-    ACTION_FIELD_NUMBER: _ClassVar[int]
-    EVENTS_FIELD_NUMBER: _ClassVar[int]
-    STATUS_FIELD_NUMBER: _ClassVar[int]
-    VIEW_FIELD_NUMBER: _ClassVar[int]
-    state: str
-    action: Action
-    events: _containers.RepeatedCompositeFieldContainer[Event]
-    status: GameStatus
-    view: View
-    def __init__(self, state: _Optional[str] = ..., action: _Optional[_Union[Action, _Mapping]] = ..., events: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., status: _Optional[_Union[GameStatus, _Mapping]] = ..., view: _Optional[_Union[View, _Mapping]] = ...) -> None: ...
-
-class BotMoveRequest(_message.Message):
-    __slots__ = ("state", "bot", "player", "apply", "viewer", "include_view", "game", "trusted_backend")
-    STATE_FIELD_NUMBER: _ClassVar[int]
-    BOT_FIELD_NUMBER: _ClassVar[int]
-    PLAYER_FIELD_NUMBER: _ClassVar[int]
-    APPLY_FIELD_NUMBER: _ClassVar[int]
-    VIEWER_FIELD_NUMBER: _ClassVar[int]
-    INCLUDE_VIEW_FIELD_NUMBER: _ClassVar[int]
-    GAME_FIELD_NUMBER: _ClassVar[int]
-    TRUSTED_BACKEND_FIELD_NUMBER: _ClassVar[int]
-    state: str
-    bot: BotSettings
-    player: int
-    apply: bool
-    viewer: int
-    include_view: bool
-    game: str
-    trusted_backend: bool
-    def __init__(self, state: _Optional[str] = ..., bot: _Optional[_Union[BotSettings, _Mapping]] = ..., player: _Optional[int] = ..., apply: _Optional[bool] = ..., viewer: _Optional[int] = ..., include_view: _Optional[bool] = ..., game: _Optional[str] = ..., trusted_backend: _Optional[bool] = ...) -> None: ...
-
-class BotMoveResponse(_message.Message):
-    __slots__ = ("action", "diagnostics", "state", "events", "status", "view")
-    ACTION_FIELD_NUMBER: _ClassVar[int]
-    DIAGNOSTICS_FIELD_NUMBER: _ClassVar[int]
-    STATE_FIELD_NUMBER: _ClassVar[int]
-    EVENTS_FIELD_NUMBER: _ClassVar[int]
-    STATUS_FIELD_NUMBER: _ClassVar[int]
-    VIEW_FIELD_NUMBER: _ClassVar[int]
-    action: Action
-    diagnostics: SearchDiagnostics
-    state: str
-    events: _containers.RepeatedCompositeFieldContainer[Event]
-    status: GameStatus
-    view: View
-    def __init__(self, action: _Optional[_Union[Action, _Mapping]] = ..., diagnostics: _Optional[_Union[SearchDiagnostics, _Mapping]] = ..., state: _Optional[str] = ..., events: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., status: _Optional[_Union[GameStatus, _Mapping]] = ..., view: _Optional[_Union[View, _Mapping]] = ...) -> None: ...
-
-class BotSeat(_message.Message):
-    __slots__ = ("seat", "bot")
-    SEAT_FIELD_NUMBER: _ClassVar[int]
-    BOT_FIELD_NUMBER: _ClassVar[int]
-    seat: int
-    bot: BotSettings
-    def __init__(self, seat: _Optional[int] = ..., bot: _Optional[_Union[BotSettings, _Mapping]] = ...) -> None: ...
-
-class AdvanceBotsRequest(_message.Message):
-    __slots__ = ("state", "bots", "max_moves", "viewer", "include_view", "game", "trusted_backend")
-    STATE_FIELD_NUMBER: _ClassVar[int]
-    BOTS_FIELD_NUMBER: _ClassVar[int]
-    MAX_MOVES_FIELD_NUMBER: _ClassVar[int]
-    VIEWER_FIELD_NUMBER: _ClassVar[int]
-    INCLUDE_VIEW_FIELD_NUMBER: _ClassVar[int]
-    GAME_FIELD_NUMBER: _ClassVar[int]
-    TRUSTED_BACKEND_FIELD_NUMBER: _ClassVar[int]
-    state: str
-    bots: _containers.RepeatedCompositeFieldContainer[BotSeat]
-    max_moves: int
-    viewer: int
-    include_view: bool
-    game: str
-    trusted_backend: bool
-    def __init__(self, state: _Optional[str] = ..., bots: _Optional[_Iterable[_Union[BotSeat, _Mapping]]] = ..., max_moves: _Optional[int] = ..., viewer: _Optional[int] = ..., include_view: _Optional[bool] = ..., game: _Optional[str] = ..., trusted_backend: _Optional[bool] = ...) -> None: ...
+    root_actions: int
+    root_visits: int
+    def __init__(self, bot: _Optional[str] = ..., seed: _Optional[int] = ..., iterations: _Optional[int] = ..., elapsed_seconds: _Optional[float] = ..., iterations_per_second: _Optional[float] = ..., actions: _Optional[_Iterable[_Union[ActionStat, _Mapping]]] = ..., chosen_value: _Optional[float] = ..., principal_variation: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., interrupted: _Optional[bool] = ..., workers: _Optional[int] = ..., root_actions: _Optional[int] = ..., root_visits: _Optional[int] = ...) -> None: ...
 
 class BotTurn(_message.Message):
     __slots__ = ("player", "action", "diagnostics", "events")
@@ -814,19 +1256,231 @@ class BotTurn(_message.Message):
     events: _containers.RepeatedCompositeFieldContainer[Event]
     def __init__(self, player: _Optional[int] = ..., action: _Optional[_Union[Action, _Mapping]] = ..., diagnostics: _Optional[_Union[SearchDiagnostics, _Mapping]] = ..., events: _Optional[_Iterable[_Union[Event, _Mapping]]] = ...) -> None: ...
 
-class AdvanceBotsResponse(_message.Message):
-    __slots__ = ("state", "turns", "status", "stop_reason", "view")
+class ListGamesRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ListGamesResponse(_message.Message):
+    __slots__ = ("games",)
+    GAMES_FIELD_NUMBER: _ClassVar[int]
+    games: _containers.RepeatedCompositeFieldContainer[GameInfo]
+    def __init__(self, games: _Optional[_Iterable[_Union[GameInfo, _Mapping]]] = ...) -> None: ...
+
+class CreateGameRequest(_message.Message):
+    __slots__ = ("game", "num_players", "seed", "options", "viewer", "include_view", "include_legal_actions", "compact_actions", "bots", "max_bot_moves", "trusted_backend")
+    GAME_FIELD_NUMBER: _ClassVar[int]
+    NUM_PLAYERS_FIELD_NUMBER: _ClassVar[int]
+    SEED_FIELD_NUMBER: _ClassVar[int]
+    OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    VIEWER_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_VIEW_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_LEGAL_ACTIONS_FIELD_NUMBER: _ClassVar[int]
+    COMPACT_ACTIONS_FIELD_NUMBER: _ClassVar[int]
+    BOTS_FIELD_NUMBER: _ClassVar[int]
+    MAX_BOT_MOVES_FIELD_NUMBER: _ClassVar[int]
+    TRUSTED_BACKEND_FIELD_NUMBER: _ClassVar[int]
+    game: str
+    num_players: int
+    seed: int
+    options: GameOptions
+    viewer: int
+    include_view: bool
+    include_legal_actions: bool
+    compact_actions: bool
+    bots: _containers.RepeatedCompositeFieldContainer[BotSeat]
+    max_bot_moves: int
+    trusted_backend: bool
+    def __init__(self, game: _Optional[str] = ..., num_players: _Optional[int] = ..., seed: _Optional[int] = ..., options: _Optional[_Union[GameOptions, _Mapping]] = ..., viewer: _Optional[int] = ..., include_view: _Optional[bool] = ..., include_legal_actions: _Optional[bool] = ..., compact_actions: _Optional[bool] = ..., bots: _Optional[_Iterable[_Union[BotSeat, _Mapping]]] = ..., max_bot_moves: _Optional[int] = ..., trusted_backend: _Optional[bool] = ...) -> None: ...
+
+class CreateGameResponse(_message.Message):
+    __slots__ = ("state", "seed", "status", "view", "legal_actions", "bot_turns", "stop_reason")
     STATE_FIELD_NUMBER: _ClassVar[int]
-    TURNS_FIELD_NUMBER: _ClassVar[int]
+    SEED_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    VIEW_FIELD_NUMBER: _ClassVar[int]
+    LEGAL_ACTIONS_FIELD_NUMBER: _ClassVar[int]
+    BOT_TURNS_FIELD_NUMBER: _ClassVar[int]
+    STOP_REASON_FIELD_NUMBER: _ClassVar[int]
+    state: str
+    seed: int
+    status: GameStatus
+    view: View
+    legal_actions: _containers.RepeatedCompositeFieldContainer[Action]
+    bot_turns: _containers.RepeatedCompositeFieldContainer[BotTurn]
+    stop_reason: StopReason
+    def __init__(self, state: _Optional[str] = ..., seed: _Optional[int] = ..., status: _Optional[_Union[GameStatus, _Mapping]] = ..., view: _Optional[_Union[View, _Mapping]] = ..., legal_actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., bot_turns: _Optional[_Iterable[_Union[BotTurn, _Mapping]]] = ..., stop_reason: _Optional[_Union[StopReason, str]] = ...) -> None: ...
+
+class GetViewRequest(_message.Message):
+    __slots__ = ("state", "viewer", "game", "include_legal_actions", "compact_actions")
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    VIEWER_FIELD_NUMBER: _ClassVar[int]
+    GAME_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_LEGAL_ACTIONS_FIELD_NUMBER: _ClassVar[int]
+    COMPACT_ACTIONS_FIELD_NUMBER: _ClassVar[int]
+    state: str
+    viewer: int
+    game: str
+    include_legal_actions: bool
+    compact_actions: bool
+    def __init__(self, state: _Optional[str] = ..., viewer: _Optional[int] = ..., game: _Optional[str] = ..., include_legal_actions: _Optional[bool] = ..., compact_actions: _Optional[bool] = ...) -> None: ...
+
+class GetViewResponse(_message.Message):
+    __slots__ = ("view", "legal_actions")
+    VIEW_FIELD_NUMBER: _ClassVar[int]
+    LEGAL_ACTIONS_FIELD_NUMBER: _ClassVar[int]
+    view: View
+    legal_actions: _containers.RepeatedCompositeFieldContainer[Action]
+    def __init__(self, view: _Optional[_Union[View, _Mapping]] = ..., legal_actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ...) -> None: ...
+
+class ListLegalActionsRequest(_message.Message):
+    __slots__ = ("state", "game", "viewer", "compact_actions")
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    GAME_FIELD_NUMBER: _ClassVar[int]
+    VIEWER_FIELD_NUMBER: _ClassVar[int]
+    COMPACT_ACTIONS_FIELD_NUMBER: _ClassVar[int]
+    state: str
+    game: str
+    viewer: int
+    compact_actions: bool
+    def __init__(self, state: _Optional[str] = ..., game: _Optional[str] = ..., viewer: _Optional[int] = ..., compact_actions: _Optional[bool] = ...) -> None: ...
+
+class ListLegalActionsResponse(_message.Message):
+    __slots__ = ("current_player", "decision", "actions")
+    CURRENT_PLAYER_FIELD_NUMBER: _ClassVar[int]
+    DECISION_FIELD_NUMBER: _ClassVar[int]
+    ACTIONS_FIELD_NUMBER: _ClassVar[int]
+    current_player: int
+    decision: Decision
+    actions: _containers.RepeatedCompositeFieldContainer[Action]
+    def __init__(self, current_player: _Optional[int] = ..., decision: _Optional[_Union[Decision, str]] = ..., actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ...) -> None: ...
+
+class ApplyActionRequest(_message.Message):
+    __slots__ = ("state", "action_id", "action_text", "player", "viewer", "include_view", "game", "include_legal_actions", "compact_actions", "bots", "max_bot_moves", "trusted_backend")
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    ACTION_ID_FIELD_NUMBER: _ClassVar[int]
+    ACTION_TEXT_FIELD_NUMBER: _ClassVar[int]
+    PLAYER_FIELD_NUMBER: _ClassVar[int]
+    VIEWER_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_VIEW_FIELD_NUMBER: _ClassVar[int]
+    GAME_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_LEGAL_ACTIONS_FIELD_NUMBER: _ClassVar[int]
+    COMPACT_ACTIONS_FIELD_NUMBER: _ClassVar[int]
+    BOTS_FIELD_NUMBER: _ClassVar[int]
+    MAX_BOT_MOVES_FIELD_NUMBER: _ClassVar[int]
+    TRUSTED_BACKEND_FIELD_NUMBER: _ClassVar[int]
+    state: str
+    action_id: int
+    action_text: str
+    player: int
+    viewer: int
+    include_view: bool
+    game: str
+    include_legal_actions: bool
+    compact_actions: bool
+    bots: _containers.RepeatedCompositeFieldContainer[BotSeat]
+    max_bot_moves: int
+    trusted_backend: bool
+    def __init__(self, state: _Optional[str] = ..., action_id: _Optional[int] = ..., action_text: _Optional[str] = ..., player: _Optional[int] = ..., viewer: _Optional[int] = ..., include_view: _Optional[bool] = ..., game: _Optional[str] = ..., include_legal_actions: _Optional[bool] = ..., compact_actions: _Optional[bool] = ..., bots: _Optional[_Iterable[_Union[BotSeat, _Mapping]]] = ..., max_bot_moves: _Optional[int] = ..., trusted_backend: _Optional[bool] = ...) -> None: ...
+
+class ApplyActionResponse(_message.Message):
+    __slots__ = ("state", "action", "events", "status", "view", "legal_actions", "bot_turns", "stop_reason")
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    VIEW_FIELD_NUMBER: _ClassVar[int]
+    LEGAL_ACTIONS_FIELD_NUMBER: _ClassVar[int]
+    BOT_TURNS_FIELD_NUMBER: _ClassVar[int]
+    STOP_REASON_FIELD_NUMBER: _ClassVar[int]
+    state: str
+    action: Action
+    events: _containers.RepeatedCompositeFieldContainer[Event]
+    status: GameStatus
+    view: View
+    legal_actions: _containers.RepeatedCompositeFieldContainer[Action]
+    bot_turns: _containers.RepeatedCompositeFieldContainer[BotTurn]
+    stop_reason: StopReason
+    def __init__(self, state: _Optional[str] = ..., action: _Optional[_Union[Action, _Mapping]] = ..., events: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., status: _Optional[_Union[GameStatus, _Mapping]] = ..., view: _Optional[_Union[View, _Mapping]] = ..., legal_actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., bot_turns: _Optional[_Iterable[_Union[BotTurn, _Mapping]]] = ..., stop_reason: _Optional[_Union[StopReason, str]] = ...) -> None: ...
+
+class BotMoveRequest(_message.Message):
+    __slots__ = ("state", "bot", "player", "apply", "viewer", "include_view", "game", "trusted_backend", "include_legal_actions", "compact_actions")
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    BOT_FIELD_NUMBER: _ClassVar[int]
+    PLAYER_FIELD_NUMBER: _ClassVar[int]
+    APPLY_FIELD_NUMBER: _ClassVar[int]
+    VIEWER_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_VIEW_FIELD_NUMBER: _ClassVar[int]
+    GAME_FIELD_NUMBER: _ClassVar[int]
+    TRUSTED_BACKEND_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_LEGAL_ACTIONS_FIELD_NUMBER: _ClassVar[int]
+    COMPACT_ACTIONS_FIELD_NUMBER: _ClassVar[int]
+    state: str
+    bot: BotSettings
+    player: int
+    apply: bool
+    viewer: int
+    include_view: bool
+    game: str
+    trusted_backend: bool
+    include_legal_actions: bool
+    compact_actions: bool
+    def __init__(self, state: _Optional[str] = ..., bot: _Optional[_Union[BotSettings, _Mapping]] = ..., player: _Optional[int] = ..., apply: _Optional[bool] = ..., viewer: _Optional[int] = ..., include_view: _Optional[bool] = ..., game: _Optional[str] = ..., trusted_backend: _Optional[bool] = ..., include_legal_actions: _Optional[bool] = ..., compact_actions: _Optional[bool] = ...) -> None: ...
+
+class BotMoveResponse(_message.Message):
+    __slots__ = ("action", "diagnostics", "state", "events", "status", "view", "legal_actions")
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    DIAGNOSTICS_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    VIEW_FIELD_NUMBER: _ClassVar[int]
+    LEGAL_ACTIONS_FIELD_NUMBER: _ClassVar[int]
+    action: Action
+    diagnostics: SearchDiagnostics
+    state: str
+    events: _containers.RepeatedCompositeFieldContainer[Event]
+    status: GameStatus
+    view: View
+    legal_actions: _containers.RepeatedCompositeFieldContainer[Action]
+    def __init__(self, action: _Optional[_Union[Action, _Mapping]] = ..., diagnostics: _Optional[_Union[SearchDiagnostics, _Mapping]] = ..., state: _Optional[str] = ..., events: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., status: _Optional[_Union[GameStatus, _Mapping]] = ..., view: _Optional[_Union[View, _Mapping]] = ..., legal_actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ...) -> None: ...
+
+class AdvanceBotsRequest(_message.Message):
+    __slots__ = ("state", "bots", "max_bot_moves", "viewer", "include_view", "game", "trusted_backend", "include_legal_actions", "compact_actions")
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    BOTS_FIELD_NUMBER: _ClassVar[int]
+    MAX_BOT_MOVES_FIELD_NUMBER: _ClassVar[int]
+    VIEWER_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_VIEW_FIELD_NUMBER: _ClassVar[int]
+    GAME_FIELD_NUMBER: _ClassVar[int]
+    TRUSTED_BACKEND_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_LEGAL_ACTIONS_FIELD_NUMBER: _ClassVar[int]
+    COMPACT_ACTIONS_FIELD_NUMBER: _ClassVar[int]
+    state: str
+    bots: _containers.RepeatedCompositeFieldContainer[BotSeat]
+    max_bot_moves: int
+    viewer: int
+    include_view: bool
+    game: str
+    trusted_backend: bool
+    include_legal_actions: bool
+    compact_actions: bool
+    def __init__(self, state: _Optional[str] = ..., bots: _Optional[_Iterable[_Union[BotSeat, _Mapping]]] = ..., max_bot_moves: _Optional[int] = ..., viewer: _Optional[int] = ..., include_view: _Optional[bool] = ..., game: _Optional[str] = ..., trusted_backend: _Optional[bool] = ..., include_legal_actions: _Optional[bool] = ..., compact_actions: _Optional[bool] = ...) -> None: ...
+
+class AdvanceBotsResponse(_message.Message):
+    __slots__ = ("state", "bot_turns", "status", "stop_reason", "view", "legal_actions")
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    BOT_TURNS_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     STOP_REASON_FIELD_NUMBER: _ClassVar[int]
     VIEW_FIELD_NUMBER: _ClassVar[int]
+    LEGAL_ACTIONS_FIELD_NUMBER: _ClassVar[int]
     state: str
-    turns: _containers.RepeatedCompositeFieldContainer[BotTurn]
+    bot_turns: _containers.RepeatedCompositeFieldContainer[BotTurn]
     status: GameStatus
     stop_reason: StopReason
     view: View
-    def __init__(self, state: _Optional[str] = ..., turns: _Optional[_Iterable[_Union[BotTurn, _Mapping]]] = ..., status: _Optional[_Union[GameStatus, _Mapping]] = ..., stop_reason: _Optional[_Union[StopReason, str]] = ..., view: _Optional[_Union[View, _Mapping]] = ...) -> None: ...
+    legal_actions: _containers.RepeatedCompositeFieldContainer[Action]
+    def __init__(self, state: _Optional[str] = ..., bot_turns: _Optional[_Iterable[_Union[BotTurn, _Mapping]]] = ..., status: _Optional[_Union[GameStatus, _Mapping]] = ..., stop_reason: _Optional[_Union[StopReason, str]] = ..., view: _Optional[_Union[View, _Mapping]] = ..., legal_actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ...) -> None: ...
 
 class DecodeStateRequest(_message.Message):
     __slots__ = ("state",)

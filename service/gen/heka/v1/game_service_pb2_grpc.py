@@ -90,35 +90,37 @@ class GameServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def CreateGame(self, request, context):
-        """CreateGame starts a new game and returns its first state token.
+        """CreateGame starts a new game and returns its first state token; optionally the bots
+        named in `bots` play until another seat must act.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def GetView(self, request, context):
-        """GetView returns what one player (or the public) may see of a game.
+        """GetView returns what one seat (or the public) may see of a game.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ListLegalActions(self, request, context):
-        """ListLegalActions lists the legal actions of the player to act.
+        """ListLegalActions lists the legal actions of the seat to act, for that seat.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ApplyAction(self, request, context):
-        """ApplyAction applies one action (by id or by text) of the player to act.
+        """ApplyAction applies one action (by id or by text) of the seat to act; optionally the
+        bots named in `bots` then play until another seat must act: one call per human move.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def BotMove(self, request, context):
-        """BotMove asks a bot to choose (and optionally apply) the move of the player to act.
+        """BotMove asks a bot to choose (and optionally apply) the move of the seat to act.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -1,0 +1,226 @@
+"""The service's game logic as plain functions, testable without gRPC: a request's bot
+settings as a validated plan, and the loop in which bot seats play until another seat must
+act (AdvanceBots, and the bots of CreateGame and ApplyAction).
+
+The servicer (:mod:`service.servicer`) opens tokens, calls these, and converts the results.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import secrets
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import grpc
+
+from engine.core import SECRET_ACTION, Event, State
+from service.config import Config
+from service.convert import DEFAULT_TOP_K, MAX_TOP_K
+from service.errors import ServiceError, invalid
+from service.gen.heka.v1 import game_service_pb2 as pb
+
+_KINDS = {
+    pb.BOT_KIND_UNSPECIFIED: "mcts",
+    pb.BOT_KIND_MCTS: "mcts",
+    pb.BOT_KIND_GREEDY: "greedy",
+    pb.BOT_KIND_RANDOM: "random",
+}
+_DIFFICULTIES = {
+    pb.DIFFICULTY_UNSPECIFIED: "medium",
+    pb.DIFFICULTY_EASY: "easy",
+    pb.DIFFICULTY_MEDIUM: "medium",
+    pb.DIFFICULTY_HARD: "hard",
+}
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class BotPlan:
+    """A validated bot request: spec for ``ai.api.make_bot``, metric label, budget, seed,
+    whether it runs inline (random: no search slot), and how many root actions to report."""
+
+    spec: str
+    label: str
+    iterations: int | None
+    milliseconds: float | None
+    seed: int
+    inline: bool
+    top_k: int = DEFAULT_TOP_K
+
+
+def bot_plan(settings: pb.BotSettings, field: str, config: Config) -> BotPlan:
+    """``settings`` checked against the server's caps; ``INVALID_ARGUMENT`` naming the field
+    otherwise."""
+    from ai.presets import PRESETS
+
+    kind = _KINDS.get(settings.kind)
+    if kind is None:
+        raise invalid(f"{field}.kind", f"unknown bot kind {settings.kind}", "bad_bot")
+    workers = settings.workers or 1
+    if workers < 1 or workers > config.max_workers_per_search:
+        raise invalid(
+            f"{field}.workers",
+            f"workers must be 1..{config.max_workers_per_search} on this server, got {settings.workers}",
+            "bad_budget",
+        )
+    top_k = settings.diagnostics_top_k or DEFAULT_TOP_K
+    if not 1 <= top_k <= MAX_TOP_K:
+        raise invalid(
+            f"{field}.diagnostics_top_k",
+            f"diagnostics_top_k must be 0..{MAX_TOP_K}, got {settings.diagnostics_top_k}",
+            "bad_bot",
+        )
+    seed = settings.seed if settings.HasField("seed") else secrets.randbits(64)
+    if kind != "mcts":  # random and greedy do not search: difficulty and budget are ignored
+        return BotPlan(kind, kind, None, None, seed, inline=kind == "random", top_k=top_k)
+    difficulty = _DIFFICULTIES.get(settings.difficulty)
+    if difficulty is None:
+        raise invalid(f"{field}.difficulty", f"unknown difficulty {settings.difficulty}", "bad_bot")
+    preset = PRESETS[difficulty]
+    iterations, milliseconds = preset.iterations, preset.milliseconds
+    label = f"mcts:{difficulty}"
+    if settings.HasField("budget"):
+        iterations, milliseconds = _budget(settings.budget, f"{field}.budget", config)
+        label = "mcts:custom"
+    # The presets obey the caps too.
+    if iterations is not None:
+        iterations = min(iterations, config.max_iterations)
+    milliseconds = (
+        min(milliseconds, config.max_milliseconds) if milliseconds is not None else config.max_milliseconds
+    )
+    spec = f"mcts:{difficulty}" + (f",workers={workers}" if workers > 1 else "")
+    return BotPlan(spec, label, iterations, milliseconds, seed, inline=False, top_k=top_k)
+
+
+def _budget(b: pb.SearchBudget, field: str, config: Config) -> tuple[int | None, float | None]:
+    if not b.HasField("iterations") and not b.HasField("milliseconds"):
+        raise invalid(field, "an explicit budget needs iterations and/or milliseconds", "bad_budget")
+    iterations: int | None = None
+    milliseconds: float | None = None
+    if b.HasField("iterations"):
+        if not 1 <= b.iterations <= config.max_iterations:
+            raise invalid(
+                f"{field}.iterations",
+                f"iterations must be 1..{config.max_iterations} on this server, got {b.iterations}",
+                "bad_budget",
+            )
+        iterations = int(b.iterations)
+    if b.HasField("milliseconds"):
+        ms = b.milliseconds
+        if not math.isfinite(ms) or not 0 < ms <= config.max_milliseconds:
+            raise invalid(
+                f"{field}.milliseconds",
+                f"milliseconds must be in (0, {config.max_milliseconds:g}] on this server, got {ms:g}",
+                "bad_budget",
+            )
+        milliseconds = float(ms)
+    return iterations, milliseconds
+
+
+def bot_plans(
+    seats: Sequence[pb.BotSeat], num_players: int, config: Config, field: str = "bots"
+) -> dict[int, BotPlan]:
+    """The plans of a request's bot seats (each seat at most once, in range)."""
+    plans: dict[int, BotPlan] = {}
+    for i, bot_seat in enumerate(seats):
+        seat = bot_seat.seat
+        if not 0 <= seat < num_players:
+            raise invalid(
+                f"{field}[{i}].seat",
+                f"{field}[{i}].seat {seat} is out of range: this game has {num_players} players "
+                f"(seats 0-{num_players - 1})",
+                "bad_player",
+            )
+        if seat in plans:
+            raise invalid(f"{field}[{i}].seat", f"seat {seat} is named twice", "bad_request")
+        plans[seat] = bot_plan(bot_seat.bot, f"{field}[{i}].bot", config)
+    return plans
+
+
+def max_moves(requested: int, config: Config, field: str = "max_bot_moves") -> int:
+    cap = config.max_advance_moves
+    if not 0 <= requested <= cap:
+        raise invalid(field, f"{field} must be 0..{cap} on this server, got {requested}", "bad_budget")
+    return requested or cap
+
+
+# ---------------------------------------------------------------------------------------
+# The bot loop
+# ---------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class PlayedTurn:
+    """One bot move: who, what (and whether it is a secret decision), how it was chosen, and
+    the events it caused (unfiltered)."""
+
+    player: int
+    action: int
+    secret: bool
+    diagnostics: Any  # ai.api.Diagnostics
+    plan: BotPlan
+    seed: int
+    events: list[Event]
+
+
+#: Why the loop stopped: StopReason member names (convert.enum_value).
+GAME_OVER, SEAT_NOT_NAMED, MOVE_LIMIT, DEADLINE, TIME_LIMIT = (
+    "game_over",
+    "seat_not_named",
+    "move_limit",
+    "deadline",
+    "time_limit",
+)
+
+Choose = Callable[[State, BotPlan, int, float], tuple[int, Any]]
+
+
+def play_bots(
+    state: State,
+    plans: Mapping[int, BotPlan],
+    *,
+    moves: int,
+    choose: Choose,
+    apply: Callable[[State, int], list[Event]],
+    limit: float,
+    margin: float,
+    time_left: Callable[[], float | None] = lambda: None,
+    is_active: Callable[[], bool] = lambda: True,
+) -> tuple[list[PlayedTurn], str]:
+    """Let the bot seats of ``plans`` play on ``state`` (changed in place) until a seat that
+    is not named must act, the game ends, ``moves`` moves are made, too little of the call's
+    deadline (``time_left``) or of the server's time cap (``limit``, monotonic) remains for
+    another search, or the call is cancelled (``ServiceError`` CANCELLED). ``choose(state,
+    plan, seed, limit)`` picks a move; a deadline it overruns after the first move ends the
+    loop with the moves made."""
+    turns: list[PlayedTurn] = []
+    floor = 2 * margin + 0.05
+    while True:
+        current = state.current_player()
+        if current < 0:
+            return turns, GAME_OVER
+        plan = plans.get(current)
+        if plan is None:
+            return turns, SEAT_NOT_NAMED
+        if len(turns) >= moves:
+            return turns, MOVE_LIMIT
+        if not is_active():
+            raise ServiceError(grpc.StatusCode.CANCELLED, "the call was cancelled", reason="cancelled")
+        if turns:
+            remaining = time_left()
+            if remaining is not None and remaining < floor:
+                return turns, DEADLINE
+            if limit - time.monotonic() < floor:
+                return turns, TIME_LIMIT
+        seed = (plan.seed + len(turns)) & 0xFFFFFFFFFFFFFFFF
+        try:
+            action, diagnostics = choose(state, plan, seed, limit)
+        except ServiceError as exc:
+            if exc.reason != "deadline" or not turns:
+                raise
+            return turns, DEADLINE  # keep the moves already made
+        secret = state.public_action(action) == SECRET_ACTION
+        events = apply(state, action)
+        turns.append(PlayedTurn(current, action, secret, diagnostics, plan, seed, events))
