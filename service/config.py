@@ -79,280 +79,184 @@ def _cpus() -> int:
     return cpus
 
 
-SETTINGS: tuple[Setting, ...] = (
-    Setting("host", "HEKA_HOST", str, "[::]", "Address the gRPC server binds."),
-    Setting("port", "HEKA_PORT", int, 50051, "gRPC port (0: any free port, logged at start)."),
-    Setting(
-        "metrics_port",
-        "HEKA_METRICS_PORT",
-        int,
-        9095,
-        "Prometheus metrics HTTP port (0: any free port; -1: no metrics endpoint).",
-    ),
-    Setting(
-        "metrics_host",
-        "HEKA_METRICS_HOST",
-        str,
-        "",
-        "Address the metrics endpoint binds (empty: the gRPC host, HEKA_HOST).",
-        "HOST",
-    ),
-    Setting(
-        "state_keys",
-        "HEKA_STATE_KEYS",
-        str,
-        "",
-        "State token keys: comma-separated `key_id:secret` pairs, secret in base64 (>= 16 bytes "
-        "decoded, 32 recommended). The first key seals new tokens and keys new games' chance; all "
-        "open tokens. Empty: an ephemeral key is made at start (tokens die with the process).",
-        "ID:SECRET,...",
-    ),
-    Setting(
-        "state_keys_file",
-        "HEKA_STATE_KEYS_FILE",
-        str,
-        "",
-        "File holding the HEKA_STATE_KEYS value (e.g. a mounted Secret); used when HEKA_STATE_KEYS is empty.",
-        "PATH",
-    ),
-    Setting(
-        "insecure_plaintext_tokens",
-        "HEKA_INSECURE_PLAINTEXT_TOKENS",
-        _parse_bool,
-        False,
-        "Debugging only: write state tokens signed but NOT encrypted, so anyone holding one can read "
-        "every hidden card (logged as a warning). Tokens are AES-256-GCM sealed otherwise.",
-    ),
-    Setting(
-        "previous_state_versions",
-        "HEKA_PREVIOUS_STATE_VERSIONS",
-        _parse_bool,
-        False,
-        "Write new tokens in the previous release's state versions (osirium:1), which that release "
-        "can read: for a rolling upgrade from it, or a rollback to it (docs/operations.md).",
-    ),
-    Setting(
-        "grpc_processes",
-        "HEKA_GRPC_PROCESSES",
-        int,
-        1,
-        "gRPC serving processes sharing the port (SO_REUSEPORT), forked before gRPC starts; each has "
-        "its own search workers; the search capacity is shared. More than 1 uses several CPUs for "
-        "cheap calls.",
-    ),
-    Setting(
-        "search_workers",
-        "HEKA_SEARCH_WORKERS",
-        int,
-        0,
-        "Bot search worker processes of each gRPC process (0: the available CPUs, capped by the "
-        "cgroup CPU limit, divided by HEKA_GRPC_PROCESSES).",
-    ),
-    Setting(
-        "max_concurrent_searches",
-        "HEKA_MAX_CONCURRENT_SEARCHES",
-        int,
-        0,
-        "Bot calls (BotMove, AdvanceBots) admitted at once; more are refused with RESOURCE_EXHAUSTED "
-        "(0: all search workers of all gRPC processes).",
-    ),
-    Setting(
-        "max_workers_per_search",
-        "HEKA_MAX_WORKERS_PER_SEARCH",
-        int,
-        1,
-        "Most root-parallel processes one BotMove may ask for (BotSettings.workers).",
-    ),
-    Setting("max_iterations", "HEKA_MAX_ITERATIONS", int, 200_000, "Cap on a search's iterations."),
-    Setting(
-        "max_milliseconds",
-        "HEKA_MAX_MILLISECONDS",
-        float,
-        30_000.0,
-        "Cap on a search's milliseconds; also the longest a search runs when the call has no deadline.",
-    ),
-    Setting(
-        "max_advance_moves",
-        "HEKA_MAX_ADVANCE_MOVES",
-        int,
-        400,
-        "Cap on the moves one AdvanceBots call applies.",
-    ),
-    Setting(
-        "max_advance_seconds",
-        "HEKA_MAX_ADVANCE_SECONDS",
-        float,
-        30.0,
-        "Cap on one AdvanceBots call's total time, deadline or not: it then stops with "
-        "STOP_REASON_TIME_LIMIT, keeping the moves made.",
-    ),
-    Setting(
-        "deadline_margin_ms",
-        "HEKA_DEADLINE_MARGIN_MS",
-        float,
-        40.0,
-        "Safety margin: a search stops this many ms (plus 5% of the time left) before the call's "
-        "deadline so the answer is not late.",
-    ),
-    Setting(
-        "grace_seconds",
-        "HEKA_GRACE_SECONDS",
-        float,
-        25.0,
-        "On SIGTERM/SIGINT: seconds in-flight calls get to finish before being cancelled.",
-    ),
-    Setting(
-        "shutdown_delay_seconds",
-        "HEKA_SHUTDOWN_DELAY_SECONDS",
-        float,
-        0.0,
-        "On SIGTERM: seconds to keep serving after health turns NOT_SERVING (lets load balancers "
-        "notice) before draining.",
-    ),
-    Setting(
-        "max_connection_age_seconds",
-        "HEKA_MAX_CONNECTION_AGE_SECONDS",
-        float,
-        300.0,
-        "Connections are closed (GOAWAY) after this age so clients rebalance over new replicas (0: never).",
-    ),
-    Setting(
-        "max_connection_age_grace_seconds",
-        "HEKA_MAX_CONNECTION_AGE_GRACE_SECONDS",
-        float,
-        60.0,
-        "Time calls on an aged-out connection get to finish.",
-    ),
-    Setting(
-        "keepalive_seconds",
-        "HEKA_KEEPALIVE_SECONDS",
-        float,
-        60.0,
-        "Server keepalive ping interval on idle connections.",
-    ),
-    Setting(
-        "max_request_bytes",
-        "HEKA_MAX_REQUEST_BYTES",
-        int,
-        64 * 1024,
-        "Largest request message; gRPC refuses a larger one with RESOURCE_EXHAUSTED before it is "
-        "decoded (real requests are a few KiB; a state token is under 1 KiB).",
-    ),
-    Setting(
-        "max_message_bytes",
-        "HEKA_MAX_MESSAGE_BYTES",
-        int,
-        4 * 1024 * 1024,
-        "Largest response message (Osirium's legal-action list is ~41 KB, AdvanceBots with "
-        "diagnostics more); requests: HEKA_MAX_REQUEST_BYTES.",
-    ),
-    Setting(
-        "max_concurrent_rpcs",
-        "HEKA_MAX_CONCURRENT_RPCS",
-        int,
-        1000,
-        "Calls one gRPC process holds at once, from the arrival of the request to the answer "
-        "(health checks excepted); more are refused at once with RESOURCE_EXHAUSTED and a retry "
-        "hint (0: no cap).",
-    ),
-    Setting(
-        "max_queued_rpcs",
-        "HEKA_MAX_QUEUED_RPCS",
-        int,
-        20_000,
-        "Calls gRPC core keeps for one gRPC process until its event loop takes them (a burst waits "
-        "there, served in order; ~12 KiB each). gRPC refuses calls beyond it with a bare CANCELLED "
-        "(its own default, 1,000 to 3,000, did that to bursts).",
-    ),
-    Setting(
-        "grpc_threads",
-        "HEKA_GRPC_THREADS",
-        int,
-        32,
-        "Threads where bot calls wait for their searches (plus one per search slot); cheap calls "
-        "run on the asyncio event loop.",
-    ),
-    Setting(
-        "state_cache_size",
-        "HEKA_STATE_CACHE_SIZE",
-        int,
-        2048,
-        "Decoded states of recently seen tokens kept in memory (a memo: answers never depend on it; "
-        "0 disables).",
-    ),
-    Setting("log_level", "HEKA_LOG_LEVEL", str, "INFO", "Log level (DEBUG, INFO, WARNING, ERROR)."),
-    Setting(
-        "access_log",
-        "HEKA_ACCESS_LOG",
-        _parse_bool,
-        True,
-        "One JSON line per RPC on stderr (health checks at DEBUG level).",
-    ),
-    Setting(
-        "metrics_dir",
-        "HEKA_METRICS_DIR",
-        str,
-        "",
-        "Prometheus multiprocess directory (must be writable; wiped at start). Empty: a new temporary "
-        "directory.",
-        "PATH",
-    ),
-    Setting(
-        "trusted_decode",
-        "HEKA_TRUSTED_DECODE",
-        _parse_bool,
-        False,
-        "Enable DecodeState, which reveals the full state (hidden cards) of a token: only for "
-        "trusted callers.",
-    ),
-    Setting("reflection", "HEKA_REFLECTION", _parse_bool, True, "Serve gRPC server reflection."),
-    Setting(
-        "worker_nice",
-        "HEKA_WORKER_NICE",
-        int,
-        10,
-        "Niceness added to search workers so the gRPC event loop and health checks keep the CPU (searches "
-        "use what cheap calls leave; their budgets and deadlines still hold).",
-    ),
-)
+def _setting(env: str, default: Any, help: str, *, metavar: str = "") -> Any:
+    """A field of :class:`Config`: its default, and (as metadata) its variable and help."""
+    return dataclasses.field(default=default, metadata={"env": env, "help": help, "metavar": metavar})
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Config:
-    host: str = "[::]"
-    port: int = 50051
-    metrics_port: int = 9095
-    metrics_host: str = ""
-    state_keys: str = ""
-    state_keys_file: str = ""
-    insecure_plaintext_tokens: bool = False
-    previous_state_versions: bool = False
-    grpc_processes: int = 1
-    search_workers: int = 0
-    max_concurrent_searches: int = 0
-    max_workers_per_search: int = 1
-    max_iterations: int = 200_000
-    max_milliseconds: float = 30_000.0
-    max_advance_moves: int = 400
-    max_advance_seconds: float = 30.0
-    deadline_margin_ms: float = 40.0
-    grace_seconds: float = 25.0
-    shutdown_delay_seconds: float = 0.0
-    max_connection_age_seconds: float = 300.0
-    max_connection_age_grace_seconds: float = 60.0
-    keepalive_seconds: float = 60.0
-    max_request_bytes: int = 64 * 1024
-    max_message_bytes: int = 4 * 1024 * 1024
-    max_concurrent_rpcs: int = 1000
-    max_queued_rpcs: int = 20_000
-    grpc_threads: int = 32
-    state_cache_size: int = 2048
-    log_level: str = "INFO"
-    access_log: bool = True
-    metrics_dir: str = ""
-    trusted_decode: bool = False
-    reflection: bool = True
-    worker_nice: int = 10
+    """Every ``heka serve`` setting, declared once: a field each, with its ``HEKA_*`` variable
+    and help. The flags, the environment parsing (:func:`load`), :data:`SETTINGS` and the table
+    in ``docs/api.md`` (checked by a test) all come from these fields."""
+
+    host: str = _setting("HEKA_HOST", "[::]", "Address the gRPC server binds.")
+    port: int = _setting("HEKA_PORT", 50051, "gRPC port (0: any free port, logged at start).")
+    metrics_port: int = _setting(
+        "HEKA_METRICS_PORT", 9095, "Prometheus metrics HTTP port (0: any free port; -1: no metrics endpoint)."
+    )
+    metrics_host: str = _setting(
+        "HEKA_METRICS_HOST",
+        "",
+        "Address the metrics endpoint binds (empty: the gRPC host, HEKA_HOST).",
+        metavar="HOST",
+    )
+    state_keys: str = _setting(
+        "HEKA_STATE_KEYS",
+        "",
+        "State token keys: comma-separated `key_id:secret` pairs, secret in base64 (>= 16 bytes "
+        "decoded, 32 recommended). The first key seals new tokens and keys new games' chance; all"
+        " open tokens. Empty: an ephemeral key is made at start (tokens die with the process).",
+        metavar="ID:SECRET,...",
+    )
+    state_keys_file: str = _setting(
+        "HEKA_STATE_KEYS_FILE",
+        "",
+        "File holding the HEKA_STATE_KEYS value (e.g. a mounted Secret); used when HEKA_STATE_KEYS is empty.",
+        metavar="PATH",
+    )
+    insecure_plaintext_tokens: bool = _setting(
+        "HEKA_INSECURE_PLAINTEXT_TOKENS",
+        False,
+        "Debugging only: write state tokens signed but NOT encrypted, so anyone holding one can "
+        "read every hidden card (logged as a warning). Tokens are AES-256-GCM sealed otherwise.",
+    )
+    previous_state_versions: bool = _setting(
+        "HEKA_PREVIOUS_STATE_VERSIONS",
+        False,
+        "Write new tokens in the previous release's state versions (osirium:1), which that "
+        "release can read: for a rolling upgrade from it, or a rollback to it "
+        "(docs/operations.md).",
+    )
+    grpc_processes: int = _setting(
+        "HEKA_GRPC_PROCESSES",
+        1,
+        "gRPC serving processes sharing the port (SO_REUSEPORT), forked before gRPC starts; each "
+        "has its own search workers; the search capacity is shared. More than 1 uses several CPUs"
+        " for cheap calls.",
+    )
+    search_workers: int = _setting(
+        "HEKA_SEARCH_WORKERS",
+        0,
+        "Bot search worker processes of each gRPC process (0: the available CPUs, capped by the "
+        "cgroup CPU limit, divided by HEKA_GRPC_PROCESSES).",
+    )
+    max_concurrent_searches: int = _setting(
+        "HEKA_MAX_CONCURRENT_SEARCHES",
+        0,
+        "Bot calls (BotMove, AdvanceBots) admitted at once; more are refused with "
+        "RESOURCE_EXHAUSTED (0: all search workers of all gRPC processes).",
+    )
+    max_workers_per_search: int = _setting(
+        "HEKA_MAX_WORKERS_PER_SEARCH",
+        1,
+        "Most root-parallel processes one BotMove may ask for (BotSettings.workers).",
+    )
+    max_iterations: int = _setting("HEKA_MAX_ITERATIONS", 200_000, "Cap on a search's iterations.")
+    max_milliseconds: float = _setting(
+        "HEKA_MAX_MILLISECONDS",
+        30000.0,
+        "Cap on a search's milliseconds; also the longest a search runs when the call has no deadline.",
+    )
+    max_advance_moves: int = _setting(
+        "HEKA_MAX_ADVANCE_MOVES", 400, "Cap on the moves one AdvanceBots call applies."
+    )
+    max_advance_seconds: float = _setting(
+        "HEKA_MAX_ADVANCE_SECONDS",
+        30.0,
+        "Cap on one AdvanceBots call's total time, deadline or not: it then stops with "
+        "STOP_REASON_TIME_LIMIT, keeping the moves made.",
+    )
+    deadline_margin_ms: float = _setting(
+        "HEKA_DEADLINE_MARGIN_MS",
+        40.0,
+        "Safety margin: a search stops this many ms (plus 5% of the time left) before the call's "
+        "deadline so the answer is not late.",
+    )
+    grace_seconds: float = _setting(
+        "HEKA_GRACE_SECONDS",
+        25.0,
+        "On SIGTERM/SIGINT: seconds in-flight calls get to finish before being cancelled.",
+    )
+    shutdown_delay_seconds: float = _setting(
+        "HEKA_SHUTDOWN_DELAY_SECONDS",
+        0.0,
+        "On SIGTERM: seconds to keep serving after health turns NOT_SERVING (lets load balancers "
+        "notice) before draining.",
+    )
+    max_connection_age_seconds: float = _setting(
+        "HEKA_MAX_CONNECTION_AGE_SECONDS",
+        300.0,
+        "Connections are closed (GOAWAY) after this age so clients rebalance over new replicas (0: never).",
+    )
+    max_connection_age_grace_seconds: float = _setting(
+        "HEKA_MAX_CONNECTION_AGE_GRACE_SECONDS", 60.0, "Time calls on an aged-out connection get to finish."
+    )
+    keepalive_seconds: float = _setting(
+        "HEKA_KEEPALIVE_SECONDS", 60.0, "Server keepalive ping interval on idle connections."
+    )
+    max_request_bytes: int = _setting(
+        "HEKA_MAX_REQUEST_BYTES",
+        64 * 1024,
+        "Largest request message; gRPC refuses a larger one with RESOURCE_EXHAUSTED before it is "
+        "decoded (real requests are a few KiB; a state token is under 1 KiB).",
+    )
+    max_message_bytes: int = _setting(
+        "HEKA_MAX_MESSAGE_BYTES",
+        4 * 1024 * 1024,
+        "Largest response message (Osirium's legal-action list is ~41 KB, AdvanceBots with "
+        "diagnostics more); requests: HEKA_MAX_REQUEST_BYTES.",
+    )
+    max_concurrent_rpcs: int = _setting(
+        "HEKA_MAX_CONCURRENT_RPCS",
+        1000,
+        "Calls one gRPC process holds at once, from the arrival of the request to the answer "
+        "(health checks excepted); more are refused at once with RESOURCE_EXHAUSTED and a retry "
+        "hint (0: no cap).",
+    )
+    max_queued_rpcs: int = _setting(
+        "HEKA_MAX_QUEUED_RPCS",
+        20_000,
+        "Calls gRPC core keeps for one gRPC process until its event loop takes them (a burst "
+        "waits there, served in order; ~12 KiB each). gRPC refuses calls beyond it with a bare "
+        "CANCELLED (its own default, 1,000 to 3,000, did that to bursts).",
+    )
+    grpc_threads: int = _setting(
+        "HEKA_GRPC_THREADS",
+        32,
+        "Threads where bot calls wait for their searches (plus one per search slot); cheap calls "
+        "run on the asyncio event loop.",
+    )
+    state_cache_size: int = _setting(
+        "HEKA_STATE_CACHE_SIZE",
+        2048,
+        "Decoded states of recently seen tokens kept in memory (a memo: answers never depend on "
+        "it; 0 disables).",
+    )
+    log_level: str = _setting("HEKA_LOG_LEVEL", "INFO", "Log level (DEBUG, INFO, WARNING, ERROR).")
+    access_log: bool = _setting(
+        "HEKA_ACCESS_LOG", True, "One JSON line per RPC on stderr (health checks at DEBUG level)."
+    )
+    metrics_dir: str = _setting(
+        "HEKA_METRICS_DIR",
+        "",
+        "Prometheus multiprocess directory (must be writable; wiped at start). Empty: a new "
+        "temporary directory.",
+        metavar="PATH",
+    )
+    trusted_decode: bool = _setting(
+        "HEKA_TRUSTED_DECODE",
+        False,
+        "Enable DecodeState, which reveals the full state (hidden cards) of a token: only for "
+        "trusted callers.",
+    )
+    reflection: bool = _setting("HEKA_REFLECTION", True, "Serve gRPC server reflection.")
+    worker_nice: int = _setting(
+        "HEKA_WORKER_NICE",
+        10,
+        "Niceness added to search workers so the gRPC event loop and health checks keep the CPU "
+        "(searches use what cheap calls leave; their budgets and deadlines still hold).",
+    )
 
     @property
     def workers(self) -> int:
@@ -409,6 +313,18 @@ class Config:
         if self.log_level.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
             raise ConfigError(f"unknown log level {self.log_level!r}")
         return self
+
+
+_PARSERS: dict[str, Callable[[str], Any]] = {"str": str, "int": int, "float": float, "bool": _parse_bool}
+
+#: The settings, from :class:`Config`'s fields: each one's flag (``--name``), variable,
+#: parser (by the field's type), default and help.
+SETTINGS: tuple[Setting, ...] = tuple(
+    Setting(
+        f.name, f.metadata["env"], _PARSERS[str(f.type)], f.default, f.metadata["help"], f.metadata["metavar"]
+    )
+    for f in dataclasses.fields(Config)
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
