@@ -27,8 +27,8 @@ def run_example(server: Any, *args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.parametrize(
     ("args", "players"),
-    [(("--game", "aton"), 2), (("--game", "osirium", "--teams", "--bot", "mcts"), 4)],
-    ids=["aton", "osirium-4p-teams-mcts"],
+    [(("--game", "aton"), 2), (("--game", "osirium", "--teams"), 4)],
+    ids=["aton", "osirium-4p-teams"],
 )
 def test_the_python_example_plays_a_game_to_its_end(server: Any, args: tuple[str, ...], players: int) -> None:
     done = run_example(server, *args, "--seed", "5")
