@@ -4,7 +4,8 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: all venv run serve simulate test test-fast lint typecheck bench clean proto ops-check api-check api-freeze
+.PHONY: all venv run serve simulate test test-fast lint typecheck bench clean proto ops-check api-check api-freeze \
+        examples-check
 
 all: test
 
@@ -41,6 +42,12 @@ api-check: $(BUF)
 ## Freeze the API after an intended, compatible change: the image buf breaking compares with.
 api-freeze: $(BUF)
 	$(BUF) build proto --exclude-source-info -o proto/heka-v1.binpb
+
+## The client examples against real servers (CI): examples/node (npm ci, an Aton and an Osirium
+## teams game, --demo-errors, --demo-backoff, node --test) and examples/python/play.py; each step
+## is time-bounded, the whole check too. See scripts/examples_check.sh.
+examples-check: venv
+	BIN=$(BIN) timeout --kill-after=10 180 bash scripts/examples_check.sh
 
 simulate: venv
 	$(BIN)/heka simulate --game aton --games 100 --seed 1
