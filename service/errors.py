@@ -60,6 +60,7 @@ class ServiceError(Exception):
         precondition: str | None = None,
         retry_after: float | None = None,
         quota_subject: str = "searches",
+        metadata: dict[str, str] | None = None,
     ) -> None:
         message = clip(message)
         super().__init__(message)
@@ -70,10 +71,13 @@ class ServiceError(Exception):
         self.precondition = precondition
         self.retry_after = retry_after
         self.quota_subject = quota_subject
+        #: Machine-readable facts a client may act on (ErrorInfo.metadata), e.g. the seat to
+        #: act, so that it need not parse the message.
+        self.metadata = metadata or {}
 
     def to_status(self) -> grpc.Status:
         status = status_pb2.Status(code=self.code.value[0], message=self.message)
-        info = error_details_pb2.ErrorInfo(reason=self.reason.upper(), domain=DOMAIN)
+        info = error_details_pb2.ErrorInfo(reason=self.reason.upper(), domain=DOMAIN, metadata=self.metadata)
         status.details.add().Pack(info)
         if self.field is not None:
             bad = error_details_pb2.BadRequest()
@@ -90,19 +94,28 @@ class ServiceError(Exception):
                 )
             )
             status.details.add().Pack(retry)
-            quota = error_details_pb2.QuotaFailure()
-            quota.violations.add(subject=self.quota_subject, description=self.message)
-            status.details.add().Pack(quota)
+            if self.code == grpc.StatusCode.RESOURCE_EXHAUSTED:  # a quota, not a dead worker
+                quota = error_details_pb2.QuotaFailure()
+                quota.violations.add(subject=self.quota_subject, description=self.message)
+                status.details.add().Pack(quota)
         return rpc_status.to_status(status)
 
 
-def invalid(field: str | None, message: str, reason: str) -> ServiceError:
-    return ServiceError(grpc.StatusCode.INVALID_ARGUMENT, message, reason=reason, field=field)
-
-
-def failed_precondition(message: str, reason: str) -> ServiceError:
+def invalid(
+    field: str | None, message: str, reason: str, metadata: dict[str, str] | None = None
+) -> ServiceError:
     return ServiceError(
-        grpc.StatusCode.FAILED_PRECONDITION, message, reason=reason, precondition=reason.upper()
+        grpc.StatusCode.INVALID_ARGUMENT, message, reason=reason, field=field, metadata=metadata
+    )
+
+
+def failed_precondition(message: str, reason: str, metadata: dict[str, str] | None = None) -> ServiceError:
+    return ServiceError(
+        grpc.StatusCode.FAILED_PRECONDITION,
+        message,
+        reason=reason,
+        precondition=reason.upper(),
+        metadata=metadata,
     )
 
 

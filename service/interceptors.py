@@ -149,7 +149,7 @@ class ServerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
 
     def _overloaded(self) -> ServiceError:
         return resource_exhausted(
-            f"this server process is handling {self.active} calls, its limit "
+            f"this server process is handling {self.active} call{'s' if self.active != 1 else ''}, its limit "
             "(HEKA_MAX_CONCURRENT_RPCS); retry shortly or ask another replica",
             "overloaded",
             retry_after=OVERLOAD_RETRY_SECONDS,

@@ -156,6 +156,7 @@ class GameService(pb_grpc.GameServiceServicer):
             raise failed_precondition(
                 f"{field} {player} is not to act: seat {current} must decide ({state.decision()})",
                 "not_to_act",
+                {"current_player": str(current), "decision": state.decision()},
             )
         return current
 
@@ -416,6 +417,7 @@ class GameService(pb_grpc.GameServiceServicer):
                 f"viewer is required: the legal actions are private to the seat to act (seat {current}); "
                 f"pass viewer={current}",
                 "viewer_required",
+                {"current_player": str(current)},
             )
         resp = pb.ListLegalActionsResponse(
             current_player=current, decision=convert.decision_value(state.decision())
@@ -481,6 +483,7 @@ class GameService(pb_grpc.GameServiceServicer):
                 f"a bot move that is not applied is private to the seat to act: pass viewer={actor} "
                 "(or apply=true, or trusted_backend=true from a backend that does not forward it)",
                 "private_move",
+                {"current_player": str(actor)},
             )
         plan = play.bot_plan(request.bot, "bot", self.config)
         with self._slot([plan], context) as ticket:

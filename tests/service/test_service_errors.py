@@ -606,7 +606,24 @@ def test_wrong_player_has_precondition_details(stub: Any, tokens: Tokens) -> Non
             any_msg.Unpack(pf)
             assert pf.violations[0].type == "NOT_TO_ACT"
             found = True
+        if any_msg.Is(error_details_pb2.QuotaFailure.DESCRIPTOR):
+            raise AssertionError("a precondition failure is no quota failure")
     assert found
+    # The seat to act, for clients that should not parse the message (ErrorInfo.metadata).
+    assert error_info(err).metadata == {"current_player": "0", "decision": "exchange"}
+    err = call_error(stub.ListLegalActions, pb.ListLegalActionsRequest(state=tokens.aton))
+    assert error_info(err).reason == "VIEWER_REQUIRED" and error_info(err).metadata["current_player"] == "0"
+
+
+def error_info(err: Any) -> error_details_pb2.ErrorInfo:
+    status = rpc_status.from_call(err)
+    assert status is not None
+    for any_msg in status.details:
+        if any_msg.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
+            info = error_details_pb2.ErrorInfo()
+            any_msg.Unpack(info)
+            return info
+    raise AssertionError("no ErrorInfo")
 
 
 def test_no_bad_input_is_unknown_or_internal(stub: Any, tokens: Tokens) -> None:
