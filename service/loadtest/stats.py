@@ -128,6 +128,8 @@ class Recorder:
         self.completed_rpcs = 0
         self.completed_bytes_sent = 0
         self.completed_bytes_received = 0
+        # What the runner's meters (e.g. a server's CPU seconds) moved in the measured window.
+        self.meters: dict[str, float] = {}
 
     def record(self, method: str, seconds: float, code: str, error: str | None = None) -> None:
         stats = self.methods.get(method)
