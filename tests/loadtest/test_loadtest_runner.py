@@ -28,9 +28,7 @@ from service.loadtest.stats import build_report
 
 def run(scenario, make_stub=None, meters=None, **kw):
     settings = LoadSettings(**kw)
-    return asyncio.run(
-        run_load(scenario, settings, progress_stream=None, make_stub=make_stub, meters=meters)
-    )
+    return asyncio.run(run_load(scenario, settings, progress_stream=None, make_stub=make_stub, meters=meters))
 
 
 # -- scenarios, driven without gRPC -----------------------------------------------------------
