@@ -28,15 +28,12 @@ from __future__ import annotations
 import argparse
 import base64
 import collections
+import contextlib
 import dataclasses
 import json
 import math
-import os
 import random
-import signal
-import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -47,7 +44,8 @@ from google.protobuf.descriptor import FieldDescriptor as FD
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-BENCH_KEY = "bench:" + "QmVuY2htYXJrIGtleSBvZiAzMiBieXRlcyEhISEhISE"
+from service.loadtest.local import check_loopback, start_heka  # noqa: E402
+
 SERVICES = ("heka.v1.GameService", "grpc.health.v1.Health")
 FAILING = ("UNKNOWN", "INTERNAL")
 KINDS = ("garbage", "mutated", "random", "near-valid")
@@ -490,31 +488,6 @@ def table(report: Report) -> str:
 # ---------------------------------------------------------------------------------------
 
 
-def start_heka(server_args: list[str], root: Path = ROOT) -> tuple[subprocess.Popen[bytes], int, Path]:
-    """A ``heka serve`` (from the checkout ``root``) on 127.0.0.1, small search caps."""
-    log = Path(tempfile.mkstemp(prefix="heka-fuzz-", suffix=".log")[1])
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HEKA_")}
-    env.update({"HEKA_STATE_KEYS": BENCH_KEY, "HEKA_SEARCH_WORKERS": "1", "HEKA_ACCESS_LOG": "false"})
-    env["PYTHONPATH"] = str(root)
-    cmd = [sys.executable, "-m", "service.cli", "serve", "--host", "127.0.0.1", "--port", "0"]
-    cmd += ["--metrics-port", "-1", "--max-milliseconds", "2000", "--max-iterations", "2000", *server_args]
-    proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=log.open("wb"))
-    end = time.monotonic() + 60
-    while time.monotonic() < end:
-        for raw in log.read_text().splitlines():
-            try:
-                rec = json.loads(raw)
-            except json.JSONDecodeError:
-                continue
-            if rec.get("event") == "listening":
-                return proc, int(rec["port"]), log
-        if proc.poll() is not None:
-            break
-        time.sleep(0.05)
-    proc.kill()
-    raise SystemExit("heka did not start:\n" + log.read_text())
-
-
 def main() -> int:
     import grpc
 
@@ -530,16 +503,18 @@ def main() -> int:
     args = ap.parse_args()
     if not 1 <= args.calls <= 100_000 or not 0 < args.seconds <= 3600:
         raise SystemExit("--calls must be 1..100000 and --seconds 0..3600")
-    proc = log = None
-    if args.target:
-        host = args.target.rsplit(":", 1)[0].strip("[]")
-        if host not in ("127.0.0.1", "::1", "localhost"):
-            raise SystemExit(f"refusing to fuzz {args.target}: loopback targets only")
-        target = args.target
-    else:
-        proc, port, log = start_heka(args.server_args.split(), args.server_root.resolve())
-        target = f"127.0.0.1:{port}"
-    try:
+    with contextlib.ExitStack() as stack:
+        server = None
+        if args.target:
+            target = check_loopback(args.target)
+        else:
+            # Small search caps: a fuzzed BotMove must not search for long.
+            caps = ["--max-milliseconds", "2000", "--max-iterations", "2000"]
+            env = {"HEKA_ACCESS_LOG": "false"}
+            server = stack.enter_context(
+                start_heka(*caps, *args.server_args.split(), env=env, root=args.server_root)
+            )
+            target = server.target
         with grpc.insecure_channel(target) as channel:
             methods = discover(channel)
             tokens = real_tokens(channel, methods)
@@ -555,13 +530,6 @@ def main() -> int:
                 progress=lambda n: print(f"  {n} calls...", file=sys.stderr, flush=True),
             )
             elapsed = time.monotonic() - started
-    finally:
-        if proc is not None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
     cut = " (stopped at the time limit)" if report.stopped_early else ""
     print(
         f"fuzzed {target}: {len(methods)} methods of {', '.join(SERVICES)}, seed {args.seed}, "
@@ -571,12 +539,11 @@ def main() -> int:
     if args.verbose:
         for (path, code, details), n in report.details.most_common(40):
             print(f"  {n:5d}  {path} {code}: {details}")
-    if log is not None:
-        errors = [line for line in log.read_text().splitlines() if '"level": "error"' in line]
+    if server is not None:
+        errors = [line for line in server.log_lines() if line.get("level") == "error"]
         print(f"server ERROR log lines: {len(errors)}")
         for line in errors[:5]:
-            print("  " + line[:300])
-        log.unlink(missing_ok=True)
+            print("  " + json.dumps(line)[:300])
     for failure in report.failures:
         print("  " + failure)
     if report.failed:

@@ -67,6 +67,7 @@ class LocalServer:
         self.log_path = log
         self.command = list(command)
         self.returncode: int | None = None
+        self._final_log: str | None = None  # a temporary log's text, once it is removed
         with log.open("wb") as out:
             self.proc = subprocess.Popen(
                 self.command, cwd=cwd, env=None if env is None else dict(env), stdout=out, stderr=out
@@ -84,9 +85,13 @@ class LocalServer:
 
     # -- start-up ---------------------------------------------------------------------------
     def log_lines(self) -> list[dict[str, Any]]:
-        """The log so far, a dict per line (``{"raw": text}`` for a line that is not JSON)."""
+        """The log so far (all of it after :meth:`stop`), a dict per line (``{"raw": text}``
+        for a line that is not JSON)."""
         out = []
-        for raw in self.log_path.read_text(errors="replace").splitlines():
+        text = self._final_log
+        if text is None:
+            text = self.log_path.read_text(errors="replace")
+        for raw in text.splitlines():
             try:
                 rec = json.loads(raw)
             except json.JSONDecodeError:
@@ -151,7 +156,8 @@ class LocalServer:
     # -- stopping ---------------------------------------------------------------------------
     def stop(self, grace: float = 30.0) -> int:
         """SIGTERM, then SIGKILL when still running after ``grace`` seconds; returns the exit
-        code (negative: the signal that ended it). Idempotent; removes a temporary log."""
+        code (negative: the signal that ended it). Idempotent; removes a temporary log
+        (:meth:`log_lines` still has it)."""
         if self.returncode is None:
             if self.proc.poll() is None:
                 self.proc.send_signal(signal.SIGTERM)
@@ -161,7 +167,8 @@ class LocalServer:
                     self.proc.kill()
                     self.proc.wait()
             self.returncode = self.proc.returncode
-        if not self.keep_log:
+        if not self.keep_log and self._final_log is None:
+            self._final_log = self.log_path.read_text(errors="replace")
             self.log_path.unlink(missing_ok=True)
         return self.returncode
 

@@ -71,6 +71,7 @@ def test_stop_kills_a_server_that_ignores_sigterm():
     assert server.stop(grace=0.3) == -9
     assert server.stop() == -9  # idempotent
     assert not log.exists()  # a temporary log goes with the server
+    assert server.log_lines()[0] == {"event": "listening", "port": 1}  # but its lines stay
 
 
 def test_proc_helpers_on_this_process_and_a_child():
