@@ -199,6 +199,18 @@ def heka_env(env: Mapping[str, str] | None = None, root: Path = ROOT) -> dict[st
     return out
 
 
+def pod_env(grpc_processes: int, workers: int, metrics_dir: Path) -> dict[str, str]:
+    """A server like a pod of k8s/deployment.yaml, for the soak and capacity scripts:
+    ``grpc_processes`` gRPC processes with ``workers`` search workers in all (they are per
+    gRPC process: at least one each), access log off, metrics files under ``metrics_dir``."""
+    return {
+        "HEKA_GRPC_PROCESSES": str(grpc_processes),
+        "HEKA_SEARCH_WORKERS": str(max(1, workers // grpc_processes)),
+        "HEKA_ACCESS_LOG": "false",
+        "HEKA_METRICS_DIR": str(metrics_dir),
+    }
+
+
 def start_heka(
     *args: str,
     env: Mapping[str, str] | None = None,
@@ -214,6 +226,14 @@ def start_heka(
     command = [sys.executable, "-m", "service.cli", "serve", "--host", "127.0.0.1", "--port", "0"]
     command += ["--metrics-port", "0" if metrics else "-1", *args]
     return LocalServer(command, env=heka_env(env, root), cwd=root, log=log, timeout=timeout)
+
+
+def loadtest_command(target: str, duration: str, *args: str) -> list[str]:
+    """The command line of a ``heka loadtest`` (this interpreter's) against ``target`` for
+    ``duration`` (e.g. "30s") with ``args`` (the scenario and load), its report as JSON on
+    stdout, no progress line: for scripts that run the load engine in processes of its own."""
+    command = [sys.executable, "-m", "service.cli", "loadtest", "--target", target]
+    return [*command, "--duration", duration, "--json", "--no-progress", *args]
 
 
 def check_loopback(target: str) -> str:
