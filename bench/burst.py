@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from service.loadtest.local import LocalServer, Sampler, check_loopback, rss_bytes, start_heka  # noqa: E402
+from service.loadtest.stats import codes_table  # noqa: E402
 
 METHODS = ("ListGames", "GetView", "ApplyAction", "BotMove")
 
@@ -121,25 +122,6 @@ def health_probe(target: str) -> None:
     print(json.dumps({"health": health, "health_max_ms": slowest * 1000}))
 
 
-def table(result: dict[str, Any]) -> str:
-    codes: dict[str, collections.Counter[str]] = result["codes"]
-    names = sorted({c for counter in codes.values() for c in counter}, key=lambda c: (c != "OK", c))
-    head = ["method", *names, "total"]
-    rows = []
-    for method in METHODS:
-        counter = codes.get(method, collections.Counter())
-        rows.append([method, *(str(counter[c]) for c in names), str(sum(counter.values()))])
-    totals: collections.Counter[str] = collections.Counter()
-    for counter in codes.values():
-        totals.update(counter)
-    rows.append(["all", *(str(totals[c]) for c in names), str(sum(totals.values()))])
-    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
-    lines = ["| " + " | ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)) + " |"]
-    lines.append("|" + "|".join("-" * (w + 2) for w in widths) + "|")
-    lines += ["| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |" for r in rows]
-    return "\n".join(lines)
-
-
 def main() -> int:
     if sys.argv[1:2] == ["--health-probe"]:
         health_probe(sys.argv[2])
@@ -181,7 +163,7 @@ def main() -> int:
         f"(server from {args.server_root.resolve()}, args: {args.server_args or '-'}), "
         f"{result['seconds']:.1f} s"
     )
-    print(table(result))
+    print(codes_table(result["codes"], METHODS, totals=True))
     health = ", ".join(f"{k} {v}" for k, v in sorted(result["health"].items()))
     print(
         f"health checks during the burst: {health or 'none'} "

@@ -45,6 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from service.loadtest.local import check_loopback, start_heka  # noqa: E402
+from service.loadtest.stats import codes_table  # noqa: E402
 
 SERVICES = ("heka.v1.GameService", "grpc.health.v1.Health")
 FAILING = ("UNKNOWN", "INTERNAL")
@@ -469,20 +470,6 @@ def run(
     return report
 
 
-def table(report: Report) -> str:
-    codes = sorted({c for counter in report.codes.values() for c in counter}, key=lambda c: (c != "OK", c))
-    head = ["method", *codes, "total"]
-    rows = [
-        [path, *(str(counter[c]) for c in codes), str(sum(counter.values()))]
-        for path, counter in sorted(report.codes.items())
-    ]
-    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
-    lines = ["| " + " | ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)) + " |"]
-    lines.append("|" + "|".join("-" * (w + 2) for w in widths) + "|")
-    lines += ["| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |" for r in rows]
-    return "\n".join(lines)
-
-
 # ---------------------------------------------------------------------------------------
 # Command line
 # ---------------------------------------------------------------------------------------
@@ -535,7 +522,7 @@ def main() -> int:
         f"fuzzed {target}: {len(methods)} methods of {', '.join(SERVICES)}, seed {args.seed}, "
         f"{report.calls} calls in {elapsed:.1f} s{cut}"
     )
-    print(table(report))
+    print(codes_table(report.codes))
     if args.verbose:
         for (path, code, details), n in report.details.most_common(40):
             print(f"  {n:5d}  {path} {code}: {details}")
