@@ -20,7 +20,6 @@ import collections
 import contextlib
 import json
 import random
-import shlex
 import subprocess
 import sys
 import threading
@@ -31,7 +30,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from service.loadtest.local import LocalServer, Sampler, check_loopback, rss_bytes, start_heka  # noqa: E402
+from service.loadtest.local import LocalServer, Sampler, add_server_options, rss_bytes, server_for  # noqa: E402
 from service.loadtest.stats import codes_table  # noqa: E402
 
 METHODS = ("ListGames", "GetView", "ApplyAction", "BotMove")
@@ -127,31 +126,23 @@ def main() -> int:
         health_probe(sys.argv[2])
         return 0
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--target", help="a running server (loopback only); default: start one")
     ap.add_argument("--calls", type=int, default=3000)
     ap.add_argument("--channels", type=int, default=4)
     ap.add_argument("--timeout", type=float, default=60.0, help="deadline of each call (s)")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--server-args", default="", help="extra `heka serve` flags, e.g. '--grpc-processes 2'")
     ap.add_argument("--access-log", action="store_true", help="keep the server's access log on")
     ap.add_argument(
         "--junk-token-bytes", type=int, default=0, help="GetView/ApplyAction send junk tokens this long"
     )
-    ap.add_argument("--server-root", type=Path, default=ROOT, help="checkout to run the server from")
+    add_server_options(ap)
     args = ap.parse_args()
     if not 1 <= args.calls <= 20_000:
         raise SystemExit("--calls must be 1..20000")
     samples: list[float] = []
     with contextlib.ExitStack() as stack:
-        server = None
-        if args.target:
-            target = check_loopback(args.target)
-        else:
-            env = {} if args.access_log else {"HEKA_ACCESS_LOG": "false"}
-            server = stack.enter_context(
-                start_heka(*shlex.split(args.server_args), env=env, root=args.server_root)
-            )
-            target = server.target
+        env = {} if args.access_log else {"HEKA_ACCESS_LOG": "false"}
+        target, server = server_for(args, stack, env=env)
+        if server is not None:
             time.sleep(0.5)
             samples = stack.enter_context(Sampler(lambda: tree_rss_mib(server), interval=0.1)).values
         result = asyncio.run(

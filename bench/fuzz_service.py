@@ -44,7 +44,7 @@ from google.protobuf.descriptor import FieldDescriptor as FD
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from service.loadtest.local import check_loopback, start_heka  # noqa: E402
+from service.loadtest.local import add_server_options, server_for  # noqa: E402
 from service.loadtest.stats import codes_table  # noqa: E402
 
 SERVICES = ("heka.v1.GameService", "grpc.health.v1.Health")
@@ -479,29 +479,19 @@ def main() -> int:
     import grpc
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--target", help="a running server (loopback only); default: start one")
     ap.add_argument("--calls", type=int, default=1000, help="calls per method (default 1000)")
     ap.add_argument("--seconds", type=float, default=300.0, help="stop after this long (default 300)")
     ap.add_argument("--timeout", type=float, default=3.0, help="deadline of each call (s)")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--server-args", default="", help="extra `heka serve` flags")
-    ap.add_argument("--server-root", type=Path, default=ROOT, help="checkout to run the server from")
+    add_server_options(ap)
     ap.add_argument("--verbose", action="store_true", help="also print the commonest error messages")
     args = ap.parse_args()
     if not 1 <= args.calls <= 100_000 or not 0 < args.seconds <= 3600:
         raise SystemExit("--calls must be 1..100000 and --seconds 0..3600")
     with contextlib.ExitStack() as stack:
-        server = None
-        if args.target:
-            target = check_loopback(args.target)
-        else:
-            # Small search caps: a fuzzed BotMove must not search for long.
-            caps = ["--max-milliseconds", "2000", "--max-iterations", "2000"]
-            env = {"HEKA_ACCESS_LOG": "false"}
-            server = stack.enter_context(
-                start_heka(*caps, *args.server_args.split(), env=env, root=args.server_root)
-            )
-            target = server.target
+        # Small search caps: a fuzzed BotMove must not search for long.
+        caps = ["--max-milliseconds", "2000", "--max-iterations", "2000"]
+        target, server = server_for(args, stack, *caps, env={"HEKA_ACCESS_LOG": "false"})
         with grpc.insecure_channel(target) as channel:
             methods = discover(channel)
             tokens = real_tokens(channel, methods)

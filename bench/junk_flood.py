@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -26,7 +27,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from service.loadtest.local import Sampler, rss_bytes, start_heka  # noqa: E402
+from service.loadtest.local import Sampler, add_server_options, rss_bytes, start_heka  # noqa: E402
 
 OLD_CAP = 4 * 1024 * 1024
 
@@ -79,13 +80,12 @@ def main() -> int:
         "--token-bytes", type=int, default=OLD_CAP - 64, help="junk token size (default 4 MiB - 64)"
     )
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--server-root", type=Path, default=ROOT, help="checkout to run the server from")
-    ap.add_argument("--server-args", default="", help="extra `heka serve` flags")
+    add_server_options(ap, target=False)
     args = ap.parse_args()
     if not 1 <= args.clients <= 200 or not 0 < args.seconds <= 300:
         raise SystemExit("--clients must be 1..200 and --seconds 0..300")
     env = {"HEKA_ACCESS_LOG": "false"}
-    with start_heka(*args.server_args.split(), env=env, root=args.server_root) as server:
+    with start_heka(*shlex.split(args.server_args), env=env, root=args.server_root) as server:
         pid = server.grpc_pids()[0]  # the (first) gRPC serving process
 
         def rss_mib() -> float:

@@ -19,8 +19,11 @@ measurement every so often on a thread.
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -234,6 +237,34 @@ def loadtest_command(target: str, duration: str, *args: str) -> list[str]:
     stdout, no progress line: for scripts that run the load engine in processes of its own."""
     command = [sys.executable, "-m", "service.cli", "loadtest", "--target", target]
     return [*command, "--duration", duration, "--json", "--no-progress", *args]
+
+
+def add_server_options(parser: argparse.ArgumentParser, *, target: bool = True) -> None:
+    """A bench's options for the server it loads: ``--server-args`` (extra ``heka serve``
+    flags), ``--server-root`` (run the server from another checkout, e.g. to compare with
+    the main branch) and, with ``target``, ``--target`` (a running server instead)."""
+    if target:
+        parser.add_argument("--target", help="a running server (loopback only); default: start one")
+    parser.add_argument(
+        "--server-args", default="", help="extra `heka serve` flags, e.g. '--grpc-processes 2'"
+    )
+    parser.add_argument("--server-root", type=Path, default=ROOT, help="checkout to run the server from")
+
+
+def server_for(
+    args: argparse.Namespace,
+    stack: contextlib.ExitStack,
+    *serve_args: str,
+    env: Mapping[str, str] | None = None,
+) -> tuple[str, LocalServer | None]:
+    """The target a bench loads, from :func:`add_server_options`' options, and the server it
+    started: a ``--target`` (checked to be loopback) and none, or ``heka serve SERVE_ARGS
+    --server-args`` from ``--server-root``, stopped when ``stack`` closes."""
+    if getattr(args, "target", None):
+        return check_loopback(args.target), None
+    extra = shlex.split(args.server_args)
+    server = stack.enter_context(start_heka(*serve_args, *extra, env=env, root=args.server_root))
+    return server.target, server
 
 
 def check_loopback(target: str) -> str:

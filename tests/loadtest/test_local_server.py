@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import os
 import subprocess
 import sys
@@ -17,11 +19,13 @@ from service.loadtest.local import (
     LocalServer,
     Sampler,
     ServerStartError,
+    add_server_options,
     check_loopback,
     children,
     cpu_seconds,
     descendants,
     rss_bytes,
+    server_for,
     start_heka,
 )
 
@@ -97,3 +101,13 @@ def test_only_loopback_targets():
     for target in ("10.0.0.1:50051", "example.com:443"):
         with pytest.raises(SystemExit, match="loopback"):
             check_loopback(target)
+
+
+def test_a_bench_given_a_target_starts_no_server():
+    parser = argparse.ArgumentParser()
+    add_server_options(parser)
+    with contextlib.ExitStack() as stack:
+        args = parser.parse_args(["--target", "127.0.0.1:50051", "--server-args", "--grpc-processes 2"])
+        assert server_for(args, stack) == ("127.0.0.1:50051", None)
+        with pytest.raises(SystemExit, match="loopback"):
+            server_for(parser.parse_args(["--target", "192.0.2.1:50051"]), stack)
