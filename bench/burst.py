@@ -17,14 +17,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import contextlib
 import json
-import os
 import random
-import shlex
-import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -33,76 +30,15 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-BENCH_KEY = "bench:" + "QmVuY2htYXJrIGtleSBvZiAzMiBieXRlcyEhISEhISE"
+from service.loadtest.local import LocalServer, Sampler, add_server_options, rss_bytes, server_for  # noqa: E402
+from service.loadtest.stats import codes_table  # noqa: E402
+
 METHODS = ("ListGames", "GetView", "ApplyAction", "BotMove")
 
 
-def start_heka(
-    server_args: list[str], env_extra: dict[str, str], root: Path = ROOT
-) -> tuple[subprocess.Popen[bytes], int, Path]:
-    """A ``heka serve`` (from the checkout ``root``) on 127.0.0.1 and a free port; returns
-    (process, port, log path)."""
-    log = Path(tempfile.mkstemp(prefix="heka-burst-", suffix=".log")[1])
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HEKA_")}
-    env.update({"HEKA_STATE_KEYS": BENCH_KEY, "HEKA_SEARCH_WORKERS": "1", **env_extra})
-    env["PYTHONPATH"] = str(root)
-    cmd = [sys.executable, "-m", "service.cli", "serve", "--host", "127.0.0.1", "--port", "0"]
-    cmd += ["--metrics-port", "-1", *server_args]
-    proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=log.open("wb"))
-    end = time.monotonic() + 60
-    while time.monotonic() < end:
-        for raw in log.read_text().splitlines():
-            try:
-                rec = json.loads(raw)
-            except json.JSONDecodeError:
-                continue
-            if rec.get("event") == "listening":
-                return proc, int(rec["port"]), log
-        if proc.poll() is not None:
-            break
-        time.sleep(0.05)
-    proc.kill()
-    raise SystemExit("heka did not start:\n" + log.read_text())
-
-
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-
-
-def tree_rss_mib(pid: int) -> float:
-    """Resident set of ``pid`` and its descendants (Linux /proc), MiB."""
-    parents: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as fh:
-                    parents[int(entry)] = int(fh.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                pass
-    tree, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        tree.append(p)
-        todo += [c for c, parent in parents.items() if parent == p]
-    total = 0
-    for p in tree:
-        try:
-            with open(f"/proc/{p}/status") as fh:
-                total += next((int(x.split()[1]) for x in fh if x.startswith("VmRSS:")), 0)
-        except OSError:
-            pass
-    return total / 1024
-
-
-def loopback(target: str) -> None:
-    host = target.rsplit(":", 1)[0].strip("[]")
-    if host not in ("127.0.0.1", "::1", "localhost"):
-        raise SystemExit(f"refusing to load {target}: loopback targets only")
+def tree_rss_mib(server: LocalServer) -> float:
+    """Resident set of the server and its descendants, MiB."""
+    return sum(rss_bytes(pid) for pid in server.tree()) / 2**20
 
 
 async def burst(  # noqa: PLR0917
@@ -185,79 +121,40 @@ def health_probe(target: str) -> None:
     print(json.dumps({"health": health, "health_max_ms": slowest * 1000}))
 
 
-def table(result: dict[str, Any]) -> str:
-    codes: dict[str, collections.Counter[str]] = result["codes"]
-    names = sorted({c for counter in codes.values() for c in counter}, key=lambda c: (c != "OK", c))
-    head = ["method", *names, "total"]
-    rows = []
-    for method in METHODS:
-        counter = codes.get(method, collections.Counter())
-        rows.append([method, *(str(counter[c]) for c in names), str(sum(counter.values()))])
-    totals: collections.Counter[str] = collections.Counter()
-    for counter in codes.values():
-        totals.update(counter)
-    rows.append(["all", *(str(totals[c]) for c in names), str(sum(totals.values()))])
-    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
-    lines = ["| " + " | ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)) + " |"]
-    lines.append("|" + "|".join("-" * (w + 2) for w in widths) + "|")
-    lines += ["| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |" for r in rows]
-    return "\n".join(lines)
-
-
 def main() -> int:
     if sys.argv[1:2] == ["--health-probe"]:
         health_probe(sys.argv[2])
         return 0
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--target", help="a running server (loopback only); default: start one")
     ap.add_argument("--calls", type=int, default=3000)
     ap.add_argument("--channels", type=int, default=4)
     ap.add_argument("--timeout", type=float, default=60.0, help="deadline of each call (s)")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--server-args", default="", help="extra `heka serve` flags, e.g. '--grpc-processes 2'")
     ap.add_argument("--access-log", action="store_true", help="keep the server's access log on")
     ap.add_argument(
         "--junk-token-bytes", type=int, default=0, help="GetView/ApplyAction send junk tokens this long"
     )
-    ap.add_argument("--server-root", type=Path, default=ROOT, help="checkout to run the server from")
+    add_server_options(ap)
     args = ap.parse_args()
     if not 1 <= args.calls <= 20_000:
         raise SystemExit("--calls must be 1..20000")
-    proc = None
-    log = None
-    if args.target:
-        loopback(args.target)
-        target = args.target
-    else:
-        env = {} if args.access_log else {"HEKA_ACCESS_LOG": "false"}
-        proc, port, log = start_heka(shlex.split(args.server_args), env, args.server_root.resolve())
-        target = f"127.0.0.1:{port}"
     samples: list[float] = []
-    sampling = threading.Event()
-
-    def sample(pid: int) -> None:
-        while not sampling.is_set():
-            samples.append(tree_rss_mib(pid))
-            time.sleep(0.1)
-
-    try:
-        if proc is not None:
+    with contextlib.ExitStack() as stack:
+        env = {} if args.access_log else {"HEKA_ACCESS_LOG": "false"}
+        target, server = server_for(args, stack, env=env)
+        if server is not None:
             time.sleep(0.5)
-            samples.append(tree_rss_mib(proc.pid))
-            threading.Thread(target=sample, args=(proc.pid,), daemon=True).start()
+            samples = stack.enter_context(Sampler(lambda: tree_rss_mib(server), interval=0.1)).values
         result = asyncio.run(
             burst(target, args.calls, args.channels, args.timeout, args.seed, args.junk_token_bytes)
         )
-    finally:
-        sampling.set()
-        if proc is not None:
-            stop(proc)
+    log = server.log_lines() if server is not None else None  # all of it, shutdown too
     print(
         f"{args.calls} concurrent calls over {args.channels} channels to {target} "
         f"(server from {args.server_root.resolve()}, args: {args.server_args or '-'}), "
         f"{result['seconds']:.1f} s"
     )
-    print(table(result))
+    print(codes_table(result["codes"], METHODS, totals=True))
     health = ", ".join(f"{k} {v}" for k, v in sorted(result["health"].items()))
     print(
         f"health checks during the burst: {health or 'none'} "
@@ -270,11 +167,9 @@ def main() -> int:
     if log is not None:
         noisy = []
         served: collections.Counter[str] = collections.Counter()
-        for raw in log.read_text().splitlines():
-            try:
-                rec = json.loads(raw)
-            except json.JSONDecodeError:
-                noisy.append(raw)
+        for rec in log:
+            if "raw" in rec:
+                noisy.append(rec["raw"])
                 continue
             if rec.get("msg") == "rpc" and "GameService" in rec.get("method", ""):
                 served[rec["code"]] += 1
@@ -286,7 +181,6 @@ def main() -> int:
         print(f"server log lines at WARNING or above: {sum(counts.values())}")
         for line, n in counts.most_common(8):
             print(f"  {n} x {line}")
-        log.unlink(missing_ok=True)
     return 0
 
 

@@ -28,15 +28,12 @@ from __future__ import annotations
 import argparse
 import base64
 import collections
+import contextlib
 import dataclasses
 import json
 import math
-import os
 import random
-import signal
-import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -47,7 +44,9 @@ from google.protobuf.descriptor import FieldDescriptor as FD
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-BENCH_KEY = "bench:" + "QmVuY2htYXJrIGtleSBvZiAzMiBieXRlcyEhISEhISE"
+from service.loadtest.local import add_server_options, server_for  # noqa: E402
+from service.loadtest.stats import codes_table  # noqa: E402
+
 SERVICES = ("heka.v1.GameService", "grpc.health.v1.Health")
 FAILING = ("UNKNOWN", "INTERNAL")
 KINDS = ("garbage", "mutated", "random", "near-valid")
@@ -471,75 +470,28 @@ def run(
     return report
 
 
-def table(report: Report) -> str:
-    codes = sorted({c for counter in report.codes.values() for c in counter}, key=lambda c: (c != "OK", c))
-    head = ["method", *codes, "total"]
-    rows = [
-        [path, *(str(counter[c]) for c in codes), str(sum(counter.values()))]
-        for path, counter in sorted(report.codes.items())
-    ]
-    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
-    lines = ["| " + " | ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)) + " |"]
-    lines.append("|" + "|".join("-" * (w + 2) for w in widths) + "|")
-    lines += ["| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |" for r in rows]
-    return "\n".join(lines)
-
-
 # ---------------------------------------------------------------------------------------
 # Command line
 # ---------------------------------------------------------------------------------------
-
-
-def start_heka(server_args: list[str], root: Path = ROOT) -> tuple[subprocess.Popen[bytes], int, Path]:
-    """A ``heka serve`` (from the checkout ``root``) on 127.0.0.1, small search caps."""
-    log = Path(tempfile.mkstemp(prefix="heka-fuzz-", suffix=".log")[1])
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HEKA_")}
-    env.update({"HEKA_STATE_KEYS": BENCH_KEY, "HEKA_SEARCH_WORKERS": "1", "HEKA_ACCESS_LOG": "false"})
-    env["PYTHONPATH"] = str(root)
-    cmd = [sys.executable, "-m", "service.cli", "serve", "--host", "127.0.0.1", "--port", "0"]
-    cmd += ["--metrics-port", "-1", "--max-milliseconds", "2000", "--max-iterations", "2000", *server_args]
-    proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=log.open("wb"))
-    end = time.monotonic() + 60
-    while time.monotonic() < end:
-        for raw in log.read_text().splitlines():
-            try:
-                rec = json.loads(raw)
-            except json.JSONDecodeError:
-                continue
-            if rec.get("event") == "listening":
-                return proc, int(rec["port"]), log
-        if proc.poll() is not None:
-            break
-        time.sleep(0.05)
-    proc.kill()
-    raise SystemExit("heka did not start:\n" + log.read_text())
 
 
 def main() -> int:
     import grpc
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--target", help="a running server (loopback only); default: start one")
     ap.add_argument("--calls", type=int, default=1000, help="calls per method (default 1000)")
     ap.add_argument("--seconds", type=float, default=300.0, help="stop after this long (default 300)")
     ap.add_argument("--timeout", type=float, default=3.0, help="deadline of each call (s)")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--server-args", default="", help="extra `heka serve` flags")
-    ap.add_argument("--server-root", type=Path, default=ROOT, help="checkout to run the server from")
+    add_server_options(ap)
     ap.add_argument("--verbose", action="store_true", help="also print the commonest error messages")
     args = ap.parse_args()
     if not 1 <= args.calls <= 100_000 or not 0 < args.seconds <= 3600:
         raise SystemExit("--calls must be 1..100000 and --seconds 0..3600")
-    proc = log = None
-    if args.target:
-        host = args.target.rsplit(":", 1)[0].strip("[]")
-        if host not in ("127.0.0.1", "::1", "localhost"):
-            raise SystemExit(f"refusing to fuzz {args.target}: loopback targets only")
-        target = args.target
-    else:
-        proc, port, log = start_heka(args.server_args.split(), args.server_root.resolve())
-        target = f"127.0.0.1:{port}"
-    try:
+    with contextlib.ExitStack() as stack:
+        # Small search caps: a fuzzed BotMove must not search for long.
+        caps = ["--max-milliseconds", "2000", "--max-iterations", "2000"]
+        target, server = server_for(args, stack, *caps, env={"HEKA_ACCESS_LOG": "false"})
         with grpc.insecure_channel(target) as channel:
             methods = discover(channel)
             tokens = real_tokens(channel, methods)
@@ -555,28 +507,20 @@ def main() -> int:
                 progress=lambda n: print(f"  {n} calls...", file=sys.stderr, flush=True),
             )
             elapsed = time.monotonic() - started
-    finally:
-        if proc is not None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
     cut = " (stopped at the time limit)" if report.stopped_early else ""
     print(
         f"fuzzed {target}: {len(methods)} methods of {', '.join(SERVICES)}, seed {args.seed}, "
         f"{report.calls} calls in {elapsed:.1f} s{cut}"
     )
-    print(table(report))
+    print(codes_table(report.codes))
     if args.verbose:
         for (path, code, details), n in report.details.most_common(40):
             print(f"  {n:5d}  {path} {code}: {details}")
-    if log is not None:
-        errors = [line for line in log.read_text().splitlines() if '"level": "error"' in line]
+    if server is not None:
+        errors = [line for line in server.log_lines() if line.get("level") == "error"]
         print(f"server ERROR log lines: {len(errors)}")
         for line in errors[:5]:
-            print("  " + line[:300])
-        log.unlink(missing_ok=True)
+            print("  " + json.dumps(line)[:300])
     for failure in report.failures:
         print("  " + failure)
     if report.failed:

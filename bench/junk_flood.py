@@ -18,13 +18,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
-import json
-import os
-import signal
-import subprocess
+import shlex
 import sys
-import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -32,43 +27,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-BENCH_KEY = "bench:" + "QmVuY2htYXJrIGtleSBvZiAzMiBieXRlcyEhISEhISE"
+from service.loadtest.local import Sampler, add_server_options, rss_bytes, start_heka  # noqa: E402
+
 OLD_CAP = 4 * 1024 * 1024
-
-
-def rss_mib(pid: int) -> float:
-    try:
-        with open(f"/proc/{pid}/status") as fh:
-            for line in fh:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
-
-
-def start_heka(root: Path, extra: list[str]) -> tuple[subprocess.Popen[bytes], int, Path]:
-    log = Path(tempfile.mkstemp(prefix="heka-flood-", suffix=".log")[1])
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HEKA_")}
-    env.update({"HEKA_STATE_KEYS": BENCH_KEY, "HEKA_SEARCH_WORKERS": "1", "HEKA_ACCESS_LOG": "false"})
-    env["PYTHONPATH"] = str(root)
-    cmd = [sys.executable, "-m", "service.cli", "serve", "--host", "127.0.0.1", "--port", "0"]
-    cmd += ["--metrics-port", "-1", *extra]
-    proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=log.open("wb"))
-    end = time.monotonic() + 60
-    while time.monotonic() < end:
-        for raw in log.read_text().splitlines():
-            try:
-                rec = json.loads(raw)
-            except json.JSONDecodeError:
-                continue
-            if rec.get("event") == "listening":
-                return proc, int(rec["port"]), log
-        if proc.poll() is not None:
-            break
-        time.sleep(0.05)
-    proc.kill()
-    raise SystemExit("heka did not start:\n" + log.read_text())
 
 
 async def flood(target: str, clients: int, token_bytes: int, seconds: float, seed: int) -> dict[str, Any]:
@@ -119,41 +80,27 @@ def main() -> int:
         "--token-bytes", type=int, default=OLD_CAP - 64, help="junk token size (default 4 MiB - 64)"
     )
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--server-root", type=Path, default=ROOT, help="checkout to run the server from")
-    ap.add_argument("--server-args", default="", help="extra `heka serve` flags")
+    add_server_options(ap, target=False)
     args = ap.parse_args()
     if not 1 <= args.clients <= 200 or not 0 < args.seconds <= 300:
         raise SystemExit("--clients must be 1..200 and --seconds 0..300")
-    proc, port, log = start_heka(args.server_root.resolve(), args.server_args.split())
-    samples: list[float] = []
-    stop = threading.Event()
+    env = {"HEKA_ACCESS_LOG": "false"}
+    with start_heka(*shlex.split(args.server_args), env=env, root=args.server_root) as server:
+        pid = server.grpc_pids()[0]  # the (first) gRPC serving process
 
-    def sample() -> None:
-        while not stop.is_set():
-            samples.append(rss_mib(proc.pid))
-            time.sleep(0.1)
+        def rss_mib() -> float:
+            return rss_bytes(pid) / 2**20
 
-    try:
         time.sleep(1.0)  # settle after start-up
-        start_rss = rss_mib(proc.pid)
-        sampler = threading.Thread(target=sample, daemon=True)
-        sampler.start()
         t0 = time.monotonic()
-        target = f"127.0.0.1:{port}"
-        result = asyncio.run(flood(target, args.clients, args.token_bytes, args.seconds, args.seed))
-        elapsed = time.monotonic() - t0
-        time.sleep(1.0)
-        stop.set()
-        sampler.join()
-        end_rss = rss_mib(proc.pid)
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-    errors = [line for line in log.read_text().splitlines() if '"level": "error"' in line]
-    log.unlink(missing_ok=True)
+        with Sampler(rss_mib, interval=0.1) as rss:
+            result = asyncio.run(
+                flood(server.target, args.clients, args.token_bytes, args.seconds, args.seed)
+            )
+            elapsed = time.monotonic() - t0
+            time.sleep(1.0)
+    samples = rss.values
+    errors = [line for line in server.log_lines() if line.get("level") == "error"]
     calls = sum(result["codes"].values())
     print(
         f"server from {args.server_root.resolve()} {args.server_args}; {args.clients} clients x GetView with "
@@ -162,8 +109,10 @@ def main() -> int:
     print(f"  codes: {dict(result['codes'])}")
     for code, message in result["messages"].items():
         print(f"  {code}: {message}")
-    peak = max(samples, default=0.0)
-    print(f"  gRPC process RSS: start {start_rss:.0f} MiB, peak {peak:.0f} MiB, end {end_rss:.0f} MiB")
+    print(
+        f"  gRPC process RSS: start {samples[0]:.0f} MiB, peak {max(samples):.0f} MiB, "
+        f"end {samples[-1]:.0f} MiB"
+    )
     print(f"  server ERROR log lines: {len(errors)}")
     return 0
 

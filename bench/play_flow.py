@@ -16,51 +16,27 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import statistics
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from service_throughput import cpu_seconds, start_heka, stop  # noqa: E402
-
-
-def descendants(pid: int) -> list[int]:
-    """``pid`` and every process below it (Linux /proc)."""
-    parents: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as fh:
-                    ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                continue
-            parents.setdefault(ppid, []).append(int(entry))
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        out.append(p)
-        todo.extend(parents.get(p, []))
-    return out
+from service.loadtest.local import cpu_seconds, start_heka  # noqa: E402
+from service.loadtest.runner import LoadSettings, run_load  # noqa: E402
+from service.loadtest.scenarios import PlayScenario, ScenarioConfig  # noqa: E402
 
 
 async def one_run(
-    port: int, pid: int, game: str, players: int, *, seconds: float, seed: int
+    target: str, pids: list[int], game: str, players: int, *, seconds: float, seed: int
 ) -> dict[str, float]:
-    from service.loadtest.runner import LoadSettings, run_load
-    from service.loadtest.scenarios import PlayScenario, ScenarioConfig
-
     config = ScenarioConfig(games=(game,), players=players, bot="random", seed=seed)
-    settings = LoadSettings(
-        target=f"127.0.0.1:{port}", concurrency=4, duration=seconds, connections=2, seed=seed
+    settings = LoadSettings(target=target, concurrency=4, duration=seconds, connections=2, seed=seed)
+    recorder, _elapsed, _setup = await run_load(
+        PlayScenario(config), settings, progress_stream=None, meters={"cpu": lambda: cpu_seconds(pids)}
     )
-    pids = descendants(pid)
-    before = cpu_seconds(pids)
-    recorder, _elapsed, _setup = await run_load(PlayScenario(config), settings, progress_stream=None)
-    cpu = cpu_seconds(pids) - before
+    cpu = recorder.meters["cpu"]
     games = recorder.tasks_completed
     return {
         "games": games,
@@ -76,12 +52,12 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=8.0, help="load time per run (default 8)")
     parser.add_argument("--repeats", type=int, default=3, help="runs per game; medians (default 3)")
     args = parser.parse_args()
-    proc, port, log = start_heka(1, 1)
     rows = []
-    try:
+    with start_heka() as server:
+        pids = server.tree()  # every process of the server: gRPC and search workers
         for label, game, players in (("Aton", "aton", 2), ("Osirium 4p", "osirium", 4)):
             runs = [
-                asyncio.run(one_run(port, proc.pid, game, players, seconds=args.seconds, seed=seed))
+                asyncio.run(one_run(server.target, pids, game, players, seconds=args.seconds, seed=seed))
                 for seed in range(1, args.repeats + 1)
             ]
             med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
@@ -95,9 +71,6 @@ def main() -> int:
                     f"{sum(r['errors'] for r in runs):.0f}",
                 )
             )
-    finally:
-        stop(proc)
-        log.unlink(missing_ok=True)
     header = (
         "game (1 person, random bots)",
         "games",

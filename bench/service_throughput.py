@@ -16,8 +16,11 @@ In one run:
 3. ``BotMove`` latency at each difficulty (easy / medium / hard) on mid-game positions with
    at least 5 legal actions.
 
-The client is one ``grpc.aio`` process. Prints a table; asserts nothing. On a 2-CPU machine
-client and server share the CPUs, so the ceiling is mostly the client's.
+The client is the load engine (``service.loadtest.runner``: a closed loop of one call per
+task from a pool of requests, after a 0.5 s warm-up that is not counted; the echo servers
+through a raw-bytes stub) in one ``grpc.aio`` process; the servers are started with
+``service.loadtest.local``. Prints a table; asserts nothing. On a 2-CPU machine client and
+server share the CPUs, so the ceiling is mostly the client's.
 
     .venv/bin/python bench/service_throughput.py            # ~4 minutes
     .venv/bin/python bench/service_throughput.py --quick
@@ -27,21 +30,25 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import random
 import signal
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
+from collections.abc import Callable
 from concurrent import futures
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from service.loadtest.local import LocalServer, cpu_seconds, start_heka  # noqa: E402
+from service.loadtest.runner import LoadSettings, raw_stubs, run_load  # noqa: E402
+from service.loadtest.scenarios import CallScenario  # noqa: E402
 
 ECHO_METHOD = "/bench.Echo/Echo"
 
@@ -95,386 +102,251 @@ def run_aio_echo_server(port: int) -> None:
     asyncio.run(serve())
 
 
-def start_echo(processes: int = 1, aio: bool = False) -> tuple[list[subprocess.Popen[bytes]], int]:
-    """``processes`` echo servers on one port (gRPC sets SO_REUSEPORT by default)."""
-    procs: list[subprocess.Popen[bytes]] = []
+def start_echo(stack: contextlib.ExitStack, processes: int = 1, aio: bool = False) -> list[LocalServer]:
+    """``processes`` echo servers on one port (gRPC sets SO_REUSEPORT by default), stopped
+    when ``stack`` closes."""
+    servers: list[LocalServer] = []
     port = 0
     flag = "--aio-echo-server" if aio else "--echo-server"
     for _ in range(processes):
-        proc = subprocess.Popen([sys.executable, __file__, flag, str(port)], stdout=subprocess.PIPE, cwd=ROOT)
-        assert proc.stdout is not None
-        port = int(json.loads(proc.stdout.readline())["port"])
-        procs.append(proc)
-    return procs, port
+        command = [sys.executable, __file__, flag, str(port)]
+        server = stack.enter_context(LocalServer(command, cwd=ROOT, health=False))
+        port = server.port
+        servers.append(server)
+    return servers
 
 
-BENCH_KEY = "bench:" + "QmVuY2htYXJrIGtleSBvZiAzMiBieXRlcyEhISEhISE"
-
-
-def start_heka(workers: int, processes: int, **extra: str) -> tuple[subprocess.Popen[bytes], int, Path]:
-    log = Path(tempfile.mkstemp(prefix="heka-bench-", suffix=".log")[1])
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HEKA_")}
-    env["HEKA_SEARCH_WORKERS"] = str(workers)
-    env["HEKA_GRPC_PROCESSES"] = str(processes)
-    env["HEKA_STATE_KEYS"] = BENCH_KEY
-    env.update(extra)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "service.cli", "serve", "--port", "0", "--metrics-port", "0"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=log.open("wb"),
-    )
-    end = time.monotonic() + 60
-    while time.monotonic() < end:
-        for raw in log.read_text().splitlines():
-            rec = json.loads(raw)
-            if rec.get("event") == "listening":
-                return proc, int(rec["port"]), log
-        time.sleep(0.05)
-    raise RuntimeError("heka did not start: " + log.read_text())
-
-
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+def heka(stack: contextlib.ExitStack, workers: int, processes: int, **env: str) -> LocalServer:
+    """``heka serve`` (access logs on), stopped when ``stack`` closes."""
+    env = {"HEKA_SEARCH_WORKERS": str(workers), "HEKA_GRPC_PROCESSES": str(processes), **env}
+    return stack.enter_context(start_heka(env=env))
 
 
 # ---------------------------------------------------------------------------------------
-# Load
+# Load: the load engine's closed loop, one call per task from a pool of requests
 # ---------------------------------------------------------------------------------------
 
-
-def pct(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    s = sorted(values)
-    return s[min(len(s) - 1, int(q * len(s)))]
+WARMUP = 0.5
+#: The echo servers' one method, called with raw bytes.
+ECHO_STUBS = raw_stubs({"Echo": ECHO_METHOD})
 
 
-def cpu_seconds(pids: list[int]) -> float:
-    """User + system CPU time of ``pids`` (Linux /proc)."""
-    total = 0
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat") as fh:
-                fields = fh.read().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])
-        except (OSError, IndexError, ValueError):
-            pass
-    return total / os.sysconf("SC_CLK_TCK")
-
-
-def children(pid: int) -> list[int]:
-    out = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as fh:
-                    if int(fh.read().rsplit(")", 1)[1].split()[1]) == pid:
-                        out.append(int(entry))
-            except (OSError, ValueError):
-                pass
-    return out
-
-
-def grpc_pids(proc: subprocess.Popen[bytes]) -> list[int]:
-    """The gRPC serving processes of a heka server (the supervisor's children that are not
-    forkservers or resource trackers; the server itself with one process)."""
-    kids = []
-    for pid in children(proc.pid):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as fh:
-                cmd = fh.read().decode(errors="replace")
-        except OSError:
-            continue
-        if "serve" in cmd and "forkserver" not in cmd and "resource_tracker" not in cmd:
-            kids.append(pid)
-    return kids or [proc.pid]
-
-
-async def closed_loop(
-    make_call: Any, concurrency: int, seconds: float, warmup: float = 0.5, cpu_pids: list[int] | None = None
+async def measure(
+    target: str,
+    scenario: CallScenario,
+    args: argparse.Namespace,
+    cpu_pids: list[int],
+    make_stub: Callable[[Any], Any] | None = None,
 ) -> dict[str, Any]:
-    """``concurrency`` tasks calling back to back; returns rate and latencies (after warm-up)
-    and, given the server's pids, the server CPU time per call (robust on a shared machine)."""
-    latencies: list[float] = []
-    errors = 0
-    t0 = time.perf_counter()
-    start_measure = t0 + warmup
-    end = start_measure + seconds
-    cpu: list[float] = []
-
-    async def sample_cpu() -> None:
-        await asyncio.sleep(warmup)
-        cpu.append(cpu_seconds(cpu_pids or []))
-        await asyncio.sleep(max(0.0, end - time.perf_counter()))
-        cpu.append(cpu_seconds(cpu_pids or []))
-
-    async def worker(i: int) -> None:
-        nonlocal errors
-        n = i
-        while True:
-            now = time.perf_counter()
-            if now >= end:
-                return
-            try:
-                await make_call(n)
-            except Exception:
-                errors += 1
-            done = time.perf_counter()
-            if now >= start_measure:
-                latencies.append(done - now)
-            n += concurrency
-
-    await asyncio.gather(sample_cpu(), *(worker(i) for i in range(concurrency)))
+    """``args.concurrency`` calls in flight over ``args.channels`` connections for
+    ``args.seconds`` (after a warm-up): rate, p50/p99 latency, and the server CPU time per
+    call (robust on a shared machine) from the CPU seconds of ``cpu_pids``."""
+    settings = LoadSettings(
+        target=target,
+        concurrency=args.concurrency,
+        duration=args.seconds,
+        warmup=WARMUP,
+        connections=args.channels,
+    )
+    recorder, elapsed, _ = await run_load(
+        scenario,
+        settings,
+        progress_stream=None,
+        make_stub=make_stub,
+        meters={"cpu": lambda: cpu_seconds(cpu_pids)},
+    )
+    calls = recorder.rpc_count
+    latency = recorder.overall()
     return {
-        "cpu_us": (cpu[1] - cpu[0]) / max(1, len(latencies)) * 1e6 if cpu_pids else float("nan"),
-        "rate": len(latencies) / seconds,
-        "p50_ms": pct(latencies, 0.50) * 1000,
-        "p99_ms": pct(latencies, 0.99) * 1000,
-        "calls": len(latencies),
-        "errors": errors,
+        "cpu_us": recorder.meters["cpu"] / max(1, calls) * 1e6,
+        "rate": calls / elapsed if elapsed > 0 else 0.0,
+        "p50_ms": latency.percentile(50) * 1000,
+        "p99_ms": latency.percentile(99) * 1000,
+        "calls": calls,
+        "errors": recorder.error_count,
     }
 
 
-def positions(game: str, players: int, count: int, seed: int) -> list[tuple[str, int]]:
-    """(serialised state, a legal action) along seeded random games."""
-    from engine.registry import get_game
-
-    rng = random.Random(seed)
-    out: list[tuple[str, int]] = []
-    g = get_game(game)
-    while len(out) < count:
-        state = g.new_initial_state(players, seed=rng.randrange(1 << 30))
-        while not state.is_terminal() and len(out) < count:
-            legal = state.legal_actions()
-            if rng.random() < 0.3:
-                out.append((state.serialize(), rng.choice(legal)))
-            state.apply(rng.choice(legal))
-    return out
+Position = tuple[str, int, int, int]  # token, a legal action, number of legal actions, seat to act
 
 
-class Stubs:
-    """``n`` channels (separate connections, so that several gRPC processes share the load)
-    and a stub per channel; calls rotate over them."""
-
-    def __init__(self, address: str, n: int, make: Any) -> None:
-        import grpc
-
-        options = [("grpc.max_receive_message_length", 16 << 20)]
-        # Distinct channel arguments keep gRPC from sharing one connection.
-        self.channels = [
-            grpc.aio.insecure_channel(address, options=[*options, ("bench.channel", i)]) for i in range(n)
-        ]
-        self.stubs = [make(ch) for ch in self.channels]
-
-    def __getitem__(self, n: int) -> Any:
-        return self.stubs[n % len(self.stubs)]
-
-    async def close(self) -> None:
-        for ch in self.channels:
-            await ch.close()
-
-
-def row(name: str, phase: str, r: dict[str, Any], ceiling: float) -> tuple[str, ...]:
-    return (
-        name,
-        phase,
-        f"{r['rate']:.0f}",
-        f"{100 * r['rate'] / ceiling:.0f}%",
-        f"{r['p50_ms']:.2f}",
-        f"{r['p99_ms']:.2f}",
-        str(r["errors"]),
-    )
-
-
-async def collect_positions(
-    stub: Any, game: str, players: int, count: int
-) -> list[tuple[str, int, int, int]]:
+async def collect_positions(target: str, game: str, players: int, count: int) -> list[Position]:
     """(token, a legal action, number of legal actions, seat to act) along seeded random
     games, made by the server itself."""
-    from service.gen.heka.v1 import game_service_pb2 as pb
+    import grpc
 
-    rng = random.Random(7)
-    pool: list[tuple[str, int, int, int]] = []
-    while len(pool) < count:
-        created = await stub.CreateGame(
-            pb.CreateGameRequest(game=game, num_players=players, seed=rng.randrange(1 << 30))
-        )
-        token, over, player = created.state, False, created.status.current_player
-        while not over and len(pool) < count:
-            listing = pb.ListLegalActionsRequest(state=token, viewer=player)
-            legal = (await stub.ListLegalActions(listing)).actions
-            action = rng.choice(legal).id
-            if rng.random() < 0.3:
-                pool.append((token, action, len(legal), player))
-            resp = await stub.ApplyAction(pb.ApplyActionRequest(state=token, action_id=action))
-            token, over, player = resp.state, resp.status.is_over, resp.status.current_player
-    return pool
-
-
-async def bench_all(args: argparse.Namespace) -> list[tuple[str, ...]]:
     from service.gen.heka.v1 import game_service_pb2 as pb
     from service.gen.heka.v1 import game_service_pb2_grpc as pb_grpc
 
-    echo_procs, echo_port = start_echo(1)
-    echo_n_procs, echo_n_port = start_echo(args.processes) if args.processes > 1 else ([], echo_port)
-    aio_procs, aio_port = start_echo(args.processes, aio=True)
-    heka, port, log = start_heka(args.workers, args.processes)
-    cold, cold_port, cold_log = start_heka(1, args.processes, HEKA_STATE_CACHE_SIZE="0")
+    rng = random.Random(7)
+    pool: list[Position] = []
+    async with grpc.aio.insecure_channel(target) as channel:
+        stub = pb_grpc.GameServiceStub(channel)
+        while len(pool) < count:
+            created = await stub.CreateGame(
+                pb.CreateGameRequest(game=game, num_players=players, seed=rng.randrange(1 << 30))
+            )
+            token, over, player = created.state, False, created.status.current_player
+            while not over and len(pool) < count:
+                listing = pb.ListLegalActionsRequest(state=token, viewer=player)
+                legal = (await stub.ListLegalActions(listing)).actions
+                action = rng.choice(legal).id
+                if rng.random() < 0.3:
+                    pool.append((token, action, len(legal), player))
+                resp = await stub.ApplyAction(pb.ApplyActionRequest(state=token, action_id=action))
+                token, over, player = resp.state, resp.status.is_over, resp.status.current_player
+    return pool
+
+
+def cheap_calls(pools: dict[str, list[Position]], list_games: str) -> list[tuple[str, CallScenario]]:
+    """The measured workloads: ListGames (labelled ``list_games``), and ListLegalActions and
+    ApplyAction on each pool of positions."""
+    from service.gen.heka.v1 import game_service_pb2 as pb
+
+    out = [(list_games, CallScenario("ListGames", [pb.ListGamesRequest()]))]
+    for label, pool in pools.items():
+        listings = [pb.ListLegalActionsRequest(state=token, viewer=seat) for token, _, _, seat in pool]
+        applies = [pb.ApplyActionRequest(state=token, action_id=action) for token, action, _, _ in pool]
+        out.append((f"ListLegalActions {label}", CallScenario("ListLegalActions", listings)))
+        out.append((f"ApplyAction {label}", CallScenario("ApplyAction", applies)))
+    return out
+
+
+GAMES = (("aton", "aton", 2), ("osirium 4p", "osirium", 4))
+
+
+async def bench_all(args: argparse.Namespace) -> list[tuple[str, ...]]:
+    with contextlib.ExitStack() as stack:
+        return await _bench_all(args, stack)
+
+
+async def _bench_all(args: argparse.Namespace, stack: contextlib.ExitStack) -> list[tuple[str, ...]]:
+    import grpc
+
+    from service.gen.heka.v1 import game_service_pb2 as pb
+    from service.gen.heka.v1 import game_service_pb2_grpc as pb_grpc
+
+    echo_1 = start_echo(stack, 1)
+    echo_n = start_echo(stack, args.processes) if args.processes > 1 else echo_1
+    echo_aio = start_echo(stack, args.processes, aio=True)
+    server = heka(stack, args.workers, args.processes)
+    # Same key: the cold server opens the warm one's tokens, but never from its cache.
+    cold = heka(stack, 1, args.processes, HEKA_STATE_CACHE_SIZE="0")
+    heka_pids, cold_pids = server.grpc_pids(), cold.grpc_pids()
     rows: list[tuple[str, ...]] = []
-    echo_1_pids = [p.pid for p in echo_procs]
-    echo_n_pids = [p.pid for p in echo_n_procs] or echo_1_pids
-    aio_pids = [p.pid for p in aio_procs]
-    heka_pids, cold_pids = grpc_pids(heka), grpc_pids(cold)
-    try:
-        echo = Stubs(f"127.0.0.1:{echo_port}", args.channels, lambda ch: ch.unary_unary(ECHO_METHOD))
-        echo_n = Stubs(f"127.0.0.1:{echo_n_port}", args.channels, lambda ch: ch.unary_unary(ECHO_METHOD))
-        echo_aio = Stubs(f"127.0.0.1:{aio_port}", args.channels, lambda ch: ch.unary_unary(ECHO_METHOD))
-        stubs = Stubs(f"127.0.0.1:{port}", args.channels, pb_grpc.GameServiceStub)
-        cold_stubs = Stubs(f"127.0.0.1:{cold_port}", args.channels, pb_grpc.GameServiceStub)
-        payload = os.urandom(2048)
-        pools: dict[str, list[tuple[str, int, int, int]]] = {}
-        for label, game, players in (("aton", "aton", 2), ("osirium 4p", "osirium", 4)):
-            pools[label] = await collect_positions(stubs[0], game, players, args.positions)
-            sizes = [len(t) for t, *_ in pools[label]]
-            print(
-                f"# {label}: {len(sizes)} positions, token {min(sizes)}-{max(sizes)} chars "
-                f"(median {statistics.median(sizes):.0f})",
-                flush=True,
-            )
-
-        def cheap_calls(st: Stubs) -> list[tuple[str, Any]]:
-            # ListGames answers a prebuilt message: the floor of heka's own serving stack
-            # (aio server, interceptor, metrics, access log) with no per-call work.
-            out: list[tuple[str, Any]] = [
-                ("ListGames (no handler work)", lambda n, st=st: st[n].ListGames(pb.ListGamesRequest()))
-            ]
-            for label, pool in pools.items():
-                out.append(
-                    (
-                        f"ListLegalActions {label}",
-                        lambda n, st=st, pool=pool: st[n].ListLegalActions(
-                            pb.ListLegalActionsRequest(
-                                state=pool[n % len(pool)][0], viewer=pool[n % len(pool)][3]
-                            )
-                        ),
-                    )
-                )
-                out.append(
-                    (
-                        f"ApplyAction {label}",
-                        lambda n, st=st, pool=pool: st[n].ApplyAction(
-                            pb.ApplyActionRequest(
-                                state=pool[n % len(pool)][0], action_id=pool[n % len(pool)][1]
-                            )
-                        ),
-                    )
-                )
-            return out
-
-        busy_stop = asyncio.Event()
-        busy_done = 0
-        busy_token = max(pools["osirium 4p"], key=lambda p: p[2])[0]
-
-        async def keep_busy(i: int) -> None:
-            nonlocal busy_done
-            bot = pb.BotSettings(kind=pb.BOT_KIND_MCTS, budget=pb.SearchBudget(milliseconds=1000))
-            while not busy_stop.is_set():
-                try:
-                    await stubs[i].BotMove(pb.BotMoveRequest(state=busy_token, bot=bot), timeout=30)
-                    busy_done += 1
-                except Exception:
-                    await asyncio.sleep(0.05)
-
-        # Every workload once per repeat, interleaved, so that a noisy neighbour hurts all
-        # rows alike; the table shows medians over the repeats.
-        capacity = args.workers * args.processes
-        busy = f"{capacity} searches busy"
-        results: dict[tuple[str, str], list[dict[str, Any]]] = {}
-        for rep in range(args.repeats):
-            print(f"# repeat {rep + 1}/{args.repeats}", flush=True)
-            echo_key = (f"echo 2 KB, {args.processes} process(es) (ceiling)", "")
-            results.setdefault(echo_key, []).append(
-                await closed_loop(
-                    lambda n: echo_n[n](payload), args.concurrency, args.seconds, cpu_pids=echo_n_pids
-                )
-            )
-            results.setdefault((f"echo 2 KB, grpc.aio, {args.processes} process(es)", ""), []).append(
-                await closed_loop(
-                    lambda n: echo_aio[n](payload), args.concurrency, args.seconds, cpu_pids=aio_pids
-                )
-            )
-            if args.processes > 1:
-                results.setdefault(("echo 2 KB, 1 process", ""), []).append(
-                    await closed_loop(
-                        lambda n: echo[n](payload), args.concurrency, args.seconds, cpu_pids=echo_1_pids
-                    )
-                )
-            for name, call in cheap_calls(stubs):
-                results.setdefault((name, "alone"), []).append(
-                    await closed_loop(call, args.concurrency, args.seconds, cpu_pids=heka_pids)
-                )
-            busy_stop.clear()
-            tasks = [asyncio.create_task(keep_busy(i)) for i in range(capacity)]
-            await asyncio.sleep(0.5)
-            for name, call in cheap_calls(stubs):
-                results.setdefault((name, busy), []).append(
-                    await closed_loop(call, args.concurrency, args.seconds, cpu_pids=heka_pids)
-                )
-            busy_stop.set()
-            await asyncio.gather(*tasks)
-            results[echo_key].append(
-                await closed_loop(
-                    lambda n: echo_n[n](payload), args.concurrency, args.seconds, cpu_pids=echo_n_pids
-                )
-            )
-            # Tokens that server has never seen: every call decodes (HMAC, deserialise, validate).
-            for name, call in cheap_calls(cold_stubs):
-                results.setdefault((name, "no state cache"), []).append(
-                    await closed_loop(call, args.concurrency, args.seconds, cpu_pids=cold_pids)
-                )
-        print(f"# {busy_done} background searches (1 s each) completed in the busy phases", flush=True)
-
-        def med(rs: list[dict[str, Any]], key: str) -> float:
-            return statistics.median(x[key] for x in rs)
-
-        # The ceiling is the best echo rate seen (measured twice per repeat): on a shared
-        # machine this keeps the percentages conservative.
-        echo_runs = results[echo_key]
-        ceiling = max(x["rate"] for x in echo_runs)
-        echo_rates = ", ".join(str(round(x["rate"])) for x in echo_runs)
-        echo_median = med(echo_runs, "rate")
+    payload = [os.urandom(2048)]
+    pools: dict[str, list[Position]] = {}
+    for label, game, players in GAMES:
+        pools[label] = await collect_positions(server.target, game, players, args.positions)
+        sizes = [len(t) for t, *_ in pools[label]]
         print(
-            f"# echo rates: {echo_rates} (best {ceiling:.0f}, median {echo_median:.0f}: against the "
-            f"median every % echo would be x{ceiling / echo_median:.2f})",
+            f"# {label}: {len(sizes)} positions, token {min(sizes)}-{max(sizes)} chars "
+            f"(median {statistics.median(sizes):.0f})",
             flush=True,
         )
-        echo_cpu = med(echo_runs, "cpu_us")
-        for (name, phase), rs in results.items():
-            rate = ceiling if rs is echo_runs else med(rs, "rate")
-            if rs is echo_runs:
-                phase = f"best of {len(rs)}"
-            cpu_us = med(rs, "cpu_us")
-            rows.append(
-                (
-                    name,
-                    phase,
-                    f"{rate:.0f}",
-                    f"{100 * rate / ceiling:.0f}%",
-                    f"{med(rs, 'p50_ms'):.2f}",
-                    f"{med(rs, 'p99_ms'):.2f}",
-                    f"{cpu_us:.0f}",
-                    f"{100 * echo_cpu / cpu_us:.0f}%",
-                    str(sum(x["errors"] for x in rs)),
-                )
-            )
+    # ListGames answers a prebuilt message: the floor of heka's own serving stack (aio
+    # server, interceptor, metrics, access log) with no per-call work.
+    calls = cheap_calls(pools, "ListGames (no handler work)")
 
-        # Bot moves per difficulty, alone, on positions with at least 5 legal actions.
+    async def echo(servers: list[LocalServer]) -> dict[str, Any]:
+        scenario = CallScenario("Echo", payload)
+        pids = [s.pid for s in servers]
+        return await measure(servers[0].target, scenario, args, pids, make_stub=ECHO_STUBS)
+
+    # The bot searches that keep every search worker busy: BotMove (1 s each, not applied)
+    # on the Osirium position with the most legal actions, for the seat to act.
+    busy_token, _, _, busy_seat = max(pools["osirium 4p"], key=lambda p: p[2])
+    bot = pb.BotSettings(kind=pb.BOT_KIND_MCTS, budget=pb.SearchBudget(milliseconds=1000))
+    searches = CallScenario("BotMove", [pb.BotMoveRequest(state=busy_token, bot=bot, viewer=busy_seat)])
+    busy_done = busy_errors = 0
+
+    # Every workload once per repeat, interleaved, so that a noisy neighbour hurts all
+    # rows alike; the table shows medians over the repeats.
+    capacity = args.workers * args.processes
+    busy = f"{capacity} searches busy"
+    results: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for rep in range(args.repeats):
+        print(f"# repeat {rep + 1}/{args.repeats}", flush=True)
+        echo_key = (f"echo 2 KB, {args.processes} process(es) (ceiling)", "")
+        results.setdefault(echo_key, []).append(await echo(echo_n))
+        results.setdefault((f"echo 2 KB, grpc.aio, {args.processes} process(es)", ""), []).append(
+            await echo(echo_aio)
+        )
+        if args.processes > 1:
+            results.setdefault(("echo 2 KB, 1 process", ""), []).append(await echo(echo_1))
+        for name, scenario in calls:
+            results.setdefault((name, "alone"), []).append(
+                await measure(server.target, scenario, args, heka_pids)
+            )
+        stop = asyncio.Event()
+        # Bounded: the busy rows' time and then some; the event ends it when they are done.
+        bound = len(calls) * (WARMUP + args.seconds + 10) + 30
+        background = asyncio.create_task(
+            run_load(
+                searches,
+                LoadSettings(target=server.target, concurrency=capacity, duration=bound, connections=2),
+                progress_stream=None,
+                stop=stop,
+            )
+        )
+        await asyncio.sleep(0.5)
+        for name, scenario in calls:
+            results.setdefault((name, busy), []).append(
+                await measure(server.target, scenario, args, heka_pids)
+            )
+        stop.set()
+        recorder, _, _ = await background
+        busy_done += recorder.tasks_completed
+        busy_errors += recorder.error_count
+        results[echo_key].append(await echo(echo_n))
+        # Tokens that server has never seen: every call decodes (HMAC, deserialise, validate).
+        for name, scenario in calls:
+            results.setdefault((name, "no state cache"), []).append(
+                await measure(cold.target, scenario, args, cold_pids)
+            )
+    print(
+        f"# {busy_done} background searches (1 s each) completed in the busy phases, {busy_errors} errors",
+        flush=True,
+    )
+
+    def med(rs: list[dict[str, Any]], key: str) -> float:
+        return statistics.median(x[key] for x in rs)
+
+    # The ceiling is the best echo rate seen (measured twice per repeat): on a shared
+    # machine this keeps the percentages conservative.
+    echo_runs = results[echo_key]
+    ceiling = max(x["rate"] for x in echo_runs)
+    echo_rates = ", ".join(str(round(x["rate"])) for x in echo_runs)
+    echo_median = med(echo_runs, "rate")
+    print(
+        f"# echo rates: {echo_rates} (best {ceiling:.0f}, median {echo_median:.0f}: against the "
+        f"median every % echo would be x{ceiling / echo_median:.2f})",
+        flush=True,
+    )
+    echo_cpu = med(echo_runs, "cpu_us")
+    for (name, phase), rs in results.items():
+        rate = ceiling if rs is echo_runs else med(rs, "rate")
+        if rs is echo_runs:
+            phase = f"best of {len(rs)}"
+        cpu_us = med(rs, "cpu_us")
+        rows.append(
+            (
+                name,
+                phase,
+                f"{rate:.0f}",
+                f"{100 * rate / ceiling:.0f}%",
+                f"{med(rs, 'p50_ms'):.2f}",
+                f"{med(rs, 'p99_ms'):.2f}",
+                f"{cpu_us:.0f}",
+                f"{100 * echo_cpu / cpu_us:.0f}%",
+                str(sum(x["errors"] for x in rs)),
+            )
+        )
+
+    # Bot moves per difficulty, alone, on positions with at least 5 legal actions: single
+    # calls one after another (each row's latencies and the search's iterations).
+    async with grpc.aio.insecure_channel(server.target) as channel:
+        stub = pb_grpc.GameServiceStub(channel)
         for label, pool in pools.items():
             mid = [(t, seat) for t, _, n, seat in pool[len(pool) // 3 :] if n >= 5][:3]
             for name, diff in (
@@ -489,7 +361,7 @@ async def bench_all(args: argparse.Namespace) -> list[tuple[str, ...]]:
                     bot = pb.BotSettings(kind=pb.BOT_KIND_MCTS, difficulty=diff, seed=i)
                     t = time.perf_counter()
                     token, seat = mid[i % len(mid)]
-                    resp = await stubs[i].BotMove(
+                    resp = await stub.BotMove(
                         pb.BotMoveRequest(state=token, bot=bot, viewer=seat), timeout=60
                     )
                     lat.append(time.perf_counter() - t)
@@ -508,15 +380,6 @@ async def bench_all(args: argparse.Namespace) -> list[tuple[str, ...]]:
                     )
                 )
                 print("#", rows[-1], flush=True)
-        for st in (echo, echo_n, echo_aio, stubs, cold_stubs):
-            await st.close()
-    finally:
-        for proc in echo_procs + echo_n_procs + aio_procs:
-            stop(proc)
-        stop(heka)
-        stop(cold)
-        log.unlink(missing_ok=True)
-        cold_log.unlink(missing_ok=True)
     return rows
 
 
@@ -525,66 +388,29 @@ async def bench_sealing(args: argparse.Namespace) -> list[tuple[str, ...]]:
     state cache (every call opens its token and seals a new one), one sealing (AES-256-GCM,
     the default) and one with HEKA_INSECURE_PLAINTEXT_TOKENS, each on tokens it made itself,
     interleaved in the same run; server CPU per call, and ListGames as the floor."""
-    from service.gen.heka.v1 import game_service_pb2 as pb
-    from service.gen.heka.v1 import game_service_pb2_grpc as pb_grpc
-
-    servers = {
-        "sealed": start_heka(1, args.processes, HEKA_STATE_CACHE_SIZE="0"),
-        "plaintext": start_heka(
-            1, args.processes, HEKA_STATE_CACHE_SIZE="0", HEKA_INSECURE_PLAINTEXT_TOKENS="true"
-        ),
-    }
     results: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    try:
-        stubs = {
-            k: Stubs(f"127.0.0.1:{port}", args.channels, pb_grpc.GameServiceStub)
-            for k, (_, port, _) in servers.items()
+    with contextlib.ExitStack() as stack:
+        servers = {
+            "sealed": heka(stack, 1, args.processes, HEKA_STATE_CACHE_SIZE="0"),
+            "plaintext": heka(
+                stack, 1, args.processes, HEKA_STATE_CACHE_SIZE="0", HEKA_INSECURE_PLAINTEXT_TOKENS="true"
+            ),
         }
-        pids = {k: grpc_pids(proc) for k, (proc, _, _) in servers.items()}
-        pools = {
-            (k, label): await collect_positions(stubs[k][0], game, players, args.positions)
-            for k in servers
-            for label, game, players in (("aton", "aton", 2), ("osirium 4p", "osirium", 4))
-        }
+        pids = {k: server.grpc_pids() for k, server in servers.items()}
+        calls = {}
+        for k, server in servers.items():
+            pools = {
+                label: await collect_positions(server.target, game, players, args.positions)
+                for label, game, players in GAMES
+            }
+            calls[k] = cheap_calls(pools, "ListGames")
         for rep in range(args.repeats):
             print(f"# repeat {rep + 1}/{args.repeats}", flush=True)
-            for k in servers:
-                st = stubs[k]
-                calls: list[tuple[str, Any]] = [
-                    ("ListGames", lambda n, st=st: st[n].ListGames(pb.ListGamesRequest()))
-                ]
-                for label in ("aton", "osirium 4p"):
-                    pool = pools[(k, label)]
-                    calls.append(
-                        (
-                            f"ListLegalActions {label}",
-                            lambda n, st=st, pool=pool: st[n].ListLegalActions(
-                                pb.ListLegalActionsRequest(
-                                    state=pool[n % len(pool)][0], viewer=pool[n % len(pool)][3]
-                                )
-                            ),
-                        )
-                    )
-                    calls.append(
-                        (
-                            f"ApplyAction {label}",
-                            lambda n, st=st, pool=pool: st[n].ApplyAction(
-                                pb.ApplyActionRequest(
-                                    state=pool[n % len(pool)][0], action_id=pool[n % len(pool)][1]
-                                )
-                            ),
-                        )
-                    )
-                for name, call in calls:
+            for k, server in servers.items():
+                for name, scenario in calls[k]:
                     results.setdefault((name, k), []).append(
-                        await closed_loop(call, args.concurrency, args.seconds, cpu_pids=pids[k])
+                        await measure(server.target, scenario, args, pids[k])
                     )
-        for st in stubs.values():
-            await st.close()
-    finally:
-        for proc, _, log in servers.values():
-            stop(proc)
-            log.unlink(missing_ok=True)
     rows = []
     names = sorted({name for name, _ in results}, key=lambda x: (x != "ListGames", x))
     for name in names:

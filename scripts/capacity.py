@@ -4,10 +4,11 @@ scenario in turn with ``heka loadtest``; prints a Markdown table.
     nice -n 10 .venv/bin/python scripts/capacity.py --duration 30s --out /tmp/heka-capacity
 
 The server runs like a pod of k8s/deployment.yaml (2 search workers in all, encrypted
-tokens, access log off; ``--grpc-processes`` sets HEKA_GRPC_PROCESSES); the load
-generator shares the machine with it. Each run's full report is kept as
-``<out>/<name>.json``; the last column is the machine's 1-minute load average when the run
-started (other jobs share the machine).
+tokens, access log off; ``--grpc-processes`` sets HEKA_GRPC_PROCESSES), started with
+``service.loadtest.local`` as scripts/soak.py's is; the load generator (``heka loadtest``,
+the engine of ``service.loadtest``) shares the machine with it. Each run's full report is
+kept as ``<out>/<name>.json``; the last column is the machine's 1-minute load average when
+the run started (other jobs share the machine).
 """
 
 from __future__ import annotations
@@ -15,14 +16,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
 
-from serverctl import free_port, wait_serving
+from service.loadtest.local import loadtest_command, pod_env, start_heka
 
-BIN = Path(sys.executable).parent
 GAMES = ["--game", "aton", "--game", "osirium"]
 # name -> heka loadtest arguments
 RUNS: dict[str, list[str]] = {
@@ -45,10 +44,6 @@ RUNS: dict[str, list[str]] = {
 }
 
 
-
-
-
-
 def row(name: str, report: dict, loadavg: float) -> str:
     s = report["settings"]
     load = f"rate {s['rate']:g}/s" if s.get("rate") else f"concurrency {s['concurrency']}"
@@ -69,54 +64,23 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=Path("/tmp/heka-capacity"))
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    port = free_port()
-    target = f"127.0.0.1:{port}"
-    env = {
-        **os.environ,
-        "HEKA_PORT": str(port),
-        "HEKA_METRICS_PORT": str(free_port()),
-        "HEKA_METRICS_DIR": str(args.out / "metrics"),
-        "HEKA_GRPC_PROCESSES": str(args.grpc_processes),
-        # Workers are per gRPC process: keep the total at --workers.
-        "HEKA_SEARCH_WORKERS": str(max(1, args.workers // args.grpc_processes)),
-        "HEKA_ACCESS_LOG": "false",
-    }
-    env["HEKA_STATE_KEYS"] = subprocess.run(
-        [str(BIN / "heka"), "serve", "--new-key"], capture_output=True, text=True, check=True
-    ).stdout.strip()
-    log = open(args.out / "server.log", "wb")  # noqa: SIM115 - closed below
-    server = subprocess.Popen([str(BIN / "heka"), "serve"], env=env, stdout=log, stderr=subprocess.STDOUT)
+    env = pod_env(args.grpc_processes, args.workers, args.out / "metrics")
     lines = [
         "| run | load | RPC/s | tasks/s | errors | p50/p90/p99 ms per RPC | machine load avg |",
         "|---|---|---|---|---|---|---|",
     ]
-    try:
-        wait_serving(target, server)
+    with start_heka(env=env, metrics=True, log=args.out / "server.log") as server:
         for name, extra in RUNS.items():
             if args.only and name not in args.only:
                 continue
-            cmd = [
-                str(BIN / "heka"),
-                "loadtest",
-                "--target",
-                target,
-                "--duration",
-                args.duration,
-                "--json",
-                "--no-progress",
-                *extra,
-            ]
+            cmd = loadtest_command(server.target, args.duration, *extra)
             loadavg = os.getloadavg()[0]
-            print("$ heka loadtest " + " ".join(cmd[2:]), file=sys.stderr, flush=True)
+            print("$ heka " + " ".join(cmd[3:]), file=sys.stderr, flush=True)
             with open(args.out / f"{name}.json", "wb") as out:
                 subprocess.run(cmd, stdout=out, check=False)
             report = json.loads((args.out / f"{name}.json").read_text())
             lines.append(row(name, report, loadavg))
             print(lines[-1], file=sys.stderr, flush=True)
-    finally:
-        server.send_signal(signal.SIGTERM)
-        server.wait(timeout=60)
-        log.close()
     print("\n".join(lines))
     return 0
 

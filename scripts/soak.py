@@ -3,8 +3,9 @@
     nice -n 10 .venv/bin/python scripts/soak.py --minutes 10 --out /tmp/heka-soak
 
 Starts ``heka serve`` on free loopback ports (``--grpc-processes`` gRPC processes and
-``--workers`` search processes in all, as k8s/configmap.yaml), lets it settle, then runs
-two ``heka loadtest`` processes side by side for the whole duration:
+``--workers`` search processes in all, as k8s/configmap.yaml; ``service.loadtest.local``),
+lets it settle, then runs two ``heka loadtest`` processes (the load engine,
+``service.loadtest``) side by side for the whole duration:
 
 * cheap calls at a fixed rate (open loop, ``--cheap-rate`` tasks/s over 4 connections);
 * frontends playing complete games against MCTS bots (``--bot``, closed loop,
@@ -21,52 +22,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from serverctl import free_port, wait_serving
-
-BIN = Path(sys.executable).parent
-PAGE = os.sysconf("SC_PAGE_SIZE")
+from service.loadtest.local import LocalServer, loadtest_command, pod_env, rss_bytes, start_heka
 
 
-
-
-def descendants(pid: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as fh:
-                ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-        children.setdefault(ppid, []).append(int(entry))
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        out.append(p)
-        todo.extend(children.get(p, []))
-    return out
-
-
-def rss_bytes(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/statm") as fh:
-            return int(fh.read().split()[1]) * PAGE
-    except OSError:
-        return 0
-
-
-def sample(server_pid: int) -> dict[str, float]:
-    pids = descendants(server_pid)
+def sample(server: LocalServer) -> dict[str, float]:
+    pids = server.tree()
     sizes = {p: rss_bytes(p) for p in pids}
-    main = sizes.get(server_pid, 0)
+    main = sizes.get(server.pid, 0)
     largest = max(sizes.values(), default=0)
     return {
         "t": time.time(),
@@ -76,8 +43,6 @@ def sample(server_pid: int) -> dict[str, float]:
         "total_rss_mb": sum(sizes.values()) / 2**20,
         "processes": len(pids),
     }
-
-
 
 
 def main() -> int:
@@ -98,81 +63,34 @@ def main() -> int:
         ap.error("--minutes must be in (0, 120]")
     args.out.mkdir(parents=True, exist_ok=True)
 
-    port, metrics_port = free_port(), free_port()
-    target = f"127.0.0.1:{port}"
-    env = {
-        **os.environ,
-        "HEKA_PORT": str(port),
-        "HEKA_METRICS_PORT": str(metrics_port),
-        "HEKA_METRICS_DIR": str(args.out / "metrics"),
-        "HEKA_GRPC_PROCESSES": str(args.grpc_processes),
-        "HEKA_SEARCH_WORKERS": str(max(1, args.workers // args.grpc_processes)),
-        "HEKA_ACCESS_LOG": "false",
-    }
-    env["HEKA_STATE_KEYS"] = subprocess.run(
-        [str(BIN / "heka"), "serve", "--new-key"], capture_output=True, text=True, check=True
-    ).stdout.strip()
-    server_log = open(args.out / "server.log", "wb")  # noqa: SIM115 - closed below
-    server = subprocess.Popen(
-        [str(BIN / "heka"), "serve"], env=env, stdout=server_log, stderr=subprocess.STDOUT
-    )
+    env = pod_env(args.grpc_processes, args.workers, args.out / "metrics")
     samples: list[dict[str, float]] = []
     loads: list[subprocess.Popen[bytes]] = []
+    server = start_heka(env=env, metrics=True, log=args.out / "server.log")
     try:
-        wait_serving(target, server)
-        idle = sample(server.pid)
-        duration = args.minutes * 60 + args.warmup
-        common = ["--target", target, "--duration", f"{duration}s", "--json", "--no-progress"]
+        idle = sample(server)
+        seconds = args.minutes * 60 + args.warmup
+        duration = f"{seconds}s"
+        games = ["--game", "aton", "--game", "osirium"]
+        cheap = ["--scenario", "cheap", "--rate", str(args.cheap_rate), "--connections", "4", *games]
+        play = ["--scenario", "play", "--bot", args.bot, "--difficulty", args.difficulty]
+        play += ["--concurrency", str(args.play_concurrency), "--connections", "2"]
         commands = {
-            "cheap": [
-                str(BIN / "heka"),
-                "loadtest",
-                "--scenario",
-                "cheap",
-                "--rate",
-                str(args.cheap_rate),
-                "--connections",
-                "4",
-                "--game",
-                "aton",
-                "--game",
-                "osirium",
-                *common,
-            ],
-            "play": [
-                str(BIN / "heka"),
-                "loadtest",
-                "--scenario",
-                "play",
-                "--bot",
-                args.bot,
-                "--difficulty",
-                args.difficulty,
-                "--concurrency",
-                str(args.play_concurrency),
-                "--connections",
-                "2",
-                *common,
-            ],
+            name: loadtest_command(server.target, duration, *extra)
+            for name, extra in (("cheap", cheap), ("play", play))
         }
         for name, cmd in commands.items():
             loads.append(subprocess.Popen(cmd, stdout=open(args.out / f"{name}.json", "wb")))  # noqa: SIM115
         start = time.monotonic()
         time.sleep(args.warmup)
-        while time.monotonic() - start < duration:
-            samples.append(sample(server.pid))
+        while time.monotonic() - start < seconds:
+            samples.append(sample(server))
             print(json.dumps({k: round(v, 1) for k, v in samples[-1].items()}), file=sys.stderr, flush=True)
-            time.sleep(min(args.sample, max(0.0, duration - (time.monotonic() - start))))
-        samples.append(sample(server.pid))
+            time.sleep(min(args.sample, max(0.0, seconds - (time.monotonic() - start))))
+        samples.append(sample(server))
         codes = [p.wait(timeout=120) for p in loads]
     finally:
-        server.send_signal(signal.SIGTERM)
-        try:
-            server_code = server.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server_code = -9
-        server_log.close()
+        server_code = server.stop(grace=60)
         for p in loads:
             if p.poll() is None:
                 p.kill()

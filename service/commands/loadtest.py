@@ -55,6 +55,12 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--duration", type=parse_duration, default=10.0, help="how long to load: 30s, 2m... (default: 10s)"
     )
+    p.add_argument(
+        "--warmup",
+        type=parse_duration,
+        default=None,
+        help="the same load for this long first, not in the report: 5s... (default: none)",
+    )
     p.add_argument("--connections", type=int, default=1, help="gRPC channels (TCP connections) (default: 1)")
     p.add_argument("--timeout", type=parse_duration, default=30.0, help="deadline of each RPC (default: 30s)")
     p.add_argument(
@@ -110,6 +116,7 @@ def run(args: argparse.Namespace) -> int:
             rate=args.rate,
             concurrency=concurrency,
             duration=args.duration,
+            warmup=args.warmup or 0.0,
             connections=args.connections,
             timeout=args.timeout,
             max_in_flight=args.max_in_flight,
@@ -132,6 +139,7 @@ def run(args: argparse.Namespace) -> int:
         "rate": settings.rate,
         "concurrency": settings.concurrency,
         "duration_seconds": settings.duration,
+        "warmup_seconds": settings.warmup,
         "connections": settings.connections,
         "timeout_seconds": settings.timeout,
         "games": list(config.games),

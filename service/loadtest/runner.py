@@ -10,23 +10,30 @@ after another.
 
 Every RPC has a deadline (``timeout``). When the duration is over no new task starts; a
 ``play`` game in progress stops at its next call and is counted as cut, not failed.
+
+A ``warmup`` runs the same load before the measured ``duration``; what it does is not in the
+report. ``meters`` (e.g. the server's CPU seconds) are read when the measured window opens
+and when its last task has finished; the differences are in ``Recorder.meters``. A ``stop``
+event ends the run early. The stubs are heka.v1.GameService's unless ``make_stub`` says
+otherwise (:class:`RawStub`: any unary method, raw bytes, e.g. a plain echo server).
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import math
 import random
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, TextIO
 
 import grpc
 import grpc.aio
 
 from service.gen.heka.v1 import game_service_pb2_grpc as pb_grpc
-from service.loadtest.scenarios import Scenario, ScenarioError, ScenarioGen, task_rng
+from service.loadtest.scenarios import Scenario, ScenarioError, ScenarioGen
 from service.loadtest.stats import Recorder
 
 LATE_SECONDS = 0.010
@@ -38,6 +45,7 @@ class LoadSettings:
     rate: float | None = None  # tasks per second (open loop)
     concurrency: int | None = None  # workers (closed loop)
     duration: float = 10.0
+    warmup: float = 0.0  # seconds of the same load before ``duration``, not recorded
     connections: int = 1
     timeout: float = 30.0
     max_in_flight: int = 1000
@@ -54,6 +62,8 @@ class LoadSettings:
             raise ValueError("concurrency must be at least 1")
         if self.duration <= 0 or self.connections < 1 or self.timeout <= 0 or self.max_in_flight < 1:
             raise ValueError("duration, connections, timeout and max_in_flight must be positive")
+        if self.warmup < 0:
+            raise ValueError("warmup must not be negative")
 
 
 class SetupError(RuntimeError):
@@ -68,6 +78,30 @@ def make_channel(settings: LoadSettings) -> grpc.aio.Channel:
         ("grpc.max_send_message_length", settings.max_message_bytes),
     ]
     return grpc.aio.insecure_channel(settings.target, options=options)
+
+
+class RawStub:
+    """A stub for any unary methods: ``RawStub(channel, {"Echo": "/bench.Echo/Echo"}).Echo(b"..")``
+    sends and returns raw bytes (no protobuf), so the runner can load a server that is not
+    heka's (a plain gRPC echo server as a ceiling)."""
+
+    def __init__(self, channel: grpc.aio.Channel, paths: Mapping[str, str]) -> None:
+        self._calls = {name: channel.unary_unary(path) for name, path in paths.items()}
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self._calls[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+def raw_stubs(paths: Mapping[str, str]) -> Callable[[grpc.aio.Channel], RawStub]:
+    """A ``make_stub`` for :func:`run_load`: :class:`RawStub` with these method paths."""
+    return lambda channel: RawStub(channel, paths)
+
+
+def _size(message: Any) -> int:
+    return len(message) if isinstance(message, bytes) else int(message.ByteSize())
 
 
 class Progress:
@@ -116,15 +150,16 @@ async def _perform(stub: Any, call: Any, timeout: float) -> Any:
 
 
 async def run_task(
-    stub: Any, gen: ScenarioGen, recorder: Recorder, timeout: float, stop_at: float | None
+    stub: Any, gen: ScenarioGen, recorder: Recorder, timeout: float, over: Callable[[], bool] | None
 ) -> bool:
-    """Run one scenario task; record each RPC. Returns whether it completed."""
+    """Run one scenario task; record each RPC. Returns whether it completed; a task with a
+    call still to make when ``over()`` is cut (counted as abandoned)."""
     recorder.tasks_started += 1
     rpcs = sent = received = 0
     try:
         step = next(gen)
         while True:
-            if stop_at is not None and time.monotonic() >= stop_at:
+            if over is not None and over():
                 recorder.tasks_abandoned += 1
                 return False
             t0 = time.perf_counter()
@@ -136,8 +171,8 @@ async def run_task(
                 return False
             recorder.record(step.method, time.perf_counter() - t0, "OK")
             rpcs += 1
-            sent += step.request.ByteSize()
-            received += response.ByteSize()
+            sent += _size(step.request)
+            received += _size(response)
             step = gen.send(response)
     except StopIteration:
         recorder.tasks_completed += 1
@@ -170,8 +205,13 @@ async def run_load(
     settings: LoadSettings,
     progress_stream: TextIO | None = sys.stderr,
     clock: Callable[[], float] = time.monotonic,
+    *,
+    make_stub: Callable[[grpc.aio.Channel], Any] | None = None,
+    meters: Mapping[str, Callable[[], float]] | None = None,
+    stop: asyncio.Event | None = None,
 ) -> tuple[Recorder, float, Recorder]:
-    """Run the load; returns (measured recorder, elapsed seconds, setup recorder)."""
+    """Run the load; returns (measured recorder, elapsed seconds of the measured window,
+    setup recorder)."""
     channels = [make_channel(settings) for _ in range(settings.connections)]
     try:
         for channel in channels:
@@ -181,21 +221,30 @@ async def run_load(
                 raise SetupError(
                     f"could not connect to {settings.target} within {settings.connect_timeout:g} s"
                 ) from None
-        stub_class: Any = pb_grpc.GameServiceStub
+        stub_class: Any = make_stub or pb_grpc.GameServiceStub
         stubs = [stub_class(ch) for ch in channels]
         setup_recorder = await _setup(scenario, stubs[0], settings)
 
         recorder = Recorder()
-        progress = Progress(progress_stream, settings.duration)
+        warm = Recorder()  # the warm-up's calls: not reported
+        meters = dict(meters or {})
+        progress = Progress(progress_stream, settings.warmup + settings.duration)
         start = clock()
-        end = start + settings.duration
+        measured_from = start + settings.warmup
+        end = measured_from + settings.duration
         in_flight: set[asyncio.Task[bool]] = set()
         counter = 0
 
+        def over() -> bool:
+            return clock() >= end or (stop is not None and stop.is_set())
+
+        def current() -> Recorder:
+            return recorder if clock() >= measured_from else warm
+
         def spawn(index: int) -> asyncio.Task[bool]:
-            gen = scenario.task(task_rng(settings.seed, index))
+            gen = scenario.task_for(settings.seed, index)
             stub = stubs[index % len(stubs)]
-            task = asyncio.ensure_future(run_task(stub, gen, recorder, settings.timeout, end))
+            task = asyncio.ensure_future(run_task(stub, gen, current(), settings.timeout, over))
             in_flight.add(task)
             task.add_done_callback(in_flight.discard)
             return task
@@ -205,13 +254,13 @@ async def run_load(
             i = 0
             while True:
                 scheduled = start + i / settings.rate
-                if scheduled >= end:
+                if scheduled >= end or (stop is not None and stop.is_set()):
                     return
                 now = clock()
                 if scheduled > now:
                     await asyncio.sleep(scheduled - now)
                 elif now - scheduled > LATE_SECONDS:
-                    recorder.late_starts += 1
+                    current().late_starts += 1
                 while len(in_flight) >= settings.max_in_flight:
                     await asyncio.wait(set(in_flight), return_when=asyncio.FIRST_COMPLETED)
                 spawn(i)
@@ -219,11 +268,11 @@ async def run_load(
 
         async def worker(w: int) -> None:
             nonlocal counter
-            while clock() < end:
+            while not over():
                 index = counter
                 counter += 1
-                gen = scenario.task(task_rng(settings.seed, index))
-                await run_task(stubs[w % len(stubs)], gen, recorder, settings.timeout, end)
+                gen = scenario.task_for(settings.seed, index)
+                await run_task(stubs[w % len(stubs)], gen, current(), settings.timeout, over)
 
         async def show_progress() -> None:
             while True:
@@ -231,7 +280,14 @@ async def run_load(
                 busy = recorder.tasks_started - recorder.tasks_completed - recorder.tasks_failed
                 progress.show(recorder, clock() - start, busy - recorder.tasks_abandoned)
 
+        opened: dict[str, float] = {}
+
+        async def open_window() -> None:
+            await asyncio.sleep(max(0.0, measured_from - clock()))
+            opened.update({name: read() for name, read in meters.items()})
+
         ticker = asyncio.ensure_future(show_progress())
+        window = asyncio.ensure_future(open_window())
         try:
             if settings.rate is not None:
                 await open_loop()
@@ -242,8 +298,11 @@ async def run_load(
                 await asyncio.gather(*(worker(w) for w in range(settings.concurrency)))
         finally:
             ticker.cancel()
-        elapsed = clock() - start
-        progress.show(recorder, elapsed, 0)
+            if not window.done():  # stopped before the measured window opened
+                window.cancel()
+        elapsed = max(0.0, clock() - measured_from)
+        recorder.meters = {name: read() - opened.get(name, math.nan) for name, read in meters.items()}
+        progress.show(recorder, clock() - start, 0)
         progress.done()
         return recorder, elapsed, setup_recorder
     finally:

@@ -129,6 +129,11 @@ class Scenario:
         raise NotImplementedError
         yield  # pragma: no cover
 
+    def task_for(self, seed: int, index: int) -> ScenarioGen:
+        """Task ``index`` of a run seeded ``seed``: :meth:`task` with its own random stream
+        (:func:`task_rng`), so runs are reproducible whatever the scheduling."""
+        return self.task(task_rng(seed, index))
+
 
 def _create(config: ScenarioConfig, game: str, rng: random.Random, viewer: int | None = None) -> Call:
     request = pb.CreateGameRequest(game=game, num_players=config.players, seed=rng.getrandbits(63))
@@ -354,6 +359,35 @@ class CheapScenario(Scenario):
                     state=entry.state, action_id=rng.choice(entry.action_ids), game=entry.game
                 ),
             )
+
+
+class CallScenario(Scenario):
+    """One given call per task: ``method`` with the next request of ``requests`` (a pool the
+    caller made, e.g. real positions), in turn; for measuring one RPC at a time (the
+    throughput bench). Any stub the driver uses will do: ``requests`` may be raw bytes for
+    a :class:`~service.loadtest.runner.RawStub`. Not a ``heka loadtest`` scenario (it has
+    no config to build it from)."""
+
+    name = "call"
+
+    def __init__(self, method: str, requests: Sequence[Any], description: str = "") -> None:
+        if not requests:
+            raise ValueError("at least one request")
+        super().__init__(ScenarioConfig())
+        self.method = method
+        self.requests = list(requests)
+        self.description = description or f"call: {method}, {len(self.requests)} request(s) in turn"
+
+    def task(self, rng: random.Random) -> ScenarioGen:
+        return self._one(self.requests[rng.randrange(len(self.requests))])
+
+    def task_for(self, seed: int, index: int) -> ScenarioGen:
+        # The pool in turn: no random stream to seed per call (a few microseconds that a
+        # client near its ceiling would feel).
+        return self._one(self.requests[index % len(self.requests)])
+
+    def _one(self, request: Any) -> ScenarioGen:
+        yield Call(self.method, request)
 
 
 SCENARIOS: dict[str, type[Scenario]] = {s.name: s for s in (PlayScenario, BotScenario, CheapScenario)}

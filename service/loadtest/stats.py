@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 #: Relative width of a bucket: percentiles are reported within this factor.
@@ -128,6 +128,8 @@ class Recorder:
         self.completed_rpcs = 0
         self.completed_bytes_sent = 0
         self.completed_bytes_received = 0
+        # What the runner's meters (e.g. a server's CPU seconds) moved in the measured window.
+        self.meters: dict[str, float] = {}
 
     def record(self, method: str, seconds: float, code: str, error: str | None = None) -> None:
         stats = self.methods.get(method)
@@ -263,3 +265,28 @@ def format_report(report: Mapping[str, Any]) -> str:
         for message, count in report["error_distribution"].items():
             lines.append(f"  [{count}]   {message}")
     return "\n".join(lines) + "\n"
+
+
+def codes_table(
+    codes: Mapping[str, Mapping[str, int]], methods: Sequence[str] | None = None, totals: bool = False
+) -> str:
+    """Status codes per method as a Markdown table: a row per method (``methods`` in that
+    order, else sorted), a column per code (OK first) and their total; ``totals`` adds a
+    row "all". For the benches that count codes themselves (a burst, a fuzzer)."""
+    names = sorted({c for counter in codes.values() for c in counter}, key=lambda c: (c != "OK", c))
+    counts = {method: codes.get(method, {}) for method in (methods or sorted(codes))}
+    if totals:
+        every: Counter[str] = Counter()
+        for counter in codes.values():
+            every.update(counter)
+        counts["all"] = every
+    head = ["method", *names, "total"]
+    rows = [
+        [method, *(str(counter.get(c, 0)) for c in names), str(sum(counter.values()))]
+        for method, counter in counts.items()
+    ]
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+    lines = ["| " + " | ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)) + " |"]
+    lines.append("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    lines += ["| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |" for r in rows]
+    return "\n".join(lines)

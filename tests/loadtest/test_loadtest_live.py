@@ -4,68 +4,25 @@ zero errors and a sane report. Not a speed test: nothing here asserts on timing.
 from __future__ import annotations
 
 import json
-import os
-import signal
-import socket
-import subprocess
-import sys
-import time
-from pathlib import Path
 
 import pytest
 
 from service import cli
-
-HEKA = str(Path(sys.executable).parent / "heka")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from service.loadtest.local import start_heka
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    import grpc
-    from grpc_health.v1 import health_pb2, health_pb2_grpc
-
     tmp = tmp_path_factory.mktemp("live")
-    port, metrics_port = _free_port(), _free_port()
     env = {
-        **os.environ,
-        "HEKA_PORT": str(port),
-        "HEKA_METRICS_PORT": str(metrics_port),
         "HEKA_METRICS_DIR": str(tmp / "metrics"),
-        "HEKA_SEARCH_WORKERS": "1",
         "HEKA_MAX_CONCURRENT_SEARCHES": "2",
         "HEKA_ACCESS_LOG": "false",
         "HEKA_GRACE_SECONDS": "5",
     }
-    log = open(tmp / "server.log", "wb")  # noqa: SIM115 - closed at teardown
-    proc = subprocess.Popen([HEKA, "serve"], env=env, stdout=log, stderr=subprocess.STDOUT)
-    target = f"127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    with grpc.insecure_channel(target) as channel:
-        stub = health_pb2_grpc.HealthStub(channel)
-        while True:
-            assert proc.poll() is None, (tmp / "server.log").read_text()
-            try:
-                reply = stub.Check(health_pb2.HealthCheckRequest(service="heka.v1.GameService"), timeout=1)
-                if reply.status == health_pb2.HealthCheckResponse.SERVING:
-                    break
-            except grpc.RpcError:
-                pass
-            assert time.monotonic() < deadline, (tmp / "server.log").read_text()
-            time.sleep(0.3)
-    yield target
-    proc.send_signal(signal.SIGTERM)
-    try:
-        assert proc.wait(timeout=30) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        log.close()
+    with start_heka(env=env, metrics=True, log=tmp / "server.log") as server:
+        yield server.target
+    assert server.returncode == 0, (tmp / "server.log").read_text()
 
 
 def loadtest(capsys, *args: str) -> tuple[int, dict]:

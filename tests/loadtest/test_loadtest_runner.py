@@ -12,9 +12,11 @@ import pytest
 from fake_server import LENGTH, FakeGameService, FakeServer, call_directly
 
 from service import cli
-from service.loadtest.runner import LoadSettings, SetupError, run_load
+from service.gen.heka.v1 import game_service_pb2 as pb
+from service.loadtest.runner import LoadSettings, SetupError, raw_stubs, run_load
 from service.loadtest.scenarios import (
     BotScenario,
+    CallScenario,
     CheapScenario,
     PlayScenario,
     ScenarioConfig,
@@ -24,9 +26,9 @@ from service.loadtest.scenarios import (
 from service.loadtest.stats import build_report
 
 
-def run(scenario, **kw):
+def run(scenario, make_stub=None, meters=None, **kw):
     settings = LoadSettings(**kw)
-    return asyncio.run(run_load(scenario, settings, progress_stream=None))
+    return asyncio.run(run_load(scenario, settings, progress_stream=None, make_stub=make_stub, meters=meters))
 
 
 # -- scenarios, driven without gRPC -----------------------------------------------------------
@@ -106,6 +108,22 @@ def test_bad_configuration_is_refused():
         LoadSettings(rate=1.0, concurrency=2)
     with pytest.raises(ValueError, match="exactly one"):
         LoadSettings()
+    with pytest.raises(ValueError, match="warmup"):
+        LoadSettings(concurrency=1, warmup=-1.0)
+    with pytest.raises(ValueError, match="at least one request"):
+        CallScenario("ListGames", [])
+
+
+def test_call_scenario_sends_its_requests_in_turn():
+    requests = [pb.GetViewRequest(state=f"aton:{i}") for i in range(3)]
+    scenario = CallScenario("GetView", requests)
+    sent = []
+    for index in range(7):
+        assert drive(scenario.task_for(1, index), lambda c: sent.append(c) or "reply") == 1
+    assert [c.method for c in sent] == ["GetView"] * 7
+    assert [c.request.state for c in sent] == [f"aton:{i % 3}" for i in range(7)]
+    drive(scenario.task(random.Random(1)), sent.append)
+    assert sent[-1].request in requests
 
 
 # -- the runner over real gRPC channels --------------------------------------------------------
@@ -255,3 +273,70 @@ def test_durations_parse_with_units():
     for bad in ("0", "ten", "5d", "-1s"):
         with pytest.raises(argparse.ArgumentTypeError):
             parse_duration(bad)
+
+
+def test_closed_loop_of_one_call_with_a_warmup_and_a_meter():
+    """What the throughput bench does: one call per task from a pool; the warm-up's calls
+    are not recorded; a meter read at the edges of the measured window."""
+    requests = [pb.ListLegalActionsRequest(state=f"aton:{i}", viewer=i % 2) for i in range(4)]
+    with FakeServer() as server:
+        recorder, elapsed, setup = run(
+            CallScenario("ListLegalActions", requests),
+            meters={"served": lambda: len(server.service.calls)},
+            target=server.target,
+            concurrency=4,
+            duration=0.3,
+            warmup=0.5,
+            connections=2,
+        )
+        served = len(server.service.calls)
+    assert setup.rpc_count == 0
+    assert set(recorder.methods) == {"ListLegalActions"}
+    assert recorder.error_count == 0 and recorder.rpc_count == recorder.tasks_completed > 0
+    assert served > recorder.rpc_count  # the warm-up's calls were made, not recorded
+    # The meter moved by the measured calls, give or take the calls in flight at its edges.
+    assert recorder.rpc_count - 4 <= recorder.meters["served"] <= recorder.rpc_count + 4
+    assert elapsed > 0
+
+
+def test_a_stop_event_ends_the_run_early():
+    async def go(target):
+        stop = asyncio.Event()
+        asyncio.get_running_loop().call_later(0.3, stop.set)
+        settings = LoadSettings(target=target, concurrency=2, duration=60.0)
+        return await run_load(
+            CallScenario("ListGames", [pb.ListGamesRequest()]), settings, progress_stream=None, stop=stop
+        )
+
+    with FakeServer() as server:
+        recorder, elapsed, _ = asyncio.run(go(server.target))
+    assert recorder.tasks_completed > 0 and recorder.error_count == 0
+    assert elapsed < 60.0
+
+
+def test_raw_stubs_load_a_server_that_is_not_heka():
+    from concurrent import futures
+
+    def echo(request: bytes, _context) -> bytes:
+        return request
+
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+    server.add_generic_rpc_handlers(
+        (grpc.method_handlers_generic_handler("t.Echo", {"Echo": grpc.unary_unary_rpc_method_handler(echo)}),)
+    )
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        recorder, _, _ = run(
+            CallScenario("Echo", [b"x" * 100, b"y" * 50]),
+            make_stub=raw_stubs({"Echo": "/t.Echo/Echo"}),
+            target=f"127.0.0.1:{port}",
+            concurrency=2,
+            duration=0.3,
+        )
+    finally:
+        server.stop(None)
+    assert recorder.error_count == 0 and recorder.tasks_completed > 0
+    assert set(recorder.methods) == {"Echo"}
+    # Raw bodies are counted by their length: each completed call sent what it received.
+    assert recorder.completed_bytes_sent == recorder.completed_bytes_received > 0

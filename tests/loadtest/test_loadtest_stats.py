@@ -119,3 +119,30 @@ def test_text_report_has_the_ghz_sections():
         "[2]   INVALID_ARGUMENT: action 99 is not legal",
     ):
         assert needle in text, needle
+
+
+def test_codes_table_puts_ok_first_and_can_add_a_total_row():
+    from collections import Counter
+
+    from service.loadtest.stats import codes_table
+
+    codes = {"GetView": Counter(OK=3, CANCELLED=1), "BotMove": Counter(RESOURCE_EXHAUSTED=2)}
+    lines = codes_table(codes, ["ListGames", "GetView", "BotMove"], totals=True).splitlines()
+    assert [c.strip() for c in lines[0].strip("|").split("|")] == [
+        "method",
+        "OK",
+        "CANCELLED",
+        "RESOURCE_EXHAUSTED",
+        "total",
+    ]
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in lines[2:]]
+    assert rows == [
+        ["ListGames", "0", "0", "0", "0"],
+        ["GetView", "3", "1", "0", "4"],
+        ["BotMove", "0", "0", "2", "2"],
+        ["all", "3", "1", "2", "6"],
+    ]
+    assert [line.split("|")[1].strip() for line in codes_table(codes).splitlines()[2:]] == [
+        "BotMove",
+        "GetView",
+    ]
