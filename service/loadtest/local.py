@@ -151,7 +151,7 @@ class LocalServer:
         or resource trackers; the server itself when it serves alone (one gRPC process)."""
         kids = []
         for pid in children(self.proc.pid):
-            cmd = _cmdline(pid)
+            cmd = cmdline(pid)
             if "serve" in cmd and "forkserver" not in cmd and "resource_tracker" not in cmd:
                 kids.append(pid)
         return kids or [self.proc.pid]
@@ -287,7 +287,8 @@ def _stat_fields(pid: int) -> list[str]:
         return fh.read().rsplit(")", 1)[1].split()
 
 
-def _cmdline(pid: int) -> str:
+def cmdline(pid: int) -> str:
+    """The command line of ``pid`` (empty once it is gone)."""
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as fh:
             return fh.read().replace(b"\0", b" ").decode(errors="replace")

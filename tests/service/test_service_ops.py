@@ -20,6 +20,8 @@ from service_helpers import KEY1, KEY2, ServerProcess
 from service.envelope import KeyRing, parse_keys
 from service.gen.heka.v1 import game_service_pb2 as pb
 from service.gen.heka.v1 import game_service_pb2_grpc as pb_grpc
+from service.loadtest.local import children, cmdline
+from service.loadtest.local import descendants as process_tree
 
 SERVICE = "heka.v1.GameService"
 
@@ -415,36 +417,14 @@ def test_many_concurrent_cheap_calls(stub: Any) -> None:
     assert not errors
 
 
-def _children(pid: int) -> list[int]:
-    out = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as fh:
-                    fields = fh.read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == pid:
-                out.append(int(entry))
-    return out
-
-
-def _cmdline(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as fh:
-            return fh.read().replace(b"\0", b" ").decode()
-    except OSError:
-        return ""
-
-
 def test_a_killed_search_worker_gives_unavailable_then_the_pool_recovers(start_server: Any) -> None:
     server: ServerProcess = start_server("--search-workers", "1", HEKA_STATE_KEYS=KEY1)
     stub = server.stub
     token = stub.CreateGame(pb.CreateGameRequest(game="aton", seed=4)).state
     call = stub.BotMove.future(pb.BotMoveRequest(state=token, bot=slow_mcts(3000), viewer=0), timeout=30)
     _wait_in_flight(server, 1)
-    forkservers = [p for p in _children(server.proc.pid) if "forkserver" in _cmdline(p)]
-    workers = [w for f in forkservers for w in _children(f)]
+    forkservers = [p for p in children(server.proc.pid) if "forkserver" in cmdline(p)]
+    workers = [w for f in forkservers for w in children(f)]
     assert workers
     for w in workers:
         os.kill(w, signal.SIGKILL)
@@ -516,9 +496,9 @@ def test_a_dead_grpc_process_stops_the_supervisor_with_exit_1(start_server: Any)
     server: ServerProcess = start_server(
         "--grpc-processes", "2", "--search-workers", "1", HEKA_STATE_KEYS=KEY1
     )
-    grpc_children = [p for p in _children(server.proc.pid) if "serve" in _cmdline(p)]
+    grpc_children = [p for p in children(server.proc.pid) if "serve" in cmdline(p)]
     assert len(grpc_children) == 2
-    descendants = _descendants(server.proc.pid)
+    descendants = process_tree(server.proc.pid)[1:]
     assert len(descendants) >= 6  # 2 gRPC processes, their forkservers and search workers
     os.kill(grpc_children[0], signal.SIGKILL)
     assert server.proc.wait(timeout=60) == 1
@@ -526,7 +506,7 @@ def test_a_dead_grpc_process_stops_the_supervisor_with_exit_1(start_server: Any)
     # Nothing is left behind, not even the killed process's forkserver and search worker.
     end = time.monotonic() + 15
     while left := [p for p in descendants if _running(p)]:
-        assert time.monotonic() < end, f"processes left behind: {[_cmdline(p)[:80] for p in left]}"
+        assert time.monotonic() < end, f"processes left behind: {[cmdline(p)[:80] for p in left]}"
         time.sleep(0.2)
 
 
@@ -536,13 +516,13 @@ def test_a_killed_supervisor_leaves_no_grpc_process_behind(start_server: Any) ->
     server: ServerProcess = start_server(
         "--grpc-processes", "2", "--search-workers", "1", HEKA_STATE_KEYS=KEY1
     )
-    assert len([p for p in _children(server.proc.pid) if "serve" in _cmdline(p)]) == 2
-    descendants = _descendants(server.proc.pid)
+    assert len([p for p in children(server.proc.pid) if "serve" in cmdline(p)]) == 2
+    descendants = process_tree(server.proc.pid)[1:]
     server.proc.kill()
     server.proc.wait(timeout=10)
     end = time.monotonic() + 30
     while left := [p for p in descendants if _running(p)]:
-        assert time.monotonic() < end, f"processes left behind: {[_cmdline(p)[:80] for p in left]}"
+        assert time.monotonic() < end, f"processes left behind: {[cmdline(p)[:80] for p in left]}"
         time.sleep(0.2)
 
 
@@ -553,16 +533,6 @@ def _running(pid: int) -> bool:
             return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
-
-
-def _descendants(pid: int) -> list[int]:
-    out: list[int] = []
-    todo = [pid]
-    while todo:
-        kids = _children(todo.pop())
-        out.extend(kids)
-        todo.extend(kids)
-    return out
 
 
 # ---------------------------------------------------------------------------------------
