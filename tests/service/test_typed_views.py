@@ -59,6 +59,14 @@ def random_states(game: str, players: int, options: dict[str, Any], seed: int, e
 # ---------------------------------------------------------------------------------------
 
 
+def expected_reason(state: State) -> int:
+    """The OutcomeReason a typed view must carry: the engine's reason once over."""
+    outcome = state.outcome()
+    if outcome is None:
+        return pb.OUTCOME_REASON_UNSPECIFIED
+    return pb.OutcomeReason.Value("OUTCOME_REASON_" + outcome.reason.upper())
+
+
 def check_aton(state: State, viewer: int | None) -> None:
     v: Any = state.view(viewer)
     msg = convert.view_message(state, viewer)
@@ -66,12 +74,7 @@ def check_aton(state: State, viewer: int | None) -> None:
     t = msg.aton
     assert t.round == v.round
     assert pb.Decision.Name(t.decision) == "DECISION_" + v.decision.upper()
-    outcome = state.outcome()
-    assert t.reason == (
-        pb.OutcomeReason.Value("OUTCOME_REASON_" + outcome.reason.upper())
-        if outcome
-        else pb.OUTCOME_REASON_UNSPECIFIED
-    )
+    assert t.reason == expected_reason(state)
     assert t.HasField("current_player") == (v.decision != "over")
     # Board (A1.6): 4 temples x 12 squares, kinds as printed, owners as in the engine view.
     assert [tp.number for tp in t.temples] == [1, 2, 3, 4]
@@ -146,12 +149,7 @@ def check_osirium(state: State, viewer: int | None) -> None:
     t = msg.osirium
     assert t.num_players == v.num_players
     assert pb.Decision.Name(t.decision) == "DECISION_" + v.decision.upper()
-    outcome = state.outcome()
-    assert t.reason == (
-        pb.OutcomeReason.Value("OUTCOME_REASON_" + outcome.reason.upper())
-        if outcome
-        else pb.OUTCOME_REASON_UNSPECIFIED
-    )
+    assert t.reason == expected_reason(state)
     assert t.round == v.round
     # Board (O1.2): 16 cells, row-major, amulet type, rotation and rotated arrows.
     assert [(c.cell, c.row, c.column) for c in t.board] == [(i, i // 4, i % 4) for i in range(16)]
