@@ -318,7 +318,7 @@ def aton_guided_policy(state: State, legal: list[int], rng: random.Random) -> in
     """Light guidance for Aton rollouts: for a placement or a removal of the opponent's
     counter, the better (by a static square value: blue, grey, bonus, higher temples) of
     two random legal squares; for a removal of one's own counter the worse; anything else
-    uniformly at random. Reads ``state.tgt`` and ``state.cur``."""
+    uniformly at random. Reads ``state.tgt`` and ``state.current``."""
     n = len(legal)
     a = legal[int(rng.random() * n)]
     if n == 1 or a < board.REMOVE_BASE or a >= board.RESET_BASE:
@@ -327,7 +327,7 @@ def aton_guided_policy(state: State, legal: list[int], rng: random.Random) -> in
     va = _ATON_ACTION_VALUE[a]
     vb = _ATON_ACTION_VALUE[b]
     s: Any = state
-    if a < board.PLACE_BASE and s.tgt == s.cur:  # A6.2, cartouche 2 = 1: own counter
+    if a < board.PLACE_BASE and s.removal_target == s.current:  # A6.2, cartouche 2 = 1: own counter
         return a if va <= vb else b
     return a if va >= vb else b
 
@@ -345,7 +345,7 @@ OSIRIUM_SCALE = 8.0
 
 def _exaltation_progress(state: Any, p: int) -> float:
     """Fraction in [0, 1] of seat ``p``'s exaltation condition achieved (O1.5)."""
-    x = EXALTATIONS[state.exalt[p]]
+    x = EXALTATIONS[state.exaltations[p]]
     done: list[int] = state.completed[p]
     broken: list[int] = state.broken[p]
     amount = float(x.amount)
@@ -386,17 +386,17 @@ def osirium_evaluate(state: State) -> tuple[float, ...]:
     search averages partners' values.
     """
     s: Any = state
-    n: int = s.n
-    sets = s._sig_sets() if s.links else {}
+    n: int = s.player_count
+    sets = s.sets_by_signature() if s.links else {}
     est: list[float] = []
     for p in range(n):
         v = float(s.ankhs[p] + len(s.broken[p]))
         frac = _exaltation_progress(s, p)
-        ank = EXALTATIONS[s.exalt[p]].ankhs
+        ank = EXALTATIONS[s.exaltations[p]].ankhs
         v += ank if frac >= 1.0 else 0.5 * ank * frac
         if sets:
-            w = 0.6 if p == s.cur else 0.3
-            for rid in s.slots[p]:
+            w = 0.6 if p == s.current else 0.3
+            for rid in s.ritual_slots[p]:
                 if rid >= 0 and RITUAL_SIG[rid] in sets:
                     v += w * RITUALS[rid].order_ankhs
         est.append(v)
@@ -447,7 +447,7 @@ def osirium_guided_policy(state: State, legal: list[int], rng: random.Random) ->
     highest, O10), cast one (uniformly among the casts) with probability 3/4; when a random
     legal action is a placement, the one forming the most links (O4.1) of
     ``OSIRIUM_PLACE_SAMPLES`` random legal placements (ties: the first drawn); otherwise
-    that random action. Reads ``state.arrows``."""
+    that random action. Reads ``state.cell_arrows``."""
     n = len(legal)
     if legal[-1] >= OSIRIUM_CAST and rng.random() < 0.75:
         lo = n - 1
@@ -457,7 +457,7 @@ def osirium_guided_policy(state: State, legal: list[int], rng: random.Random) ->
     a = legal[int(rng.random() * n)]
     if not OSIRIUM_PLACE <= a < OSIRIUM_CAST or n == 1:
         return a
-    arrows: list[int] = state.arrows  # type: ignore[attr-defined]
+    arrows: list[int] = state.cell_arrows  # type: ignore[attr-defined]
     best = _osirium_new_links(arrows, a)
     for _ in range(OSIRIUM_PLACE_SAMPLES - 1):
         b = legal[int(rng.random() * n)]

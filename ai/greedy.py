@@ -415,12 +415,12 @@ class _OsiriumContext:
         p = self.player = state.current_player()
         ob, oc = self.ob, self.oc
         self.n = state.num_players
-        self.exaltation = oc.EXALTATIONS[st.exalt[p]]
+        self.exaltation = oc.EXALTATIONS[st.exaltations[p]]
         self.exaltation_kind = self.exaltation.kind
         self.completed = list(st.completed[p])
         self.broken_colours = [ob.TYPE_COLOUR[t] for t in st.broken[p]]
         # Own rituals (all three slots are known to their owner, O6.2).
-        self.my_rituals = [(k, rid) for k, rid in enumerate(st.slots[p]) if rid >= 0]
+        self.my_rituals = [(k, rid) for k, rid in enumerate(st.ritual_slots[p]) if rid >= 0]
         self.my_sigs: dict[int, list[int]] = {}
         self.need = [0, 0, 0, 0]
         for _, rid in self.my_rituals:
@@ -435,7 +435,7 @@ class _OsiriumContext:
         for q in range(self.n):
             if q == p or teams[q] == teams[p]:
                 continue
-            for k, rid in enumerate(st.slots[q]):
+            for k, rid in enumerate(st.ritual_slots[q]):
                 if rid < 0 or k == oc.HIDDEN_SLOT:
                     continue
                 r = oc.RITUALS[rid]
@@ -450,7 +450,7 @@ class _OsiriumContext:
     # --- board helpers --------------------------------------------------------------
 
     def board_count(self) -> int:
-        return int(self.st.occ).bit_count()
+        return int(self.st.occupied).bit_count()
 
     def _sets(self, links: int, colmask: list[int], must: int) -> list[tuple[int, int]]:
         """(mask, signature) of connected sets containing the cells of ``must``."""
@@ -460,10 +460,10 @@ class _OsiriumContext:
     def _hypothetical(self, cell: int, t: int, rot: int) -> tuple[int, list[int], list[int]]:
         """Links, colour masks and arrows after putting type ``t`` at ``rot`` on ``cell``."""
         ob = self.ob
-        arrows = list(self.st.arrows)
+        arrows = list(self.st.cell_arrows)
         arrows[cell] = ob.TYPE_ARROWS[t][rot]
         links = (self.st.links & ~ob.CELL_EDGE_MASK[cell]) | ob.cell_links(arrows, cell)
-        colmask = list(self.st.colmask)
+        colmask = list(self.st.colour_cells)
         colmask[ob.TYPE_COLOUR[t]] |= 1 << cell
         return links, colmask, arrows
 
@@ -515,7 +515,7 @@ class _OsiriumContext:
         sp, m = divmod(action - oa.CAST, oa.MASKS)
         mask = m + 1
         slot, principle = divmod(sp, 2)
-        rid = self.st.slots[self.player][slot]
+        rid = self.st.ritual_slots[self.player][slot]
         value = self.ritual_value(rid, mask.bit_count(), principle)
         if len(self.completed) + 1 >= oc.RITUALS_TO_END:
             # O5.6: this cast ends the game; take it only when it wins on what is known.
@@ -558,9 +558,9 @@ class _OsiriumContext:
         useful = self.need[colour] > 0
         for _b, _o, other, e in ob.CELL_LINKS[cell]:
             if links & e:
-                oc_ = ob.TYPE_COLOUR[self.st.board_t[other]]
+                oc_ = ob.TYPE_COLOUR[self.st.cell_type[other]]
                 value += 1.0 if useful and self.need[oc_] > 0 else 0.2
-            elif self.st.board_t[other] < 0 and arrows[cell] & _b:
+            elif self.st.cell_type[other] < 0 and arrows[cell] & _b:
                 value += 0.1  # an open arrow: a future link
         if useful:
             value += 0.3
@@ -577,7 +577,7 @@ class _OsiriumContext:
             return 0.6
         t = self.st.market[k]
         best = 0.0
-        empties = [c for c in range(ob.CELLS) if not self.st.occ >> c & 1]
+        empties = [c for c in range(ob.CELLS) if not self.st.occupied >> c & 1]
         for cell in empties:
             for rot in ob.CANON_ROTS[t]:
                 links, colmask, _ = self._hypothetical(cell, t, rot)
@@ -588,7 +588,7 @@ class _OsiriumContext:
 
     def break_value(self, cell: int) -> float:
         ob = self.ob
-        colour = ob.TYPE_COLOUR[self.st.board_t[cell]]
+        colour = ob.TYPE_COLOUR[self.st.cell_type[cell]]
         x = self.exaltation
         v = 0.0
         if x.kind == "broken_colour" and x.colour == colour:
@@ -604,7 +604,7 @@ class _OsiriumContext:
     def clear_value(self, cell: int) -> float:
         # Keep what is in the sets our rituals could use; drop what the others need.
         ob = self.ob
-        colour = ob.TYPE_COLOUR[self.st.board_t[cell]]
+        colour = ob.TYPE_COLOUR[self.st.cell_type[cell]]
         linked = sum(1 for _b, _o, _other, e in ob.CELL_LINKS[cell] if self.st.links & e)
         return -(2.0 if self.need[colour] else 0.0) - 0.5 * linked + (0.5 if self.opp_need[colour] else 0.0)
 
@@ -613,17 +613,17 @@ class _OsiriumContext:
         oa, ob = self.oa, self.ob
         if oa.SETH <= action < oa.ISIS:
             cell, rot = divmod(action - oa.SETH, 4)
-            t = self.st.board_t[cell]
+            t = self.st.cell_type[cell]
             links, colmask, _ = self._hypothetical(cell, t, rot)
             return self._best_own_cast(links, colmask, 1 << cell)
         if oa.ISIS <= action < oa.PLACE:
             k, rot = divmod(action - oa.ISIS, 4)
             src, dst = divmod(k, ob.CELLS)
-            t = self.st.board_t[src]
-            arrows = list(self.st.arrows)
+            t = self.st.cell_type[src]
+            arrows = list(self.st.cell_arrows)
             arrows[src] = 0
             links = self.st.links & ~ob.CELL_EDGE_MASK[src]
-            colmask = list(self.st.colmask)
+            colmask = list(self.st.colour_cells)
             colmask[ob.TYPE_COLOUR[t]] &= ~(1 << src)
             arrows[dst] = ob.TYPE_ARROWS[t][rot]
             links = (links & ~ob.CELL_EDGE_MASK[dst]) | ob.cell_links(arrows, dst)

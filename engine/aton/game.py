@@ -6,13 +6,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from engine.aton import board
-from engine.aton.codec import decode
+from engine.aton.codec import decode, encode
 from engine.aton.state import AtonState
 from engine.core import (
     ActionInfo,
     Game,
     GameDescriptor,
     GameOptionsError,
+    State,
     check_num_players,
     resolve_options,
 )
@@ -56,6 +57,11 @@ class AtonGame(Game):
         if seed < 0:
             raise GameOptionsError(f"aton: the seed must not be negative, got {seed}")
         return AtonState.initial(seed, rng)
+
+    def serialize_state(self, state: State) -> str:
+        if not isinstance(state, AtonState):
+            raise TypeError(f"aton: cannot serialise a {type(state).__name__}")
+        return encode(state)
 
     def deserialize_state(self, data: str) -> AtonState:
         return decode(data)

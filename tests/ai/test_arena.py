@@ -158,6 +158,9 @@ class RaceGame(Game):
         opts = resolve_options(self.descriptor, options)
         return RaceState(self, n, opts["teams"])
 
+    def serialize_state(self, state: State) -> str:
+        return state.serialize()
+
     def deserialize_state(self, data: str) -> State:
         raise NotImplementedError
 

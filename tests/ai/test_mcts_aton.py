@@ -42,7 +42,7 @@ def test_no_peeking_engine_randomness_and_pending_exchange(seed: int) -> None:
         p = s.current_player()
         other = s.clone()
         other.rng = Rng(987_654_321 + seed)  # type: ignore[attr-defined]
-        xdec: list[int] = other.xdec  # type: ignore[attr-defined]
+        xdec: list[int] = other.exchange_choice  # type: ignore[attr-defined]
         if xdec[1 - p] >= 0:
             xdec[1 - p] = 1 - xdec[1 - p]
         assert other.view(p) == s.view(p) and other.serialize() != s.serialize()
@@ -91,7 +91,7 @@ def test_instant_temple_win_by_placement_is_found() -> None:
     s = positions(1, 0)[0]
     chooser = random.Random(1)
     # A placement step with one counter left to place: the win is one ply away.
-    while s.decision() != "place" or s.todo != 1:  # type: ignore[attr-defined]
+    while s.decision() != "place" or s.remaining != 1:  # type: ignore[attr-defined]
         s.apply(chooser.choice(s.legal_actions()))
         if s.is_terminal():
             pytest.skip("no placement reached")

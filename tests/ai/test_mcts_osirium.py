@@ -83,7 +83,7 @@ def test_no_peeking_future_randomness_and_exaltations(players: int) -> None:
         p = s.current_player()
         other = s.clone()
         other.rng = Rng(123_456_789)  # type: ignore[attr-defined]
-        exalt: list[int] = other.exalt  # type: ignore[attr-defined]
+        exalt: list[int] = other.exaltations  # type: ignore[attr-defined]
         free = [x for x in range(10) if x not in exalt]
         for q in range(players):
             if q != p:
@@ -187,7 +187,7 @@ def test_guided_rollout_placements_prefer_forming_links() -> None:
         places = [a for a in legal if A.PLACE <= a < A.CAST]
         if s.decision() != "main" or any(a >= A.CAST for a in legal) or len(places) < 20:
             continue
-        arrows: list[int] = s.arrows  # type: ignore[attr-defined]
+        arrows: list[int] = s.cell_arrows  # type: ignore[attr-defined]
         linking = {a for a in places if _osirium_new_links(arrows, a) > 0}
         share = len(linking) / len(legal)
         if not 0.05 < share < 0.5:

@@ -68,7 +68,10 @@ class DuelView(View):
 
 
 class DuelState(State):
-    __slots__ = ("committed", "deck", "discards", "hands", "phase", "points", "round", "to_move", "winner")
+    __slots__ = (
+        *("committed", "deck", "discards", "game", "hands"),
+        *("phase", "points", "round", "to_move", "winner"),
+    )
 
     def __init__(self, game: DuelGame) -> None:
         self.game = game
@@ -265,6 +268,9 @@ class DuelGame(Game):
         s.hands = [deck[:HAND], deck[HAND : 2 * HAND]]
         s.deck = deck[2 * HAND :]
         return s
+
+    def serialize_state(self, state: State) -> str:
+        return state.serialize()
 
     def deserialize_state(self, data: str) -> DuelState:
         if not data.startswith("duel:1:"):
