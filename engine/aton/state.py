@@ -32,29 +32,35 @@ fast path, where no event is built.
 from __future__ import annotations
 
 import enum
+import operator
 import random
-from typing import Any, Self
+from typing import Any, NamedTuple, Self
 
 from engine.aton.board import (
     ARRANGE_BASE,
     ARRANGE_BY_HAND,
     ARRANGEMENTS,
     BLUE,
+    BLUE_SQUARE_POINTS,
     BONUS,
     CARDS_PER_VALUE,
     COUNTERS,
     GREEN,
     GREY,
+    GREY_MAJORITY_POINTS,
     HAND_SIZE,
     KINGDOM_SIZE,
     MAX_ROUNDS,
     NUM_SQUARES,
     PLACE_BASE,
+    REMOVALS,
     REMOVE_BASE,
     RESET_BASE,
     SLOTS,
+    TEMPLE_2_POINTS,
     WIN_POINTS,
     YELLOW,
+    cartouche_1_points,
     square_name,
 )
 from engine.aton.view import AtonView, render
@@ -580,7 +586,7 @@ class AtonState(State):
         pts = 0
         if a != b:  # A4.1
             scorer = 0 if a > b else 1
-            pts = 2 * (a - b if a > b else b - a)
+            pts = cartouche_1_points(a, b) if scorer == 0 else cartouche_1_points(b, a)
             self.score[scorer] += pts
         if events is not None:
             events.append(
@@ -691,13 +697,9 @@ class AtonState(State):
                     {"cards": (cart[2], cart[3])},
                 )
             )
-        if c2 != 2:
-            if c2 == 1:
-                target = p
-                required = 1
-            else:
-                target = 1 - p
-                required = c2 - 2
+        required, own = REMOVALS[c2]
+        if required:
+            target = p if own else 1 - p
             if self.round == 1:  # A6.2: no removal at all in the first round
                 if events is not None:
                     events.append(
@@ -820,7 +822,7 @@ class AtonState(State):
 
     def _scoring(self, events: list[Event] | None) -> None:
         """A8.2 scoring lines, then the A8.3 end check."""
-        lines = scoring_lines(self.board)
+        lines = scoring_lines(tally(self.board))
         if events is not None:
             events.append(Event(EventKind.SCORING_ROUND, "the Kingdom of the Dead is full: scoring round"))
         for name, p0, p1 in lines:
@@ -1206,8 +1208,8 @@ class AtonState(State):
         limit = SLOTS * cart[2]
         if ph is REMOVE_PHASE:
             c2 = cart[1]
-            want_target = cur if c2 == 1 else other
-            required = {1: 1, 2: 0, 3: 1, 4: 2}[c2]
+            required, own = REMOVALS[c2]
+            want_target = cur if own else other
             if self.round == 1:
                 raise bad("no removal happens in the first round (A6.2)")
             target = self.removal_target
@@ -1275,28 +1277,69 @@ def instant_win(board: list[int] | tuple[int, ...], player: int) -> Reason | Non
     return None
 
 
-def scoring_lines(board: list[int] | tuple[int, ...]) -> list[tuple[str, int, int]]:
-    """A8.2: the scoring round's lines on ``board`` as (name, seat 0's points, seat 1's)."""
+class Tally(NamedTuple):
+    """Each seat's counters on the parts of the board the rules count (A6.4, A8.2); pairs
+    are (seat 0, seat 1)."""
+
+    temples: tuple[tuple[int, int], tuple[int, int], tuple[int, int], tuple[int, int]]
+    yellow: tuple[int, int]
+    green: tuple[int, int]
+    grey: tuple[int, int]
+    blue: tuple[int, int]
+    #: Points of the bonus squares held.
+    bonus: tuple[int, int]
+
+
+_YELLOW_AT = operator.itemgetter(*YELLOW)
+_GREEN_AT = operator.itemgetter(*GREEN)
+_GREY_AT = operator.itemgetter(*GREY)
+_BLUE_AT = operator.itemgetter(*BLUE)
+#: The bonus squares by printed value (A1.6): +1 and +2.
+_BONUS_1_AT = operator.itemgetter(*(sq for sq, v in BONUS if v == 1))
+_BONUS_2_AT = operator.itemgetter(*(sq for sq, v in BONUS if v == 2))
+assert all(v in (1, 2) for _, v in BONUS)
+
+
+def tally(board: list[int] | tuple[int, ...]) -> Tally:
+    """Count each seat's counters per temple, per square kind and its bonus points (with
+    C-level counts: the search's Aton heuristic runs this once per iteration)."""
     b = board
-    t = [(b[lo : lo + 12].count(0), b[lo : lo + 12].count(1)) for lo in (0, 12, 24, 36)]
+    t1, t2, t3, t4 = b[0:12], b[12:24], b[24:36], b[36:48]
+    y, g, k, u = _YELLOW_AT(b), _GREEN_AT(b), _GREY_AT(b), _BLUE_AT(b)
+    one, two = _BONUS_1_AT(b), _BONUS_2_AT(b)
+    return Tally(
+        ((t1.count(0), t1.count(1)), (t2.count(0), t2.count(1)), (t3.count(0), t3.count(1)),
+         (t4.count(0), t4.count(1))),
+        (y.count(0), y.count(1)),
+        (g.count(0), g.count(1)),
+        (k.count(0), k.count(1)),
+        (u.count(0), u.count(1)),
+        (one.count(0) + 2 * two.count(0), one.count(1) + 2 * two.count(1)),
+    )  # fmt: skip
 
-    def majority(c: tuple[int, int]) -> int:
-        return 0 if c[0] > c[1] else 1 if c[1] > c[0] else -1
 
+def _majority(counts: tuple[int, int]) -> int:
+    return 0 if counts[0] > counts[1] else 1 if counts[1] > counts[0] else -1
+
+
+def scoring_lines(t: Tally) -> list[tuple[str, int, int]]:
+    """A8.2: the lines of a scoring round on a board of tally ``t``, as (name, seat 0's
+    points, seat 1's points)."""
     lines: list[tuple[str, int, int]] = []
-    m = majority(t[0])  # temple 1: the difference
-    pts = abs(t[0][0] - t[0][1])
+    t1, t2, t3, t4 = t.temples
+    m = _majority(t1)  # temple 1: the difference
+    pts = abs(t1[0] - t1[1])
     lines.append(("temple 1", pts if m == 0 else 0, pts if m == 1 else 0))
-    m = majority(t[1])  # temple 2: 5
-    lines.append(("temple 2", 5 if m == 0 else 0, 5 if m == 1 else 0))
-    m = majority(t[2])  # temple 3: 1 per own counter in temple 3
-    lines.append(("temple 3", t[2][0] if m == 0 else 0, t[2][1] if m == 1 else 0))
-    m = majority(t[3])  # temple 4: 3 per own blue square, all temples
-    blue = [sum(1 for i in BLUE if b[i] == p) for p in (0, 1)]
-    lines.append(("temple 4", 3 * blue[0] if m == 0 else 0, 3 * blue[1] if m == 1 else 0))
-    grey = (sum(1 for i in GREY if b[i] == 0), sum(1 for i in GREY if b[i] == 1))
-    m = majority(grey)  # grey squares: 8
-    lines.append(("grey squares", 8 if m == 0 else 0, 8 if m == 1 else 0))
-    bonus = [sum(v for i, v in BONUS if b[i] == p) for p in (0, 1)]
-    lines.append(("bonus squares", bonus[0], bonus[1]))
+    m = _majority(t2)  # temple 2: a fixed number of points
+    lines.append(("temple 2", TEMPLE_2_POINTS if m == 0 else 0, TEMPLE_2_POINTS if m == 1 else 0))
+    m = _majority(t3)  # temple 3: 1 per own counter in temple 3
+    lines.append(("temple 3", t3[0] if m == 0 else 0, t3[1] if m == 1 else 0))
+    m = _majority(t4)  # temple 4: per own blue square, all temples
+    blue = (BLUE_SQUARE_POINTS * t.blue[0], BLUE_SQUARE_POINTS * t.blue[1])
+    lines.append(("temple 4", blue[0] if m == 0 else 0, blue[1] if m == 1 else 0))
+    m = _majority(t.grey)  # grey squares
+    lines.append(
+        ("grey squares", GREY_MAJORITY_POINTS if m == 0 else 0, GREY_MAJORITY_POINTS if m == 1 else 0)
+    )
+    lines.append(("bonus squares", t.bonus[0], t.bonus[1]))
     return lines

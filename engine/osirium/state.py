@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import enum
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Self
 
 from engine.core import (
@@ -41,7 +41,6 @@ from engine.osirium.board import (
     CELLS,
     FULL,
     NUM_TYPES,
-    OTYPES,
     RITUAL_SIG,
     SIZE,
     TYPE_ARROWS,
@@ -71,6 +70,7 @@ from engine.osirium.cards import (
     RITUAL_SLOTS,
     RITUALS,
     RITUALS_TO_END,
+    Exaltation,
     ExaltationKind,
     Power,
 )
@@ -141,6 +141,8 @@ OVER = Phase.OVER
 PHASES: tuple[Phase, ...] = tuple(Phase)
 
 _POWER = {d.id: d.power for d in DEITIES}
+# Module constants for the hot paths (an enum member read off its class costs ~70 ns in 3.11).
+_ANUBIS, _BASTET, _SETH, _ISIS = Power.BREAK, Power.MARKET, Power.ROTATE, Power.MOVE
 _HIGHER: tuple[int, ...] = tuple(FULL & ~((2 << c) - 1) for c in range(CELLS))
 _NUM_RITUALS = len(RITUALS)
 _NUM_EXALTATIONS = len(EXALTATIONS)
@@ -440,11 +442,11 @@ class OsiriumState(State):
             out.extend(range(A.CLEAR, A.CLEAR + CELLS))  # O3.1a
         if not self.powers_used[p]:  # O7
             power = _POWER[self.deities[p]]
-            if power is Power.BREAK:
+            if power is _ANUBIS:
                 out += [A.ANUBIS + c for c in cell_tuple(occ)]
-            elif power is Power.MARKET:
+            elif power is _BASTET:
                 out += [A.BASTET + k for k in range(MARKET_SIZE) if self.market[k] >= 0]
-            elif power is Power.ROTATE:
+            elif power is _SETH:
                 arrows = self.cell_arrows
                 board_t = self.cell_type
                 for c in cell_tuple(occ):
@@ -453,7 +455,7 @@ class OsiriumState(State):
                     a = arrows[c]
                     base = A.SETH + c * 4
                     out += [base + r for r in CANON_ROTS[t] if ta[r] != a]
-            elif power is Power.MOVE and occ and not full:
+            elif power is _ISIS and occ and not full:
                 empty4 = [c * 4 for c in cell_tuple(FULL & ~occ)]
                 board_t = self.cell_type
                 for src in cell_tuple(occ):
@@ -553,8 +555,7 @@ class OsiriumState(State):
     # --- place, clear, draw (O3.1, O3.1a, O3.2) -----------------------------------
 
     def _place(self, p: int, a: int, events: list[Event] | None) -> None:
-        ot, cell = divmod(a - A.PLACE, CELLS)
-        t, rot = OTYPES[ot]
+        t, rot, cell = A.PLACEMENTS[a - A.PLACE]
         self.hands[p].remove(t)
         self._put(cell, t, rot)
         self.placed = True
@@ -689,9 +690,7 @@ class OsiriumState(State):
     # --- rituals (O5) -------------------------------------------------------------
 
     def _cast(self, p: int, a: int, events: list[Event] | None) -> None:
-        sp, m = divmod(a - A.CAST, A.MASKS)
-        mask = m + 1
-        slot, principle = divmod(sp, 2)
+        slot, principle, mask = A.decode_cast(a)
         rid = self.ritual_slots[p][slot]
         r = RITUALS[rid]
         self.ritual_slots[p][slot] = -1  # O5.4: the slot is empty during breaks and refill
@@ -842,7 +841,7 @@ class OsiriumState(State):
                 )
             self._refill_market(k, events)
         elif a < A.ISIS:  # Seth: rotate
-            cell, rot = divmod(a - A.SETH, 4)
+            cell, rot = A.decode_seth(a)
             t = self.cell_type[cell]
             self._put(cell, t, rot)
             if events is not None:
@@ -860,8 +859,7 @@ class OsiriumState(State):
                     )
                 )
         else:  # Isis: move
-            k, rot = divmod(a - A.ISIS, 4)
-            src, dst = divmod(k, CELLS)
+            src, dst, rot = A.decode_isis(a)
             t = self._take(src)
             self._put(dst, t, rot)
             if events is not None:
@@ -887,32 +885,9 @@ class OsiriumState(State):
 
     def exaltation_progress(self, p: int) -> float:
         """How much of seat ``p``'s exaltation condition holds now (O1.5), in [0, 1]; 1.0
-        exactly when it is met. The fraction is of the condition's ``amount`` (rituals by
-        Order with none by Chaos, rituals by Chaos, broken amulets of the colour, advanced
-        rituals), of the four colours broken, 0 or 1 for a ritual of the size; the last word
-        is half the fraction of the five rituals until the 5th ends the game (someone else
-        may end it first)."""
+        exactly when it is met (see :data:`_PROGRESS` for each kind of condition)."""
         x = EXALTATIONS[self.exaltations[p]]
-        done = self.completed[p]
-        kind = x.kind
-        amount = float(x.amount)
-        if kind is ExaltationKind.ALL_ORDER:
-            if any(c % 2 == CHAOS for c in done):
-                return 0.0
-            return min(1.0, len(done) / amount)
-        if kind is ExaltationKind.CHAOS:
-            return min(1.0, sum(1 for c in done if c % 2 == CHAOS) / amount)
-        if kind is ExaltationKind.BROKEN_COLOUR:
-            return min(1.0, sum(1 for t in self.broken[p] if TYPE_COLOUR[t] == x.colour) / amount)
-        if kind is ExaltationKind.BROKEN_ALL_COLOURS:
-            return len({TYPE_COLOUR[t] for t in self.broken[p]}) / len(COLOURS)
-        if kind is ExaltationKind.ADVANCED:
-            return min(1.0, sum(1 for c in done if RITUALS[c // 2].advanced) / amount)
-        if kind is ExaltationKind.RITUAL_SIZE:
-            return 1.0 if any(RITUALS[c // 2].size >= x.amount for c in done) else 0.0
-        if kind is ExaltationKind.LAST_WORD:
-            return 1.0 if self.ended_by == p else 0.5 * len(done) / RITUALS_TO_END
-        raise StateFormatError(f"osirium: unknown exaltation kind {kind!r}")
+        return _PROGRESS_BY_EXALTATION[x.id](self, p, x)
 
     def exaltation_met(self, p: int) -> bool:
         """Whether seat ``p``'s exaltation condition holds now (O1.5, scored at the end)."""
@@ -1121,12 +1096,10 @@ class OsiriumState(State):
         a = A.string_to_action(text)
         if A.SETH <= a < A.PLACE:
             if a < A.ISIS:
-                cell, rot = divmod(a - A.SETH, 4)
-                base = A.SETH + cell * 4
+                cell, rot = A.decode_seth(a)
             else:
-                k, rot = divmod(a - A.ISIS, 4)
-                cell = k // CELLS
-                base = A.ISIS + k * 4
+                cell, _, rot = A.decode_isis(a)
+            base = a - rot
             t = self.cell_type[cell]
             if t >= 0:
                 a = base + CANON_OF[t][rot]
@@ -1354,6 +1327,59 @@ class OsiriumState(State):
                 raise bad("break step with no amulet to break")
         elif ph is REFILL and (self.breaks_left != 0 or not (self.simple_rituals or self.advanced_rituals)):
             raise bad("inconsistent refill step")
+
+
+# ---------------------------------------------------------------------------------------
+# Exaltation progress (O1.5), per kind of condition: the fraction of the condition's amount
+# achieved (rituals by Order with none by Chaos, rituals by Chaos, broken amulets of the
+# colour, advanced rituals), of the four colours broken, 0 or 1 for a ritual of the size;
+# the last word is half the fraction of the five rituals until the 5th ends the game
+# (someone else may end it first).
+# ---------------------------------------------------------------------------------------
+
+
+def _all_order(s: OsiriumState, p: int, x: Exaltation) -> float:
+    done = s.completed[p]
+    if any(c % 2 == CHAOS for c in done):
+        return 0.0
+    return min(1.0, len(done) / x.amount)
+
+
+def _chaos(s: OsiriumState, p: int, x: Exaltation) -> float:
+    return min(1.0, sum(1 for c in s.completed[p] if c % 2 == CHAOS) / x.amount)
+
+
+def _broken_colour(s: OsiriumState, p: int, x: Exaltation) -> float:
+    return min(1.0, sum(1 for t in s.broken[p] if TYPE_COLOUR[t] == x.colour) / x.amount)
+
+
+def _broken_all_colours(s: OsiriumState, p: int, _x: Exaltation) -> float:
+    return len({TYPE_COLOUR[t] for t in s.broken[p]}) / len(COLOURS)
+
+
+def _advanced(s: OsiriumState, p: int, x: Exaltation) -> float:
+    return min(1.0, sum(1 for c in s.completed[p] if RITUALS[c // 2].advanced) / x.amount)
+
+
+def _ritual_size(s: OsiriumState, p: int, x: Exaltation) -> float:
+    return 1.0 if any(RITUALS[c // 2].size >= x.amount for c in s.completed[p]) else 0.0
+
+
+def _last_word(s: OsiriumState, p: int, _x: Exaltation) -> float:
+    return 1.0 if s.ended_by == p else 0.5 * len(s.completed[p]) / RITUALS_TO_END
+
+
+_PROGRESS: dict[ExaltationKind, Callable[[OsiriumState, int, Exaltation], float]] = {
+    ExaltationKind.ALL_ORDER: _all_order,
+    ExaltationKind.CHAOS: _chaos,
+    ExaltationKind.BROKEN_COLOUR: _broken_colour,
+    ExaltationKind.BROKEN_ALL_COLOURS: _broken_all_colours,
+    ExaltationKind.ADVANCED: _advanced,
+    ExaltationKind.RITUAL_SIZE: _ritual_size,
+    ExaltationKind.LAST_WORD: _last_word,
+}
+#: The progress function of each exaltation, by id.
+_PROGRESS_BY_EXALTATION = tuple(_PROGRESS[x.kind] for x in EXALTATIONS)
 
 
 __all__ = ["BREAK", "DRAW", "MAIN", "OVER", "PLACE", "REFILL", "EventKind", "OsiriumState", "Phase", "Reason"]
