@@ -117,7 +117,7 @@ def test_aton_greedy_completes_a_temple_for_the_instant_win() -> None:
 def test_aton_greedy_completes_the_yellow_squares_over_two_placements() -> None:
     """A6.4 (b): 12 of 14 yellow squares; two placements left reach the last two (one in
     temple 4, allowed by cartouche 3 = 4)."""
-    from ai.greedy import YELLOW
+    from engine.aton.board import YELLOW
 
     board = [-1] * 48
     missing = [YELLOW[5], YELLOW[-1]]

@@ -277,7 +277,7 @@ def test_worker_failure_falls_back_in_process(monkeypatch: pytest.MonkeyPatch) -
     def broken(*_args: object) -> None:
         raise RuntimeError("worker exploded")
 
-    monkeypatch.setattr(mcts, "_worker_main", broken)
+    monkeypatch.setattr(mcts, "_search_in_worker", broken)
     got = make_mcts("iterations=100,workers=2").choose(s, seed=8)
     assert got.diagnostics.actions == expected.diagnostics.actions
     assert got.diagnostics.workers == 2

@@ -8,7 +8,7 @@ import random
 import pytest
 from ai_positions import random_positions
 
-from ai.evaluation import aton_evaluate
+from ai.aton.knowledge import evaluate as aton_evaluate
 from ai.mcts import Limits, MctsBot, MctsParams, Search
 from engine import get_game
 from engine.aton.board import PLACE_BASE
@@ -141,7 +141,7 @@ def test_heuristic_is_zero_sum_and_bounded() -> None:
 
 def test_guided_rollouts_prefer_valuable_squares() -> None:
     """The 'guided' Aton rollout policy takes the better of two random squares."""
-    from ai.evaluation import aton_guided_policy
+    from ai.aton.knowledge import guided_action as aton_guided_policy
 
     s = positions(1, 0)[0]
     while s.decision() != "place":  # type: ignore[attr-defined]
