@@ -189,6 +189,11 @@ class WorkerPool:
         self._wake()
         return cast("Future[R]", future)  # it will hold what fn returns
 
+    @property
+    def broken(self) -> bool:
+        """Whether the pool is broken (a worker died while starting): every call fails."""
+        return self._broken is not None
+
     def pids(self) -> list[int]:
         """The process ids of the current workers."""
         with self._lock:
