@@ -27,29 +27,16 @@ import random
 from collections.abc import Sequence
 
 from ai.knowledge import best_action
+from engine.aton import board as aton
 from engine.aton.board import (
     ARRANGE_BASE,
     ARRANGE_BY_HAND,
     ARRANGEMENTS,
-    BLUE,
-    BLUE_SQUARE_POINTS,
-    CARDS_PER_VALUE,
     EXCHANGE,
-    GREY,
-    GREY_MAJORITY_POINTS,
-    HAND_SIZE,
-    INSTANT_WIN_SETS,
     KEEP,
-    KINDS,
     PLACE_BASE,
-    REMOVALS,
     REMOVE_BASE,
     RESET_BASE,
-    SLOTS,
-    TEMPLE_2_POINTS,
-    WIN_POINTS,
-    allowed_squares,
-    cartouche_1_points,
     hand_key,
 )
 from engine.aton.state import AtonState, Phase
@@ -80,33 +67,33 @@ def square_value(board: Sequence[int], player: int, square: int) -> float:
     higher temples are harder to remove from (A6.1).
     """
     opp = 1 - player
-    t = square // SLOTS
-    kind = KINDS[square]
+    t = square // aton.SLOTS
+    kind = aton.KINDS[square]
     value = 1.0 + 0.1 * t
     # Temple majority (A8.2): line values as seen from here.
-    lo = SLOTS * t
-    mine = sum(1 for i in range(lo, lo + SLOTS) if board[i] == player and i != square)
-    theirs = sum(1 for i in range(lo, lo + SLOTS) if board[i] == opp and i != square)
+    lo = aton.SLOTS * t
+    mine = sum(1 for i in range(lo, lo + aton.SLOTS) if board[i] == player and i != square)
+    theirs = sum(1 for i in range(lo, lo + aton.SLOTS) if board[i] == opp and i != square)
     if t == 0:
         line = max(2.0, abs(mine - theirs) + 1.0)
     elif t == 1:
-        line = float(TEMPLE_2_POINTS)
+        line = float(aton.TEMPLE_2_POINTS)
     elif t == 2:
         line = max(4.0, mine + 1.0)
     else:
-        line = BLUE_SQUARE_POINTS * max(1, sum(1 for i in BLUE if board[i] == player))
+        line = aton.BLUE_SQUARE_POINTS * max(1, sum(1 for i in aton.BLUE if board[i] == player))
     value += 0.5 * line * _contest(mine - theirs)
     if kind == "B":
         value += 1.5
     elif kind == "K":
-        gm = sum(1 for i in GREY if board[i] == player and i != square)
-        go = sum(1 for i in GREY if board[i] == opp and i != square)
-        value += 0.4 + 0.5 * GREY_MAJORITY_POINTS * _contest(gm - go)
+        gm = sum(1 for i in aton.GREY if board[i] == player and i != square)
+        go = sum(1 for i in aton.GREY if board[i] == opp and i != square)
+        value += 0.4 + 0.5 * aton.GREY_MAJORITY_POINTS * _contest(gm - go)
     elif kind in "12":
         value += 1.5 * int(kind)
     # Instant wins (A6.4): own progress where the opponent is absent, and blocking theirs
     # (a set the opponent holds all but a few squares of, with none of ours in it).
-    for group in INSTANT_WIN_SETS:
+    for group in aton.INSTANT_WIN_SETS:
         if square not in group:
             continue
         size = len(group)
@@ -150,13 +137,13 @@ class AtonGreedy:
 
     def _place(self, view: AtonView, player: int, legal: list[int], rng: random.Random) -> int:
         board = view.board
-        allowed = allowed_squares(view.cartouches[player][2])
+        allowed = aton.allowed_squares(view.cartouches[player][2])
         remaining = view.remaining
         # A6.4: complete a temple / yellow / green with the placements left, if possible.
         # A set already complete during this placement step wins when the step ends: any
         # square will do then.
         plans = []
-        for group in INSTANT_WIN_SETS:
+        for group in aton.INSTANT_WIN_SETS:
             missing = [i for i in group if board[i] != player]
             if len(missing) <= remaining and all(board[i] < 0 and i in allowed for i in missing):
                 plans.append(missing)
@@ -174,14 +161,14 @@ class AtonGreedy:
         # My deck's composition: 36 cards minus discards and hand (A10.1 + own hand).
         deck: list[int] = []
         for v in range(1, 5):
-            deck += [v] * (CARDS_PER_VALUE - view.discards[player][v - 1] - hand.count(v))
-        if len(deck) < HAND_SIZE:  # the reshuffle would bring back the discards and this hand
+            deck += [v] * (aton.CARDS_PER_VALUE - view.discards[player][v - 1] - hand.count(v))
+        if len(deck) < aton.HAND_SIZE:  # the reshuffle would bring back the discards and this hand
             for v in range(1, 5):
                 deck += [v] * view.discards[player][v - 1]
             deck += hand
         total = 0.0
         for _ in range(self.EXCHANGE_SAMPLES):
-            total += ctx.best_hand_score(sorted(rng.sample(deck, HAND_SIZE)))
+            total += ctx.best_hand_score(sorted(rng.sample(deck, aton.HAND_SIZE)))
         return total / self.EXCHANGE_SAMPLES > current + self.EXCHANGE_MARGIN
 
 
@@ -201,7 +188,7 @@ class _ArrangeContext:
         self.remove_opp: list[list[float]] = []
         self.remove_own: list[list[float]] = []
         for c3 in range(1, 5):
-            squares = allowed_squares(c3)
+            squares = aton.allowed_squares(c3)
             self.place.append(
                 sorted((square_value(board, player, i) for i in squares if board[i] < 0), reverse=True)
             )
@@ -219,7 +206,7 @@ class _ArrangeContext:
         else:
             unseen = []
             for v in range(1, 5):
-                unseen += [v] * (CARDS_PER_VALUE - view.discards[opp][v - 1])
+                unseen += [v] * (aton.CARDS_PER_VALUE - view.discards[opp][v - 1])
             self.opp_c1 = unseen or [1, 2, 3, 4]
 
     def score(self, arrangement: Arrangement) -> float:
@@ -228,15 +215,15 @@ class _ArrangeContext:
         # Cartouche 1 (A4): expected points both ways, and the chance of reaching 40.
         n = len(self.opp_c1)
         for x in self.opp_c1:
-            mine = cartouche_1_points(c1, x)
-            theirs = cartouche_1_points(x, c1)
+            mine = aton.cartouche_1_points(c1, x)
+            theirs = aton.cartouche_1_points(x, c1)
             if mine:
                 value += mine
-                if self.score_me + mine >= WIN_POINTS:
+                if self.score_me + mine >= aton.WIN_POINTS:
                     value += 100.0
             elif theirs:
                 value -= theirs
-                if self.score_opp + theirs >= WIN_POINTS:
+                if self.score_opp + theirs >= aton.WIN_POINTS:
                     value -= 100.0
         value /= n
         # Cartouche 3 and 4 (A6.1, A6.3): the best squares the placements can reach.
@@ -245,7 +232,7 @@ class _ArrangeContext:
         value += sum(squares[:k])
         # Cartouche 2 (A6.2): removals, none in the first round; a little tempo for low cards.
         if not self.first_round:
-            count, own = REMOVALS[c2]
+            count, own = aton.REMOVALS[c2]
             if count and not own:
                 value += sum(self.remove_opp[c3 - 1][:count])
             elif count and self.remove_own[c3 - 1]:
