@@ -354,24 +354,24 @@ def _decode_v1(body: str) -> OsiriumState:
 
 
 def _from_dict(d: dict[str, Any]) -> OsiriumState:
-    def integer(v: Any, what: str) -> int:
+    def integer(v: object, what: str) -> int:
         if isinstance(v, bool) or not isinstance(v, int):
             raise StateFormatError(f"osirium: {what} must be an integer, got {v!r}")
         return v
 
-    def boolean(v: Any, what: str) -> bool:
+    def boolean(v: object, what: str) -> bool:
         if not isinstance(v, bool):
             raise StateFormatError(f"osirium: {what} must be true or false, got {v!r}")
         return v
 
-    def ints(v: Any, what: str, length: int | None = None) -> list[int]:
+    def ints(v: object, what: str, length: int | None = None) -> list[int]:
         if not isinstance(v, list):
             raise StateFormatError(f"osirium: {what} must be a list")
         if length is not None and len(v) != length:
             raise StateFormatError(f"osirium: {what} must have {length} entries, not {len(v)}")
         return [integer(x, what) for x in v]
 
-    def rows(v: Any, what: str, n: int) -> list[list[int]]:
+    def rows(v: object, what: str, n: int) -> list[list[int]]:
         if not isinstance(v, list) or len(v) != n:
             raise StateFormatError(f"osirium: {what} must be a list of {n} lists")
         return [ints(x, what) for x in v]
