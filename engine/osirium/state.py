@@ -150,6 +150,10 @@ _TYPE_COUNTS = list(TYPE_COUNT)
 _NUM_AMULETS = sum(TYPE_COUNT)  # 60 (O2.2)
 
 
+def _invalid(msg: str) -> StateFormatError:
+    return StateFormatError(f"osirium: invalid state: {msg}")
+
+
 def _cell_pair(c: int) -> tuple[int, int]:
     return divmod(c, SIZE)
 
@@ -1190,10 +1194,7 @@ class OsiriumState(State):
         """Check every invariant; :class:`StateFormatError` names the first broken.
         ``derived=False`` skips comparing the board masks with the board (for a state whose
         masks were just computed from it, as decoding does)."""
-
-        def bad(msg: str) -> StateFormatError:
-            return StateFormatError(f"osirium: invalid state: {msg}")
-
+        bad = _invalid
         n = self.player_count
         if not 2 <= n <= 4:
             raise bad(f"player count {n}")
@@ -1203,6 +1204,13 @@ class OsiriumState(State):
             0 <= d < len(DEITIES) for d in self.deities
         ):
             raise bad(f"deities {self.deities} must be distinct deity ids")
+        self._validate_amulets(derived)
+        self._validate_rituals()
+        self._validate_turn()
+
+    def _validate_amulets(self, derived: bool) -> None:
+        """O1.3 / O2.2: the 60 amulets, the board's cells and masks, the hands."""
+        bad = _invalid
         # Amulets: 60 accounted for, by type. Fast check: every zone's types counted in C;
         # the only entries outside the 20 types may be the -1 of empty market slots and
         # board cells. On failure, _amulet_problem says what is wrong.
@@ -1234,9 +1242,14 @@ class OsiriumState(State):
         for p, h in enumerate(self.hands):
             # Only Bastet's extra card (O7) takes a hand above 4, and only to 5.
             if len(h) > HAND_SIZE and not (
-                len(h) == HAND_SIZE + 1 and _POWER[self.deities[p]] is Power.MARKET and self.powers_used[p]
+                len(h) == HAND_SIZE + 1 and _POWER[self.deities[p]] is _BASTET and self.powers_used[p]
             ):
                 raise bad(f"seat {p} holds {len(h)} amulets")
+
+    def _validate_rituals(self) -> None:
+        """O1.4 / O2.3 / O2.4: the 40 rituals, the Ankhs they gave, the exaltations."""
+        bad = _invalid
+        n = self.player_count
         # Rituals: 40 accounted for.
         seen: list[int] = list(self.simple_rituals) + list(self.advanced_rituals)
         for p in range(n):
@@ -1258,7 +1271,11 @@ class OsiriumState(State):
                 raise bad(f"seat {p} ritual Ankhs {self.ankhs[p]} != {expect}")
         if len(set(self.exaltations)) != n or not all(0 <= x < _NUM_EXALTATIONS for x in self.exaltations):
             raise bad("exaltations must be distinct ids")
-        # Turn and phase.
+
+    def _validate_turn(self) -> None:
+        """O3, O5, O8: the seat, round and step, and what each step requires."""
+        bad = _invalid
+        n = self.player_count
         if not 0 <= self.current < n:
             raise bad(f"current seat {self.current}")
         if not 1 <= self.round <= MAX_ROUNDS:
