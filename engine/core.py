@@ -320,8 +320,8 @@ class State(abc.ABC):
         if isinstance(action, int):
             with contextlib.suppress(ValueError):  # an id outside the action space
                 text = f"{self.game.action_info(action).text!r} (id {action})"
-        legal = [self.action_to_string(a) for a in self.legal_actions()]
-        shown = ", ".join(legal[:12]) + (", ..." if len(legal) > 12 else "")
+        legal = self.legal_actions()
+        shown = ", ".join(self.action_to_string(a) for a in legal[:12]) + (", ..." if len(legal) > 12 else "")
         return (
             f"{name}: {text} is not legal now (round {self.round_number()}, {self.decision()}, "
             f"seat {self.current_player()} to decide); legal: {shown}"

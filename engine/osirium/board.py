@@ -146,7 +146,7 @@ def cell_links(arrows: list[int], cell: int) -> int:
 def placed_links(arrows: list[int], links: int, cell: int) -> int:
     """The board's links after the amulet on ``cell`` was put there or turned (its arrows
     already in ``arrows``): ``cell``'s old links replaced by those it forms now."""
-    return (links & ~CELL_EDGE_MASK[cell]) | cell_links(arrows, cell)
+    return (links & ~CELL_EDGE_MASK[cell]) | links_formed(arrows, cell, arrows[cell])
 
 
 def removed_links(links: int, cell: int) -> int:
@@ -155,9 +155,12 @@ def removed_links(links: int, cell: int) -> int:
 
 
 def all_links(arrows: list[int]) -> int:
+    """Every link of a board (O4.1), given every cell's arrows."""
     out = 0
     for cell in range(CELLS):
-        out |= cell_links(arrows, cell)
+        piece = arrows[cell]
+        if piece:
+            out |= links_formed(arrows, cell, piece)
     return out
 
 

@@ -146,8 +146,8 @@ _ANUBIS, _BASTET, _SETH, _ISIS = Power.BREAK, Power.MARKET, Power.ROTATE, Power.
 _HIGHER: tuple[int, ...] = tuple(FULL & ~((2 << c) - 1) for c in range(CELLS))
 _NUM_RITUALS = len(RITUALS)
 _NUM_EXALTATIONS = len(EXALTATIONS)
-_TYPE_COUNTS = list(TYPE_COUNT)
-_NUM_AMULETS = sum(TYPE_COUNT)  # 60 (O2.2)
+#: The 60 amulets (O2.2) by type, ascending.
+_AMULET_TYPES = [t for t in range(NUM_TYPES) for _ in range(TYPE_COUNT[t])]
 
 
 def _invalid(msg: str) -> StateFormatError:
@@ -1023,7 +1023,7 @@ class OsiriumState(State):
             current_player=self.current_player(),
             decision=self.decision(),
             round=self.round,
-            board=tuple(cell_text(self.cell_type[c], self.cell_rotation[c]) for c in range(CELLS)),
+            board=tuple(map(cell_text, self.cell_type, self.cell_rotation)),
             market=tuple(TYPE_NAME[t] if t >= 0 else "" for t in self.market),
             draw_pile_size=len(self.draw_pile),
             discard=tuple(sorted(TYPE_NAME[t] for t in self.discard)),
@@ -1211,16 +1211,17 @@ class OsiriumState(State):
     def _validate_amulets(self, derived: bool) -> None:
         """O1.3 / O2.2: the 60 amulets, the board's cells and masks, the hands."""
         bad = _invalid
-        # Amulets: 60 accounted for, by type. Fast check: every zone's types counted in C;
-        # the only entries outside the 20 types may be the -1 of empty market slots and
-        # board cells. On failure, _amulet_problem says what is wrong.
+        # Amulets: 60 accounted for, by type. Fast check (one sort, in C): every zone's
+        # types, sorted, are the -1 of the empty market slots and cells, then the 60
+        # amulets. On failure, _amulet_problem says what is wrong.
         every = self.draw_pile + self.discard + self.market + self.cell_type
         for cards in self.hands:
             every += cards
         for cards in self.broken:
             every += cards
         empty = self.market.count(-1) + self.cell_type.count(-1)
-        if len(every) != _NUM_AMULETS + empty or [every.count(t) for t in range(NUM_TYPES)] != _TYPE_COUNTS:
+        every.sort()
+        if every[empty:] != _AMULET_TYPES or every[:empty] != [-1] * empty:
             raise bad(self._amulet_problem())
         # Board: one amulet per cell, canonical rotations, derived masks.
         occ = 0

@@ -191,7 +191,14 @@ def principle_name(p: int) -> str:
 
 
 def cell_text(t: int, rot: int) -> str:
-    return "" if t < 0 else f"{TYPE_NAME[t]} r{rot * 90}"
+    """A board cell as the view shows it: ``"<colour>-<pattern> r<degrees>"``, ``""`` empty."""
+    return _CELL_TEXT[(t + 1) * 4 + rot]
+
+
+#: ``cell_text`` by ``(type + 1) * 4 + rotation`` (views are built on every call).
+_CELL_TEXT: tuple[str, ...] = ("",) * 4 + tuple(
+    f"{name} r{rot * 90}" for name in TYPE_NAME for rot in range(4)
+)
 
 
 assert CELLS == SIZE * SIZE
