@@ -414,6 +414,15 @@ def check_num_players(desc: GameDescriptor, num_players: int | None) -> int:
     return n
 
 
+def check_seed(desc: GameDescriptor, seed: int) -> int:
+    """Validate a game seed: a non-negative integer (shared by every game)."""
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise GameOptionsError(f"{desc.name}: the seed must be an integer, got {seed!r}")
+    if seed < 0:
+        raise GameOptionsError(f"{desc.name}: the seed must not be negative, got {seed}")
+    return seed
+
+
 def resolve_options(desc: GameDescriptor, options: Mapping[str, Any] | None) -> dict[str, Any]:
     """Validate ``options`` against the descriptor and fill in defaults.
 

@@ -12,9 +12,9 @@ from engine.core import (
     ActionInfo,
     Game,
     GameDescriptor,
-    GameOptionsError,
     State,
     check_num_players,
+    check_seed,
     resolve_options,
 )
 from engine.rng import SerialRng
@@ -52,11 +52,7 @@ class AtonGame(Game):
     ) -> AtonState:
         check_num_players(self.descriptor, num_players)
         resolve_options(self.descriptor, options)
-        if isinstance(seed, bool) or not isinstance(seed, int):
-            raise GameOptionsError(f"aton: the seed must be an integer, got {seed!r}")
-        if seed < 0:
-            raise GameOptionsError(f"aton: the seed must not be negative, got {seed}")
-        return AtonState.initial(seed, rng)
+        return AtonState.initial(check_seed(self.descriptor, seed), rng)
 
     def serialize_state(self, state: State) -> str:
         if not isinstance(state, AtonState):

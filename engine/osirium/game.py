@@ -13,6 +13,7 @@ from engine.core import (
     OptionSpec,
     State,
     check_num_players,
+    check_seed,
     resolve_options,
 )
 from engine.osirium import actions as A
@@ -68,10 +69,7 @@ class OsiriumGame(Game):
         rng: SerialRng | None = None,
     ) -> OsiriumState:
         n = check_num_players(self.descriptor, num_players)
-        if isinstance(seed, bool) or not isinstance(seed, int):
-            raise GameOptionsError(f"osirium: seed must be an integer, got {seed!r}")
-        if seed < 0:
-            raise GameOptionsError(f"osirium: the seed must not be negative, got {seed}")
+        check_seed(self.descriptor, seed)
         opts = dict(options or {})
         deities_in = opts.get("deities")
         if isinstance(deities_in, str):
