@@ -45,8 +45,9 @@ game in total — a 2-player game is one game. Ratings are then fitted from all 
 results at once (:func:`ai.ratings.fit_elo`), anchored at ``random = 0`` when ``random``
 plays, else at a mean of 0.
 
-Standard library only; processes are forked (``multiprocessing`` "fork" context) and do not
-run as daemons, so a bot may start its own worker processes (MCTS root parallelism).
+Standard library only; the games run in an :class:`ai.procpool.WorkerPool` (forked where
+possible) whose processes do not run as daemons, so a bot may start its own worker processes
+(MCTS root parallelism).
 """
 
 from __future__ import annotations
@@ -55,17 +56,16 @@ import dataclasses
 import hashlib
 import itertools
 import math
-import multiprocessing
-import queue
 import random
 import signal
 import time
-import traceback
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, wait
 from typing import Any
 
 from ai.api import make_bot
+from ai.procpool import RemoteTraceback, WorkerDied, WorkerPool
 from ai.ratings import PairResult, Rate, Rating, fit_elo, rate
 from engine.core import Game, Outcome
 from engine.registry import get_game
@@ -271,21 +271,20 @@ def play_game(game: Game, task: GameTask, players: int, options: Mapping[str, An
     )
 
 
-def _worker(
-    game_name: str, players: int, options: dict[str, Any], tasks: Any, results: Any
-) -> None:  # pragma: no cover - runs in a child process
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles interrupts
+#: An arena worker's game, player count and options (set when the worker starts).
+_WORKER_GAME: list[tuple[Game, int, dict[str, Any]]] = []
+
+
+def _init_worker(game_name: str, players: int, options: dict[str, Any]) -> None:
+    """An arena worker ignores interrupts (the parent handles them, then terminates it)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent's handler is not ours
-    game = get_game(game_name)
-    while True:
-        task = tasks.get()
-        if task is None:
-            return
-        try:
-            results.put(("ok", play_game(game, task, players, options)))
-        except BaseException:
-            results.put(("error", task.index, traceback.format_exc()))
-            return
+    _WORKER_GAME[:] = [(get_game(game_name), players, options)]
+
+
+def _play_in_worker(task: GameTask) -> GameRecord:  # pragma: no cover - runs in a worker process
+    game, players, options = _WORKER_GAME[0]
+    return play_game(game, task, players, options)
 
 
 @dataclasses.dataclass
@@ -581,64 +580,35 @@ def _run_parallel(
     *,
     stop: Callable[[], bool],
 ) -> bool:
-    """Play ``tasks`` in ``config.workers`` forked processes, keeping two games queued per
-    worker; returns whether ``stop()`` ended it early. Workers are always stopped and
-    joined, also when a ``KeyboardInterrupt`` propagates."""
-    ctx = multiprocessing.get_context("fork")
-    task_q: Any = ctx.Queue()
-    result_q: Any = ctx.Queue()
+    """Play ``tasks`` in a :class:`~ai.procpool.WorkerPool` of ``config.workers`` processes
+    (not daemonic, so that a bot may use root parallelism), recording games as they finish;
+    returns whether ``stop()`` ended it early. Leaving (a stop, an error, a
+    ``KeyboardInterrupt``) terminates the games in progress."""
     workers = min(config.workers, len(tasks))
-    procs = [
-        ctx.Process(target=_worker, args=(config.game, players, options, task_q, result_q), daemon=False)
-        for _ in range(workers)
-    ]
-    sent = 0
-
-    def feed(n: int) -> None:
-        nonlocal sent
-        for _ in range(n):
-            if sent < len(tasks):
-                task_q.put(tasks[sent])
-            elif sent < len(tasks) + workers:
-                task_q.put(None)  # one stop sentinel per worker
-            sent += 1
-
-    try:
-        for p in procs:
-            p.start()
-        feed(2 * workers)
-        received = 0
-        while received < len(tasks):
+    with WorkerPool(
+        workers, daemon=False, initializer=_init_worker, initargs=(config.game, players, options),
+        name="heka-arena",
+    ) as pool:  # fmt: skip
+        futures = {pool.submit(_play_in_worker, task): task for task in tasks}
+        pending = set(futures)
+        while pending:
             if stop():
+                pool.shutdown(cancel=True)
                 return True
-            try:
-                msg = result_q.get(timeout=0.5)
-            except queue.Empty:
-                dead = [p for p in procs if p.exitcode not in (None, 0)]
-                if dead:
-                    raise ArenaError(f"an arena worker died (exit code {dead[0].exitcode})") from None
-                continue
-            if msg[0] == "error":
-                _, index, text = msg
-                task = next(t for t in tasks if t.index == index)
-                raise ArenaError(
-                    f"game {index} ({' / '.join(task.seats)}, deal seed {task.deal_seed}, "
-                    f"bot seed {task.bot_seed}) failed:\n{text}"
-                )
-            received += 1
-            feed(1)
-            record(msg[1])
-        feed(workers)  # make sure every worker has its sentinel
-        return False
-    finally:
-        for p in procs:
-            if p.is_alive():
-                p.terminate()
-        for p in procs:
-            if p.pid is not None:
-                p.join(timeout=5)
-        task_q.cancel_join_thread()
-        result_q.cancel_join_thread()
+            done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+            for future in sorted(done, key=lambda f: futures[f].index):
+                exc = future.exception()
+                if isinstance(exc, WorkerDied):
+                    raise ArenaError(f"an arena worker died ({exc})") from exc
+                if exc is not None:
+                    task = futures[future]
+                    text = str(exc.__cause__) if isinstance(exc.__cause__, RemoteTraceback) else repr(exc)
+                    raise ArenaError(
+                        f"game {task.index} ({' / '.join(task.seats)}, deal seed {task.deal_seed}, "
+                        f"bot seed {task.bot_seed}) failed:\n{text}"
+                    )
+                record(future.result())
+    return False
 
 
 # ---------------------------------------------------------------------------------------

@@ -15,9 +15,11 @@ One iteration
    where ``avail(a)`` counts the selections at this node in which ``a`` was legal (it grows
    only in worlds where ``a`` is legal), not the node's total visits.
 3. **Expand** one untried legal action (chosen with the seeded RNG) and apply it.
-4. **Evaluate** the new leaf by a rollout (:mod:`ai.evaluation`): the rollout policy plays
-   on to the end of the game, or for ``cutoff`` actions after which the game's heuristic
-   estimates the returns in [-1, 1].
+4. **Evaluate** the new leaf by a rollout: the rollout policy plays on to the end of the
+   game, or for ``cutoff`` actions after which the game's heuristic estimates the returns
+   in [-1, 1]. Policy, heuristic and their defaults are the game's knowledge
+   (:class:`ai.knowledge.GameKnowledge`), given to the search like OpenSpiel gives
+   ``MCTSBot`` its evaluator: by default :func:`ai.games.knowledge_for` the state's game.
 5. **Backpropagate** the whole returns vector: each decision's statistics accumulate the
    return of the seat that acted there (max^n for 3–4 players). In team games the engine
    gives both partners the team's return (O9.3), and heuristic estimates are averaged per
@@ -65,88 +67,43 @@ Budget, determinism, final choice
 Root parallelism
 ----------------
 ``workers=N`` runs N independent searches (each with the full budget) with seeds derived
-from the seed, N−1 of them in child processes (``fork`` where available, else ``spawn``;
-the state travels as its serialisation) and one in the calling process, and sums their
-root statistics. Children are always joined (no zombies); a child that fails or does not
-answer is replaced by the same search run in-process, so a result with an iteration budget
-does not depend on whether the children worked.
+from the seed, N−1 of them in a :class:`ai.procpool.WorkerPool` (``fork`` where available,
+else ``spawn``; the state travels as its serialisation) and one in the calling process, and
+sums their root statistics. The pool is always shut down (no zombies); a worker that fails
+or does not answer is replaced by the same search run in-process, so a result with an
+iteration budget does not depend on whether the workers worked.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import math
-import multiprocessing
-import multiprocessing.connection
 import random
 import time
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, MutableSequence, Sequence
+from concurrent.futures import Future, wait
+from typing import Any, Protocol, cast
 
-from ai import evaluation, presets
-from ai.api import ActionStat, BotSpecError, Budget, Decision, Diagnostics
-from engine.core import SECRET_ACTION, State
+from ai import presets
+from ai.bot import ActionStat, BotSpecError, Budget, Decision, Diagnostics
+from ai.games import knowledge_for
+from ai.knowledge import FULL_ROLLOUT, ROLLOUTS, GameKnowledge, team_average
+from ai.procpool import WorkerPool, default_start_method, get_context
+from engine.core import SECRET_ACTION, Game, State
+
+
+class EventLike(Protocol):
+    """A ``multiprocessing`` event, as far as a worker reads it."""
+
+    def is_set(self) -> bool: ...
+
 
 # ---------------------------------------------------------------------------------------
 # Parameters
 # ---------------------------------------------------------------------------------------
 
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class MctsParams:
-    """Search settings. ``cutoff``: ``None`` = the game's default (:mod:`ai.evaluation`),
-    ``FULL_ROLLOUT`` (-1) = roll out to the end, ``k >= 0`` = heuristic after k actions.
-    ``rollout``: a policy name of :data:`ai.evaluation.ROLLOUTS`, ``None`` = the game's
-    default."""
-
-    iterations: int | None = 1000
-    milliseconds: float | None = None
-    c: float = 0.7
-    rollout: str | None = None
-    cutoff: int | None = None
-    workers: int = 1
-    #: Per-ply discount of returns (plies from the root to the end of the rollout): among
-    #: equally won lines the search prefers the shorter, among lost ones the longer.
-    discount: float = 0.995
-    #: Stop an iteration-budgeted search (one worker) as soon as the most-visited root
-    #: action can no longer be overtaken: its lead in visits exceeds the iterations left.
-    #: The chosen action is then exactly the one the full budget would choose.
-    early_stop: bool = True
-    #: Progressive widening at the root: the search considers only the first
-    #: ``WIDEN_BASE + widen * sqrt(iterations so far)`` root actions of the game's root
-    #: ordering (``ai.evaluation.root_order_for``: most promising first, from the player's
-    #: view). ``0`` = every legal action from the start; ``None`` = the game's default.
-    widen: float | None = None
-    #: Root prior (PUCT, root only): with ``prior = w > 0`` a root action's selection value
-    #: is ``mean + w * P(a) * sqrt(N) / (1 + visits)`` instead of UCB1, where ``P`` gives the
-    #: action of rank ``r`` in the game's root ordering a weight ``1 / (r + 1)`` (normalised)
-    #: and ``N`` counts the root's iterations: the search follows the ordering's favourites
-    #: unless their values say otherwise. ``0`` = UCB1 everywhere; ``None`` = the game's default.
-    prior: float | None = None
-
-    @property
-    def budget(self) -> Budget:
-        return Budget(self.iterations, self.milliseconds)
-
-
-_SPEC_KEYS = {
-    "iterations": "iterations",
-    "it": "iterations",
-    "n": "iterations",
-    "ms": "milliseconds",
-    "milliseconds": "milliseconds",
-    "c": "c",
-    "rollout": "rollout",
-    "cutoff": "cutoff",
-    "workers": "workers",
-    "discount": "discount",
-    "early_stop": "early_stop",
-    "widen": "widen",
-    "prior": "prior",
-}
-
-
+_NONE = ("none", "")
+_OFF = ("off", "none", "no")
 _BOOLS = {
     "on": True,
     "true": True,
@@ -159,15 +116,138 @@ _BOOLS = {
 }
 
 
+def _iterations(text: str) -> int | None:
+    if text in _NONE:
+        return None
+    value = int(text)
+    if value < 1:
+        raise ValueError(text)
+    return value
+
+
+def _milliseconds(text: str) -> float | None:
+    if text in _NONE:
+        return None
+    value = float(text)
+    if not value > 0:
+        raise ValueError(text)
+    return value
+
+
+def _non_negative(text: str) -> float:
+    value = float(text)
+    if not value >= 0:
+        raise ValueError(text)
+    return value
+
+
+def _weight(text: str) -> float:
+    value = 0.0 if text in _OFF else float(text)
+    if not 0 <= value < math.inf:
+        raise ValueError(text)
+    return value
+
+
+def _rollout(text: str) -> str:
+    if text not in ROLLOUTS:
+        raise BotSpecError(f"unknown rollout policy {text!r} (known: {', '.join(ROLLOUTS)})")
+    return text
+
+
+def _cutoff(text: str) -> int:
+    value = FULL_ROLLOUT if text in ("end", "none", "inf") else int(text)
+    if value < FULL_ROLLOUT:
+        raise ValueError(text)
+    return value
+
+
+def _workers(text: str) -> int:
+    value = int(text)
+    if not 1 <= value <= 64:
+        raise ValueError(text)
+    return value
+
+
+def _discount(text: str) -> float:
+    value = float(text)
+    if not 0 < value <= 1:
+        raise ValueError(text)
+    return value
+
+
+def _boolean(text: str) -> bool:
+    if text not in _BOOLS:
+        raise ValueError(text)
+    return _BOOLS[text]
+
+
+def _spec(parse: Callable[[str], object], *aliases: str) -> dict[str, object]:
+    """A field's spec-string reading (``mcts:key=value``): its parser (``ValueError`` for a
+    bad value) and the other keys it answers to."""
+    return {"parse": parse, "aliases": aliases}
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class MctsParams:
+    """Search settings; each field can be set in a bot spec (``mcts:hard,workers=2``, see
+    :func:`parse_params`) by its name or an alias. ``None`` leaves a setting to the game's
+    knowledge (:class:`ai.knowledge.GameKnowledge`)."""
+
+    #: Iteration budget (spec ``iterations``, ``it``, ``n``; ``none``: time only).
+    iterations: int | None = dataclasses.field(default=1000, metadata=_spec(_iterations, "it", "n"))
+    #: Millisecond budget (spec ``ms``; ``none``: iterations only).
+    milliseconds: float | None = dataclasses.field(default=None, metadata=_spec(_milliseconds, "ms"))
+    #: UCB1 exploration constant.
+    c: float = dataclasses.field(default=0.7, metadata=_spec(_non_negative))
+    #: Rollout policy (:data:`ai.knowledge.ROLLOUTS`); ``None``: the game's default.
+    rollout: str | None = dataclasses.field(default=None, metadata=_spec(_rollout))
+    #: Actions after the leaf before the evaluator: ``None`` the game's default,
+    #: ``FULL_ROLLOUT`` (-1; spec ``end``) to the end, ``k >= 0`` the heuristic after k.
+    cutoff: int | None = dataclasses.field(default=None, metadata=_spec(_cutoff))
+    #: Independent searches whose root statistics are summed (root parallelism).
+    workers: int = dataclasses.field(default=1, metadata=_spec(_workers))
+    #: Per-ply discount of returns (plies from the root to the end of the rollout): among
+    #: equally won lines the search prefers the shorter, among lost ones the longer.
+    discount: float = dataclasses.field(default=0.995, metadata=_spec(_discount))
+    #: Stop an iteration-budgeted search (one worker) as soon as the most-visited root
+    #: action can no longer be overtaken: its lead in visits exceeds the iterations left.
+    #: The chosen action is then exactly the one the full budget would choose.
+    early_stop: bool = dataclasses.field(default=True, metadata=_spec(_boolean))
+    #: Progressive widening at the root: the search considers only the first
+    #: ``WIDEN_BASE + widen * sqrt(iterations so far)`` root actions of the game's root
+    #: ordering (:meth:`ai.knowledge.GameKnowledge.root_order`: most promising first, from
+    #: the player's view). ``0`` (spec ``off``) = every legal action from the start.
+    widen: float | None = dataclasses.field(default=None, metadata=_spec(_weight))
+    #: Root prior (PUCT, root only): with ``prior = w > 0`` a root action's selection value
+    #: is ``mean + w * P(a) * sqrt(N) / (1 + visits)`` instead of UCB1, where ``P`` gives the
+    #: action of rank ``r`` in the game's root ordering a weight ``1 / (r + 1)`` (normalised)
+    #: and ``N`` counts the root's iterations: the search follows the ordering's favourites
+    #: unless their values say otherwise. ``0`` (spec ``off``) = UCB1 everywhere.
+    prior: float | None = dataclasses.field(default=None, metadata=_spec(_weight))
+
+    @property
+    def budget(self) -> Budget:
+        return Budget(self.iterations, self.milliseconds)
+
+
+#: Spec key -> MctsParams field, from the fields' names and aliases.
+_SPEC_KEYS: dict[str, dataclasses.Field[object]] = {
+    key: f for f in dataclasses.fields(MctsParams) for key in (f.name, *f.metadata["aliases"])
+}
+_KNOWN_KEYS = ", ".join(
+    f.name + "".join(f"/{a}" for a in f.metadata["aliases"]) for f in dataclasses.fields(MctsParams)
+)
+
+
 def parse_params(params: str) -> tuple[str, MctsParams]:
     """Parse ``"medium"``, ``"hard,workers=2"``, ``"iterations=2000,ms=500,c=0.7,
     rollout=random,cutoff=20,workers=2"``... into (canonical name, params).
 
     A preset name (``easy``, ``medium``, ``hard``) sets the budget first; ``key=value``
-    items override it. No preset and no budget means ``medium``. ``cutoff=end`` (or
-    ``none``) rolls out to the end of the game.
+    items override it, each read by its :class:`MctsParams` field's parser. No preset and no
+    budget means ``medium``; a budget without a preset has no other limit.
     """
-    fields: dict[str, Any] = {}
+    values: dict[str, object] = {}
     preset_name: str | None = None
     items = [t.strip() for t in params.split(",") if t.strip()]
     for item in items:
@@ -178,78 +258,36 @@ def parse_params(params: str) -> tuple[str, MctsParams]:
             if key not in presets.PRESETS:
                 raise BotSpecError(
                     f"unknown mcts preset {key!r} (known: {', '.join(presets.PRESETS)}; "
-                    "or key=value with keys iterations, ms, c, rollout, cutoff, workers)"
+                    f"or key=value with keys {_KNOWN_KEYS})"
                 )
             if preset_name is not None:
                 raise BotSpecError("give at most one mcts preset")
             preset_name = key
             continue
-        name = _SPEC_KEYS.get(key)
-        if name is None:
-            raise BotSpecError(
-                f"unknown mcts parameter {key!r} (known: iterations, ms, c, rollout, cutoff, workers, "
-                "discount, early_stop, widen, prior)"
-            )
+        f = _SPEC_KEYS.get(key)
+        if f is None:
+            raise BotSpecError(f"unknown mcts parameter {key!r} (known: {_KNOWN_KEYS})")
+        parse = f.metadata["parse"]
         try:
-            if name == "iterations":
-                fields[name] = None if value in ("none", "") else int(value)
-                if fields[name] is not None and fields[name] < 1:
-                    raise ValueError
-            elif name == "milliseconds":
-                fields[name] = None if value in ("none", "") else float(value)
-                if fields[name] is not None and not fields[name] > 0:
-                    raise ValueError
-            elif name == "c":
-                fields[name] = float(value)
-                if not fields[name] >= 0:
-                    raise ValueError
-            elif name in ("widen", "prior"):
-                fields[name] = 0.0 if value in ("off", "none", "no") else float(value)
-                if not 0 <= fields[name] < math.inf:
-                    raise ValueError
-            elif name == "discount":
-                fields[name] = float(value)
-                if not 0 < fields[name] <= 1:
-                    raise ValueError
-            elif name == "cutoff":
-                fields[name] = evaluation.FULL_ROLLOUT if value in ("end", "none", "inf") else int(value)
-                if fields[name] < evaluation.FULL_ROLLOUT:
-                    raise ValueError
-            elif name == "early_stop":
-                if value not in _BOOLS:
-                    raise ValueError
-                fields[name] = _BOOLS[value]
-            elif name == "workers":
-                fields[name] = int(value)
-                if not 1 <= fields[name] <= 64:
-                    raise ValueError
-            else:
-                if value not in evaluation.ROLLOUTS:
-                    raise BotSpecError(
-                        f"unknown rollout policy {value!r} (known: {', '.join(evaluation.ROLLOUTS)})"
-                    )
-                fields[name] = value
-        except ValueError as exc:
-            if isinstance(exc, BotSpecError):
-                raise
+            values[f.name] = parse(value)
+        except BotSpecError:
+            raise
+        except ValueError:
             raise BotSpecError(f"bad value for mcts parameter {key}: {value!r}") from None
-    if preset_name is None and "iterations" not in fields and "milliseconds" not in fields:
+    if preset_name is None and "iterations" not in values and "milliseconds" not in values:
         preset_name = presets.DEFAULT
     base = MctsParams()
     if preset_name is not None:
         b = presets.PRESETS[preset_name]
         base = dataclasses.replace(base, iterations=b.iterations, milliseconds=b.milliseconds)
-    elif "iterations" not in fields:
+    elif "iterations" not in values:
         base = dataclasses.replace(base, iterations=None)
-    p = dataclasses.replace(base, **fields)
+    p = dataclasses.replace(base, **cast("dict[str, Any]", values))  # typed by each field's parser
     if p.iterations is None and p.milliseconds is None:
         raise BotSpecError("an mcts bot needs an iteration or millisecond budget")
-    name = "mcts:" + ",".join(([preset_name] if preset_name else []) + items_without_preset(items))
+    given = [i.replace(" ", "").lower() for i in items if "=" in i]
+    name = "mcts:" + ",".join(([preset_name] if preset_name else []) + given)
     return name.rstrip(":"), p
-
-
-def items_without_preset(items: Sequence[str]) -> list[str]:
-    return [i.replace(" ", "").lower() for i in items if "=" in i]
 
 
 # ---------------------------------------------------------------------------------------
@@ -262,7 +300,7 @@ class SearchRandom(random.Random):
     ``shuffle`` (Fisher–Yates driven by ``random()``; determinisations shuffle a lot).
     Same API, so engines' ``sample_consistent_state(player, rng)`` use it unchanged."""
 
-    def shuffle(self, x: Any) -> None:
+    def shuffle(self, x: MutableSequence[Any]) -> None:
         rand = self.random
         for i in range(len(x) - 1, 0, -1):
             j = int(rand() * (i + 1))
@@ -341,22 +379,33 @@ WIDEN_BASE = 3
 
 
 class Search:
-    """One single-observer ISMCTS search for ``player`` from ``state``."""
+    """One single-observer ISMCTS search for ``player`` from ``state``, with the game's
+    ``knowledge`` (evaluator, rollout policy, defaults, root ordering; by default
+    :func:`ai.games.knowledge_for` the state's game)."""
 
-    def __init__(self, state: State, player: int, params: MctsParams, seed: int) -> None:
+    def __init__(
+        self,
+        state: State,
+        player: int,
+        params: MctsParams,
+        seed: int,
+        knowledge: GameKnowledge[State] | None = None,
+    ) -> None:
+        if knowledge is None:
+            knowledge = knowledge_for(state.game)
+        elif knowledge.game not in (None, state.game.name):
+            raise ValueError(f"{knowledge.game} knowledge cannot search a {state.game.name} state")
         self.root_state = state
         self.player = player
         self.n = state.num_players
         self.params = params
         self.rng = SearchRandom(seed)
-        game = state.game.name
-        cutoff = (
-            params.cutoff if params.cutoff is not None else evaluation.default_cutoff(game, state.num_players)
-        )
-        self.cutoff = cutoff
-        self.evaluate = evaluation.evaluator_for(game)
-        rollout = params.rollout if params.rollout is not None else evaluation.default_rollout(game)
-        self.policy = evaluation.policy_for(game, rollout)
+        self.cutoff = params.cutoff if params.cutoff is not None else knowledge.default_cutoff(self.n)
+        self.evaluate = knowledge.evaluate
+        rollout = params.rollout if params.rollout is not None else knowledge.default_rollout
+        if rollout not in ROLLOUTS:
+            raise ValueError(f"unknown rollout policy {rollout!r} (known: {', '.join(ROLLOUTS)})")
+        self.policy = knowledge.guided_policy() if rollout == "guided" else None
         teams = state.teams()
         self.teams: tuple[int, ...] | None = teams if len(set(teams)) < len(teams) else None
         self._next_key = 1
@@ -364,26 +413,27 @@ class Search:
         self._shared: dict[int, dict[int, _Edge]] = {}
         self.root = _Node([0] * self.n, [0] * self.n, self.n)
         self.iterations = 0
-        widen = params.widen if params.widen is not None else evaluation.default_widen(game)
-        prior = params.prior if params.prior is not None else evaluation.default_prior(game)
-        self.widen = widen
-        self.prior = prior
+        self.widen = params.widen if params.widen is not None else knowledge.default_widen
+        self.prior = params.prior if params.prior is not None else knowledge.default_prior
         #: The root actions in the game's root ordering (None: no ordering used), and the
         #: prior of each (by action) when ``prior > 0``.
         self.root_order: list[int] | None = None
         self.root_prior: dict[int, float] = {}
-        order = evaluation.root_order_for(game) if widen > 0 or prior > 0 else None
-        if order is not None:
+        if self.widen > 0 or self.prior > 0:
             legal = state.legal_actions()
-            if len(legal) > WIDEN_BASE:
-                ranked = order(state, legal)
+            ranked = knowledge.root_order(state, legal) if len(legal) > WIDEN_BASE else None
+            if ranked is not None:
                 if sorted(ranked) != sorted(legal):
-                    raise ValueError(f"the {game} root ordering is not a permutation of the legal actions")
+                    raise ValueError(
+                        f"the {state.game.name} root ordering is not a permutation of the legal actions"
+                    )
                 self.root_order = ranked
-                if prior > 0:
+                if self.prior > 0:
                     weights = [1.0 / (r + 1) for r in range(len(ranked))]
                     total = sum(weights)
-                    self.root_prior = {a: prior * w / total for a, w in zip(ranked, weights, strict=True)}
+                    self.root_prior = {
+                        a: self.prior * w / total for a, w in zip(ranked, weights, strict=True)
+                    }
 
     # --- observation keys ------------------------------------------------------------
 
@@ -542,7 +592,7 @@ class Search:
             if steps == cutoff:
                 values = self.evaluate(state)
                 if self.teams is not None:
-                    values = evaluation.team_average(values, self.teams)
+                    values = team_average(values, self.teams)
                 return values, steps
             legal = state.legal_actions()
             if policy is None:
@@ -657,30 +707,40 @@ def _run_one(
     seed: int,
     limits: Limits,
     should_stop: Callable[[], bool] | None,
+    knowledge: GameKnowledge[State] | None = None,
 ) -> SearchResult:
-    return Search(state, player, params, seed).run(limits, should_stop)
+    return Search(state, player, params, seed, knowledge).run(limits, should_stop)
 
 
-def _worker_main(conn: multiprocessing.connection.Connection, job: tuple[Any, ...]) -> None:
-    """Child process: ``job = (game, serialised state, player, params, seed, limits,
-    stop event)``; sends ``("ok", SearchResult)`` or ``("error", text)``."""
-    try:
-        game, data, player, params, seed, limits, stop_event = job
-        state = game.deserialize_state(data)
-        result = _run_one(
-            state, player, params=params, seed=seed, limits=limits, should_stop=stop_event.is_set
-        )
-        conn.send(("ok", result))
-    except BaseException as exc:  # report and exit; the parent falls back
-        with contextlib.suppress(Exception):
-            conn.send(("error", repr(exc)))
-    finally:
-        conn.close()
+#: A root-parallel worker's stop flag (set by the parent when its own search was
+#: interrupted), given to the worker process when it starts.
+_WORKER_STOP: list[Callable[[], bool]] = []
 
 
-def _context() -> Any:
-    methods = multiprocessing.get_all_start_methods()
-    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+def _remember_stop(stop: EventLike) -> None:
+    _WORKER_STOP[:] = [stop.is_set]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _WorkerJob:
+    """One root-parallel search for a worker; the state travels as its serialisation."""
+
+    game: Game
+    data: str
+    player: int
+    params: MctsParams
+    seed: int
+    limits: Limits
+    knowledge: GameKnowledge[State] | None
+
+
+def _search_in_worker(job: _WorkerJob) -> SearchResult:  # pragma: no cover - in a worker process
+    state = job.game.deserialize_state(job.data)
+    stop = _WORKER_STOP[0] if _WORKER_STOP else None
+    return _run_one(
+        state, job.player, params=job.params, seed=job.seed, limits=job.limits, should_stop=stop,
+        knowledge=job.knowledge,
+    )  # fmt: skip
 
 
 def _parallel(
@@ -692,70 +752,62 @@ def _parallel(
     workers: int,
     limits: Limits,
     should_stop: Callable[[], bool] | None,
+    knowledge: GameKnowledge[State] | None,
 ) -> tuple[list[SearchResult], int]:
-    """Run ``workers`` searches; return their results (index order) and how many ran in
-    child processes successfully."""
-    ctx = _context()
-    data = state.serialize()
-    procs: list[tuple[int, Any, multiprocessing.connection.Connection]] = []
-    stop_event = None
+    """Run ``workers`` searches, ``workers - 1`` of them in a :class:`WorkerPool`; return
+    their results (index order) and how many ran in worker processes successfully."""
+    pool: WorkerPool | None = None
+    futures: dict[int, Future[SearchResult]] = {}
+    context = get_context(default_start_method())
+    stop = context.Event()
     try:
-        stop_event = ctx.Event()
+        pool = WorkerPool(
+            workers - 1,
+            start_method=context.get_start_method(),
+            initializer=_remember_stop,
+            initargs=(stop,),
+            name="heka-search",
+        )
+        data = state.serialize()
         for i in range(1, workers):
-            reader, writer = ctx.Pipe(duplex=False)
-            proc = ctx.Process(
-                target=_worker_main,
-                args=(writer, (state.game, data, player, params, worker_seed(seed, i), limits, stop_event)),
-                daemon=True,
-            )
-            try:
-                proc.start()
-            except Exception:  # e.g. inside a daemonic process: fall back in-process
-                reader.close()
-                writer.close()
-                continue
-            writer.close()
-            procs.append((i, proc, reader))
-    except Exception:
+            job = _WorkerJob(state.game, data, player, params, worker_seed(seed, i), limits, knowledge)
+            futures[i] = pool.submit(_search_in_worker, job)
+    except Exception:  # e.g. inside a daemonic process: every search runs here
         pass
     results: dict[int, SearchResult] = {}
     ok_children = 0
     try:
         t0 = time.monotonic()
-        results[0] = _run_one(state, player, params=params, seed=seed, limits=limits, should_stop=should_stop)
-        if results[0].interrupted and stop_event is not None:
-            stop_event.set()
+        results[0] = _run_one(
+            state,
+            player,
+            params=params,
+            seed=seed,
+            limits=limits,
+            should_stop=should_stop,
+            knowledge=knowledge,
+        )
+        if results[0].interrupted:
+            stop.set()
         own = time.monotonic() - t0
-        # Children run the same budget: give them a generous grace period.
-        limit = time.monotonic() + max(5.0, 4.0 * own)
-        for i, _proc, reader in procs:
-            remaining = max(0.0, limit - time.monotonic())
-            try:
-                if reader.poll(remaining):
-                    status, payload = reader.recv()
-                    if status == "ok" and isinstance(payload, SearchResult):
-                        results[i] = payload
-                        ok_children += 1
-            except (EOFError, OSError):
-                pass
+        # The workers run the same budget: give them a generous grace period.
+        wait(futures.values(), timeout=max(5.0, 4.0 * own))
+        for i, future in futures.items():
+            if future.done() and future.exception() is None:
+                results[i] = future.result()
+                ok_children += 1
     finally:
-        for _, proc, reader in procs:
-            reader.close()
-            proc.join(timeout=0.5)
-            if proc.is_alive():
-                proc.terminate()
-                proc.join(timeout=2.0)
-            if proc.is_alive():
-                proc.kill()
-                proc.join()
-    # A child that failed: run its search here (same seed, so the same result).
+        if pool is not None:
+            pool.shutdown(cancel=True)
+    # A worker that failed: run its search here (same seed, so the same result).
     for i in range(1, workers):
         if i not in results:
             if limits.stop_at is not None and time.monotonic() >= limits.stop_at:
                 continue
-            seed_i = worker_seed(seed, i)
-            stop = should_stop
-            results[i] = _run_one(state, player, params=params, seed=seed_i, limits=limits, should_stop=stop)
+            results[i] = _run_one(
+                state, player, params=params, seed=worker_seed(seed, i), limits=limits,
+                should_stop=should_stop, knowledge=knowledge,
+            )  # fmt: skip
     return [results[i] for i in sorted(results)], ok_children
 
 
@@ -785,9 +837,17 @@ def choose_final(root: dict[int, list[float]], legal: list[int], rng: random.Ran
 class MctsBot:
     """The ISMCTS bot (see the module docstring)."""
 
-    def __init__(self, params: MctsParams | None = None, name: str = "mcts") -> None:
+    def __init__(
+        self,
+        params: MctsParams | None = None,
+        name: str = "mcts",
+        knowledge: GameKnowledge[State] | None = None,
+    ) -> None:
+        """``knowledge``: the game's (:class:`ai.knowledge.GameKnowledge`); by default
+        :func:`ai.games.knowledge_for` the game of each state it is asked about."""
         self.params = params or MctsParams()
         self._name = name
+        self.knowledge = knowledge
 
     @property
     def name(self) -> str:
@@ -822,10 +882,14 @@ class MctsBot:
             deadline is not None and stop_at == deadline,
             early_stop=self.params.early_stop and workers <= 1,
         )
+        knowledge = self.knowledge
         if workers <= 1:
             results = [
-                _run_one(state, player, params=self.params, seed=seed, limits=limits, should_stop=should_stop)
-            ]
+                _run_one(
+                    state, player, params=self.params, seed=seed, limits=limits, should_stop=should_stop,
+                    knowledge=knowledge,
+                )
+            ]  # fmt: skip
         else:
             results, _ = _parallel(
                 state,
@@ -835,6 +899,7 @@ class MctsBot:
                 workers=workers,
                 limits=limits,
                 should_stop=should_stop,
+                knowledge=knowledge,
             )
         elapsed = time.monotonic() - start
         merged: dict[int, list[float]] = {}

@@ -9,7 +9,7 @@ speed and strength are in ``docs/bots.md``.
 
 from __future__ import annotations
 
-from ai.api import Budget
+from ai.bot import Budget
 
 PRESETS: dict[str, Budget] = {
     "easy": Budget(iterations=200, milliseconds=500.0),

@@ -40,7 +40,7 @@ def play(games: int, seed: int) -> tuple[float, float, int, int]:
         while not s.is_terminal():
             s.apply(choice(s.legal_actions()))
             actions += 1
-        rounds += s.rnd
+        rounds += s.round
     return time.perf_counter() - t0, time.process_time() - c0, actions, rounds
 
 

@@ -5,7 +5,9 @@ Modelled on OpenSpiel's Game/State split and python-chess's value types:
 * a :class:`Game` is an immutable rule set with a :class:`GameDescriptor` (what it is:
   player counts, options, information structure) and factories for states;
 * a :class:`State` is a mutable position; it changes only through :meth:`State.apply`
-  (fast path, no events) or :meth:`State.apply_action` (validated, returns events);
+  (fast path: the caller guarantees legality; events only when it passes a list) or
+  :meth:`State.apply_action` (validated here, once for every game, then ``apply`` with a
+  list: the events);
 * actions are plain ``int`` ids, stable within a game (the same id always means the same
   action text, in every state), with a readable text form and structured fields;
 * chance is never a decision: shuffles are resolved inside the engine from the state's own
@@ -21,6 +23,7 @@ that one place (the service) maps them to status codes.
 from __future__ import annotations
 
 import abc
+import contextlib
 import dataclasses
 import random
 from collections.abc import Mapping, Sequence
@@ -169,9 +172,12 @@ class Outcome:
 class View(abc.ABC):
     """What one player (or the public, ``player is None``) may see of a state.
 
-    Implementations are frozen dataclasses, compared by value: a state sampled by
-    :meth:`State.sample_consistent_state` must give an equal view for the same player.
+    Implementations are frozen dataclasses (``slots=True``), compared by value: a state
+    sampled by :meth:`State.sample_consistent_state` must give an equal view for the same
+    player.
     """
+
+    __slots__ = ()
 
     player: int | None
 
@@ -215,8 +221,14 @@ class Game(abc.ABC):
         ``game_rng(name, seed)``: the same seed then always deals the same game."""
 
     @abc.abstractmethod
+    def serialize_state(self, state: State) -> str:
+        """The compact, versioned, exact text of one of this game's states
+        (``<game>:<version>:...``; :meth:`State.serialize` calls this)."""
+
+    @abc.abstractmethod
     def deserialize_state(self, data: str) -> State:
-        """Inverse of :meth:`State.serialize`; raises :class:`StateFormatError`."""
+        """Inverse of :meth:`serialize_state`: a validated state, or
+        :class:`StateFormatError`."""
 
     @abc.abstractmethod
     def action_info(self, action: int) -> ActionInfo:
@@ -233,9 +245,16 @@ class Game(abc.ABC):
 
 
 class State(abc.ABC):
-    """A position of a game. Mutable, but only through ``apply``/``apply_action``."""
+    """A position of a game. Mutable, but only through ``apply``/``apply_action``.
 
-    game: Game
+    ``__slots__ = ()`` here, so that a game's state declaring its own ``__slots__`` really
+    has no ``__dict__`` (smaller, faster to copy).
+    """
+
+    __slots__ = ()
+
+    #: The game this state belongs to (set on the class by the game's constructor).
+    game: ClassVar[Game]
 
     # --- who, what ------------------------------------------------------------------
 
@@ -276,16 +295,43 @@ class State(abc.ABC):
         """The current player's legal action ids, ascending, never empty unless terminal.
         The returned list is the caller's to keep (not shared with the state)."""
 
-    @abc.abstractmethod
-    def apply(self, action: int) -> None:
-        """Fast path: apply a legal action, no events, minimal checking. The caller
-        guarantees legality (bots, playouts); use :meth:`apply_action` for input."""
+    def is_legal(self, action: int) -> bool:
+        """Whether ``action`` (an int id) is legal here. Games override it with a cheaper
+        test than scanning :meth:`legal_actions`."""
+        return type(action) is int and action in self.legal_actions()
 
     @abc.abstractmethod
+    def apply(self, action: int, events: list[Event] | None = None) -> None:
+        """Fast path: apply a legal action, with minimal checking: the caller guarantees
+        legality (bots, playouts); use :meth:`apply_action` for input. When ``events`` is a
+        list, the events of the action (and of the automatic steps it triggers) are appended
+        to it in order; with ``None`` (the default, playouts) none are built."""
+
     def apply_action(self, action: int) -> list[Event]:
         """Validated path: raise :class:`IllegalActionError` (or :class:`GameOverError`)
         without changing the state if ``action`` is not legal, else apply it and return
         the events, in order, including those of any automatic steps it triggered."""
+        if self.is_terminal():
+            raise GameOverError(f"{self.game.name}: the game is over; no action is legal (got {action!r})")
+        if not self.is_legal(action):
+            raise IllegalActionError(self.illegal_action_message(action))
+        events: list[Event] = []
+        self.apply(action, events)
+        return events
+
+    def illegal_action_message(self, action: object) -> str:
+        """Why ``action`` is refused here, naming the decision and some legal actions."""
+        name = self.game.name
+        text = repr(action)
+        if isinstance(action, int):
+            with contextlib.suppress(ValueError):  # an id outside the action space
+                text = f"{self.game.action_info(action).text!r} (id {action})"
+        legal = self.legal_actions()
+        shown = ", ".join(self.action_to_string(a) for a in legal[:12]) + (", ..." if len(legal) > 12 else "")
+        return (
+            f"{name}: {text} is not legal now (round {self.round_number()}, {self.decision()}, "
+            f"seat {self.current_player()} to decide); legal: {shown}"
+        )
 
     def public_action(self, action: int) -> int:
         """The id the *other* players observe when the current player takes ``action``
@@ -341,9 +387,10 @@ class State(abc.ABC):
     def to_text(self) -> str:
         """Full readable rendering (omniscient): board grid, hands, decks; for logs."""
 
-    @abc.abstractmethod
     def serialize(self) -> str:
-        """Compact, versioned, exact text form (``<game>:<version>:...``)."""
+        """Compact, versioned, exact text form (``<game>:<version>:...``), written by the
+        game's codec (:meth:`Game.serialize_state`)."""
+        return self.game.serialize_state(self)
 
     @abc.abstractmethod
     def validate(self) -> None:
@@ -371,6 +418,15 @@ def check_num_players(desc: GameDescriptor, num_players: int | None) -> int:
             + f" players, not {n}"
         )
     return n
+
+
+def check_seed(desc: GameDescriptor, seed: int) -> int:
+    """Validate a game seed: a non-negative integer (shared by every game)."""
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise GameOptionsError(f"{desc.name}: the seed must be an integer, got {seed!r}")
+    if seed < 0:
+        raise GameOptionsError(f"{desc.name}: the seed must not be negative, got {seed}")
+    return seed
 
 
 def resolve_options(desc: GameDescriptor, options: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -76,7 +76,7 @@ class Rng(SerialRng):
         self.state = seed & _MASK
         super().__init__(seed)
 
-    def seed(self, a: Any = None, version: int = 2) -> None:
+    def seed(self, a: object = None, version: int = 2) -> None:
         if a is None:
             a = 0
         if not isinstance(a, int):
@@ -88,7 +88,7 @@ class Rng(SerialRng):
     def getstate(self) -> Any:
         return self.state
 
-    def setstate(self, state: Any) -> None:
+    def setstate(self, state: object) -> None:
         if isinstance(state, bool) or not isinstance(state, int) or not 0 <= state <= _MASK:
             raise ValueError(f"Rng state must be an integer in [0, 2**64), got {state!r}")
         self.state = state
@@ -132,13 +132,15 @@ class ChanceRng(SerialRng):
         self._buffer = b""
         super().__init__(0)
 
-    def seed(self, a: Any = None, version: int = 2) -> None:
+    def seed(self, a: object = None, version: int = 2) -> None:
         """The key fixes the stream: ``random.Random.__init__`` calls this, and it does nothing."""
 
     def getstate(self) -> Any:
         return (self.key, self.used)
 
-    def setstate(self, state: Any) -> None:
+    def setstate(self, state: object) -> None:
+        if not isinstance(state, tuple) or len(state) != 2:
+            raise ValueError(f"ChanceRng state must be a (key, used) pair, got {state!r}")
         key, used = state
         fresh = ChanceRng(key, used)  # validates both parts
         self.key, self.used, self._block, self._buffer = fresh.key, fresh.used, -1, b""

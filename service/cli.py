@@ -9,19 +9,13 @@ code). Command modules keep heavy imports (grpc, prometheus) inside ``run`` so t
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 from collections.abc import Sequence
 
+from service.commands import arena, loadtest, play, replay, serve, simulate
+
 # Order is the order shown by --help.
-COMMANDS: tuple[str, ...] = (
-    "serve",
-    "simulate",
-    "arena",
-    "play",
-    "loadtest",
-    "replay",
-)
+COMMANDS = (serve, simulate, arena, play, loadtest, replay)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -31,14 +25,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for name in COMMANDS:
-        try:
-            module = importlib.import_module(f"service.commands.{name}")
-        except ModuleNotFoundError as exc:  # a command still being built
-            if exc.name != f"service.commands.{name}":
-                raise
-            continue
-        module.register(sub)
+    for command in COMMANDS:
+        command.register(sub)
     return parser
 
 

@@ -16,6 +16,7 @@ import grpc
 
 from service.gen.heka.v1 import game_service_pb2 as pb
 from service.gen.heka.v1 import game_service_pb2_grpc as pb_grpc
+from service.play_loop import BotTurn, play_loop
 
 _DIFFICULTY = {"easy": pb.DIFFICULTY_EASY, "medium": pb.DIFFICULTY_MEDIUM, "hard": pb.DIFFICULTY_HARD}
 
@@ -150,8 +151,6 @@ class RemoteSession:
         return [e.text for e in resp.events]
 
     def bot_turn(self) -> Any:
-        from service.commands.play import BotTurn
-
         player = self.current_player()
         decision = self.decision()
         spec, settings = self.bots[player]
@@ -237,8 +236,6 @@ def make_remote_session(args: argparse.Namespace, channel: grpc.Channel) -> Remo
 
 def run_remote(args: argparse.Namespace, inp: Any = None, out: Any = None) -> int:
     """Play a terminal game through the server at ``args.server``; returns the exit code."""
-    from service.commands.play import play_loop
-
     inp = inp if inp is not None else sys.stdin
     out = out if out is not None else sys.stdout
     with grpc.insecure_channel(args.server) as channel:

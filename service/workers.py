@@ -1,12 +1,13 @@
 """Bot searches in worker processes, with admission control.
 
 Python threads do not run Python code in parallel, so a search on a gRPC thread would
-stall every cheap call. Searches run in a :class:`concurrent.futures.ProcessPoolExecutor`
-whose processes come from a *forkserver*: a clean interpreter started before any gRPC
-object exists (gRPC's fork-safety rule), with the engines and bots preloaded, so workers
-start fast and never inherit gRPC's threads. Workers are warmed at start and run at a
-higher niceness than the gRPC process, so RPC threads and health checks keep the CPU
-while every worker searches.
+stall every cheap call. Searches run in an :class:`ai.procpool.WorkerPool` (the one process
+pool of heka) whose processes come from a *forkserver*: a clean interpreter started before
+any gRPC object exists (gRPC's fork-safety rule), with the engines and bots preloaded, so
+workers start fast and never inherit gRPC's threads. Workers are warmed at start and run at
+a higher niceness than the gRPC process, so RPC threads and health checks keep the CPU
+while every worker searches. A worker that dies fails its search (``BrokenProcessPool``:
+UNAVAILABLE) and the pool replaces it.
 
 A search gets the state's plain serialisation (never the signing keys), the bot spec,
 the budget and an absolute ``time.monotonic()`` deadline (CLOCK_MONOTONIC is shared by
@@ -23,14 +24,15 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
-import multiprocessing
 import os
 import threading
 import time
 from collections.abc import Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
+
+from ai.procpool import WorkerPool, get_context
 
 log = logging.getLogger("heka.workers")
 
@@ -172,26 +174,29 @@ class SearchPool:
         self._nice = nice
         self._lock = threading.Lock()
         self._in_flight = 0
-        self._ctx = multiprocessing.get_context("forkserver")
-        self._ctx.set_forkserver_preload(PRELOAD)
         # One cancel flag per slot this process can admit, shared with the workers: a search
         # polls its flag (``should_stop``) and ends early when its client has gone away.
-        self._flags = self._ctx.Array("b", max(1, capacity), lock=False)
+        self._flags = get_context("forkserver").Array("b", max(1, capacity), lock=False)
         self._free = list(range(max(1, capacity)))
-        self._executor = self._new_executor()
+        self._pool = self._new_pool()
 
-    def _new_executor(self) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(
-            max_workers=self.workers,
-            mp_context=self._ctx,
+    def _new_pool(self) -> WorkerPool:
+        return WorkerPool(
+            self.workers,
+            start_method="forkserver",
+            preload=PRELOAD,
             initializer=_init_worker,
             initargs=(self._metrics_dir, self._nice, self._flags, os.getpid()),
+            name="heka-search",
         )
 
     def warm(self, timeout: float = 60.0) -> list[int]:
-        """Start every worker now (before gRPC objects exist) and load the engines."""
-        futures = [self._executor.submit(_warm) for _ in range(self.workers)]
-        return sorted({f.result(timeout=timeout) for f in futures})
+        """Wait until every worker (started with the pool, before gRPC objects exist) has
+        loaded the engines; their process ids."""
+        futures = [self._pool.submit(_warm) for _ in range(self.workers)]
+        for f in futures:
+            f.result(timeout=timeout)
+        return sorted(self._pool.pids())
 
     @property
     def in_flight(self) -> int:
@@ -232,28 +237,27 @@ class SearchPool:
 
     def submit(self, job: SearchJob) -> Future[SearchResult]:
         try:
-            return self._executor.submit(run_search, job)
+            return self._pool.submit(run_search, job)
         except BrokenProcessPool:
             self._restart()
             raise
-        except RuntimeError as exc:  # "cannot schedule new futures after shutdown"
+        except RuntimeError as exc:  # "cannot submit to a worker pool that is shut down"
             raise BrokenProcessPool(str(exc)) from exc
 
     def run(self, job: SearchJob, timeout: float | None) -> SearchResult:
-        future = self.submit(job)
-        try:
-            return future.result(timeout=timeout)
-        except BrokenProcessPool:
-            self._restart()
-            raise
+        """Run one search; ``BrokenProcessPool`` when its worker died (the pool replaces
+        the worker), ``TimeoutError`` after ``timeout`` seconds."""
+        return self.submit(job).result(timeout=timeout)
 
     def _restart(self) -> None:
+        """Replace a broken pool (a worker died while starting)."""
         with self._lock:
-            old = self._executor
-            if getattr(old, "_broken", False):
+            old = self._pool
+            if old.broken:
                 log.error("search worker pool broken; starting a new one")
-                self._executor = self._new_executor()
-                old.shutdown(wait=False, cancel_futures=True)
+                self._pool = self._new_pool()
+                old.shutdown(cancel=True)
 
     def shutdown(self) -> None:
-        self._executor.shutdown(wait=True, cancel_futures=True)
+        """Let running searches finish (up to 5 s, then terminate them); join the workers."""
+        self._pool.shutdown()

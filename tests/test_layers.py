@@ -40,3 +40,83 @@ def test_the_checker_catches_a_forbidden_import(tmp_path: Path) -> None:
         "import grpc\nfrom prometheus_client import Counter\nfrom google.protobuf import json_format\n"
     )
     assert {"grpc", "prometheus_client", "google"} <= imported_roots(bad)
+
+
+# ---------------------------------------------------------------------------------------
+# No import cycles (every import statement counts: inside functions and TYPE_CHECKING too)
+# ---------------------------------------------------------------------------------------
+
+
+def import_graph(packages: tuple[str, ...]) -> dict[str, set[str]]:
+    """Module -> the project modules it imports (``from a.b import c`` counts as importing
+    ``a.b.c`` when that is a module, else ``a.b``)."""
+    modules: dict[str, Path] = {}
+    for package in packages:
+        for path in (ROOT / package).rglob("*.py"):
+            if "gen" in path.parts:
+                continue
+            name = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+            modules[name] = path
+
+    def resolve(name: str) -> str | None:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    for name, path in modules.items():
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            targets: list[str | None] = []
+            if isinstance(node, ast.Import):
+                targets = [resolve(alias.name) for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                targets = [
+                    resolve(f"{node.module}.{alias.name}")
+                    if f"{node.module}.{alias.name}" in modules
+                    else resolve(node.module)
+                    for alias in node.names
+                ]
+            graph[name].update(t for t in targets if t is not None and t != name)
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_module_imports_another_in_a_circle() -> None:
+    graph = import_graph(("engine", "ai", "service"))
+    assert len(graph) > 40
+    assert cycles(graph) == []
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]

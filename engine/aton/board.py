@@ -62,6 +62,35 @@ assert len(BONUS) == 6 and sum(v for _, v in BONUS) == 8
 
 KIND_NAMES = {"Y": "yellow", "K": "grey", "B": "blue", "G": "green", "1": "bonus +1", "2": "bonus +2"}
 
+#: The squares of each temple (A1.6).
+TEMPLES: tuple[tuple[int, ...], ...] = tuple(
+    tuple(range(SLOTS * t, SLOTS * (t + 1))) for t in range(NUM_TEMPLES)
+)
+#: The sets of squares whose complete occupation wins at once (A6.4): each temple, all
+#: yellow squares, all green squares.
+INSTANT_WIN_SETS: tuple[tuple[int, ...], ...] = (*TEMPLES, YELLOW, GREEN)
+
+# A8.2 scoring lines (the rest is counted on the board: temple 1 the difference, temple 3
+# one per own counter there, bonus squares their printed value).
+TEMPLE_2_POINTS = 5  # temple 2 majority
+BLUE_SQUARE_POINTS = 3  # temple 4 majority: per own blue square, all temples
+GREY_MAJORITY_POINTS = 8  # majority of the grey squares
+
+
+def allowed_squares(cartouche_3: int) -> range:
+    """A6.1: the squares of the temples a cartouche-3 value allows (temples 1..value)."""
+    return range(SLOTS * cartouche_3)
+
+
+def cartouche_1_points(mine: int, theirs: int) -> int:
+    """A4.1: the points a cartouche-1 card scores against the opponent's (0 unless higher)."""
+    return 2 * (mine - theirs) if mine > theirs else 0
+
+
+#: A6.2: per cartouche-2 value (index 1-4), the counters to remove: (how many, whose:
+#: ``True`` for the player's own, ``False`` for the opponent's).
+REMOVALS: tuple[tuple[int, bool], ...] = ((0, False), (1, True), (0, False), (1, False), (2, False))
+
 
 def square_name(square: int) -> str:
     """``T<temple>.<slot>`` as used in action texts."""

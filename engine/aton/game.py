@@ -6,14 +6,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from engine.aton import board
-from engine.aton.codec import decode
+from engine.aton.codec import decode, encode
 from engine.aton.state import AtonState
 from engine.core import (
     ActionInfo,
     Game,
     GameDescriptor,
-    GameOptionsError,
+    State,
     check_num_players,
+    check_seed,
     resolve_options,
 )
 from engine.rng import SerialRng
@@ -51,11 +52,12 @@ class AtonGame(Game):
     ) -> AtonState:
         check_num_players(self.descriptor, num_players)
         resolve_options(self.descriptor, options)
-        if isinstance(seed, bool) or not isinstance(seed, int):
-            raise GameOptionsError(f"aton: the seed must be an integer, got {seed!r}")
-        if seed < 0:
-            raise GameOptionsError(f"aton: the seed must not be negative, got {seed}")
-        return AtonState.initial(seed, rng)
+        return AtonState.initial(check_seed(self.descriptor, seed), rng)
+
+    def serialize_state(self, state: State) -> str:
+        if not isinstance(state, AtonState):
+            raise TypeError(f"aton: cannot serialise a {type(state).__name__}")
+        return encode(state)
 
     def deserialize_state(self, data: str) -> AtonState:
         return decode(data)

@@ -3,50 +3,64 @@
 Representation (all plain lists and ints, ``__slots__``):
 
 * ``board``: 48 ints, the owner (0/1) of each square or -1 (see :mod:`engine.aton.board`);
-* per player (lists of two): ``stock``, ``kingdom`` (counters of that owner in the Kingdom),
-  ``score``, ``token`` (exchange token held), ``xdec`` (pending exchange decision -1/0/1),
-  ``exch`` (exchanged this round), ``rev`` (cartouches revealed: 0, 1, 2 or 4);
-* ``deck[p]``: card values, top of the deck LAST; ``hand[p]``: sorted values;
-  ``disc[p]``: discard pile as counts of values 1..4 (its order is irrelevant: it is only
-  ever used by shuffling it, A3.1); ``cart[p]``: values on cartouches 1..4, 0 = empty;
-* the step: ``phase``, ``cur`` (seat to decide, -1 when over), ``first`` (seat acting first
-  this round), ``step`` (0: first player acting, 1: second), ``todo`` (removals or
-  placements left), ``over`` (A6.3 overflow due after the last placement), ``tgt`` (owner of
-  the counters being removed), ``rs_first``/``rs_idx``/``rs_t`` (A8.4 reset progress);
+* per seat (lists of two): ``stock``, ``kingdom`` (counters of that owner in the Kingdom of
+  the Dead), ``score``, ``tokens`` (exchange token held, A1.4), ``exchange_choice`` (the
+  secret exchange decision while both decide, A3.2: -1 none, 0 keep, 1 exchange),
+  ``exchanged`` (exchanged this round), ``revealed`` (cartouches revealed: 0, 1, 2 or 4);
+* ``decks[p]``: card values, top of the deck LAST; ``hands[p]``: sorted values;
+  ``discards[p]``: the discard pile as counts of values 1..4 (its order is irrelevant: it
+  is only ever used by shuffling it, A3.1); ``cartouches[p]``: values on cartouches 1..4,
+  0 = empty;
+* the step: ``phase`` (the decision to take, :class:`Phase`), ``current`` (seat to decide,
+  -1 when over), ``first_player`` (seat acting first this round, A5), ``acting_second``
+  (0 while the first player acts, 1 while the second does, A6), ``remaining`` (removals or
+  placements left), ``overflow`` (A6.3 overflow due after the last placement),
+  ``removal_target`` (owner of the counters being removed), ``reset_first`` /
+  ``reset_turn`` / ``reset_temple`` (A8.4 reset: who resets first, whose turn of the two,
+  the temple 0-3 in question), ``war_cards`` (A5.3, this round);
 * ``rng``: the game's chance (:class:`engine.rng.ChanceRng`; SplitMix64 in sampled worlds)
   for every shuffle.
 
-Automatic steps (reveal, cartouche-1 points, order and war, overflow, win checks,
-clean-up, scoring round, end checks, next round's draw) run inside :meth:`apply` until the
-next decision. Events are only built when :meth:`apply_action` asks for them (``_ev`` is
-a list then, ``None`` on the fast path).
+:meth:`AtonState.apply` dispatches on the action's id block to one handler per kind of
+action; automatic steps (reveal, cartouche-1 points, order and war, overflow, win checks,
+clean-up, scoring round, end checks, next round's draw) run inside it until the next
+decision. Every handler takes ``events``: a list to append :class:`~engine.core.Event`
+values to (the validated path, :meth:`~engine.core.State.apply_action`), or ``None`` on the
+fast path, where no event is built.
 """
 
 from __future__ import annotations
 
+import enum
+import operator
 import random
-from typing import Any, Self
+from typing import Any, NamedTuple, Self
 
 from engine.aton.board import (
     ARRANGE_BASE,
     ARRANGE_BY_HAND,
     ARRANGEMENTS,
     BLUE,
+    BLUE_SQUARE_POINTS,
     BONUS,
     CARDS_PER_VALUE,
     COUNTERS,
     GREEN,
     GREY,
+    GREY_MAJORITY_POINTS,
     HAND_SIZE,
     KINGDOM_SIZE,
     MAX_ROUNDS,
     NUM_SQUARES,
     PLACE_BASE,
+    REMOVALS,
     REMOVE_BASE,
     RESET_BASE,
     SLOTS,
+    TEMPLE_2_POINTS,
     WIN_POINTS,
     YELLOW,
+    cartouche_1_points,
     square_name,
 )
 from engine.aton.view import AtonView, render
@@ -54,27 +68,100 @@ from engine.core import (
     SECRET_ACTION,
     TERMINAL,
     Event,
-    Game,
-    GameOverError,
+    FieldValue,
     IllegalActionError,
     Outcome,
     State,
+    StateFormatError,
 )
 from engine.rng import Rng, SerialRng, game_rng
 
-# Phases (decisions).
-EXCHANGE_PHASE = 0
-ARRANGE_PHASE = 1
-REMOVE_PHASE = 2
-PLACE_PHASE = 3
-RESET_PHASE = 4
-OVER = 5
-PHASE_NAMES = ("exchange", "arrange", "remove", "place", "reset", "over")
 
-#: Outcome reasons (Outcome.reason).
-REASONS = ("points", "temple", "yellow", "green", "scoring", "round_limit")
+class Phase(enum.StrEnum):
+    """The decision the seat to act faces (``State.decision()``), or the end."""
+
+    EXCHANGE = "exchange"  # A3.2: keep the hand or spend the token
+    ARRANGE = "arrange"  # A3.3: four cards on the cartouches
+    REMOVE = "remove"  # A6.2: remove a counter
+    PLACE = "place"  # A6.3: place a counter
+    RESET = "reset"  # A8.4: take an own counter back to stock
+    OVER = "over"
+
+
+class Reason(enum.StrEnum):
+    """How an Aton game ended (``Outcome.reason``)."""
+
+    POINTS = "points"  # A4.2: 40 points on cartouche 1
+    TEMPLE = "temple"  # A6.4: a whole temple
+    YELLOW = "yellow"  # A6.4: all yellow squares
+    GREEN = "green"  # A6.4: all green squares
+    SCORING = "scoring"  # A8.3 / A9.2: 40 points after a scoring round
+    ROUND_LIMIT = "round_limit"  # A9.3 [house]
+
+
+class EventKind(enum.StrEnum):
+    """``Event.kind`` of Aton's events, in the order they can happen in a round."""
+
+    DRAW_CARDS = "draw_cards"  # A3.1 (public: how many)
+    HAND = "hand"  # A3.1 (private: which cards)
+    RESHUFFLE = "reshuffle"  # A3.1
+    EXCHANGE_DECIDED = "exchange_decided"  # A3.2 (public: someone decided)
+    EXCHANGE_DECISION = "exchange_decision"  # A3.2 (private: what)
+    EXCHANGE = "exchange"  # A3.2: both decisions carried out
+    ARRANGED = "arranged"  # A3.3 (public: someone committed)
+    ARRANGEMENT = "arrangement"  # A3.3 (private: what)
+    REVEAL_CARTOUCHE_1 = "reveal_cartouche_1"  # A3.4
+    CARTOUCHE_1_POINTS = "cartouche_1_points"  # A4.1
+    REVEAL_CARTOUCHE_2 = "reveal_cartouche_2"  # A3.4
+    WAR = "war"  # A5.3
+    ORDER = "order"  # A5
+    REVEAL_CARTOUCHES_3_4 = "reveal_cartouches_3_4"  # A3.4
+    REMOVAL = "removal"  # A6.2: how many to remove
+    REMOVE = "remove"  # A6.2: one removal
+    PLACEMENT = "placement"  # A6.3: how many to place
+    PLACE = "place"  # A6.3: one placement
+    OVERFLOW = "overflow"  # A6.3
+    CLEANUP = "cleanup"  # A7
+    SCORING_ROUND = "scoring_round"  # A8.1
+    SCORING_LINE = "scoring_line"  # A8.2
+    RESET_START = "reset_start"  # A8.4
+    RESET = "reset"  # A8.4: one counter taken back
+    ROUND = "round"  # A9.1
+    WIN = "win"
+    DRAW = "draw"
+
+
+class FirstPlayerBy(enum.StrEnum):
+    """What decided the order of a round (``order`` event's ``reason``)."""
+
+    CARTOUCHE_2 = "cartouche2"  # A5.1: the lower cartouche 2
+    CARTOUCHE_1 = "cartouche1"  # A5.2: equal cartouche 2, the lower cartouche 1
+    WAR = "war"  # A5.3
+
+
+# The phases as module constants: the hot paths compare them by identity.
+EXCHANGE_PHASE = Phase.EXCHANGE
+ARRANGE_PHASE = Phase.ARRANGE
+REMOVE_PHASE = Phase.REMOVE
+PLACE_PHASE = Phase.PLACE
+RESET_PHASE = Phase.RESET
+OVER = Phase.OVER
 
 _SECRET_BELOW = REMOVE_BASE  # keep/exchange/arrange ids are secret (A3.2, A3.3)
+
+_OUTCOME_TEXT = {
+    Reason.POINTS: "reached 40 points on cartouche 1 (A4.2)",
+    Reason.TEMPLE: "occupies a whole temple (A6.4)",
+    Reason.YELLOW: "occupies all 14 yellow squares (A6.4)",
+    Reason.GREEN: "occupies all 14 green squares (A6.4)",
+    Reason.SCORING: "has the higher score after a scoring round reached 40 (A9.2)",
+    Reason.ROUND_LIMIT: "has the higher score after the round limit (A9.3)",
+}
+_ORDER_TEXT = {
+    FirstPlayerBy.CARTOUCHE_2: "lower cartouche 2",
+    FirstPlayerBy.CARTOUCHE_1: "equal cartouche 2, lower cartouche 1",
+    FirstPlayerBy.WAR: "war",
+}
 
 
 def shuffle(rng: SerialRng, cards: list[int]) -> None:
@@ -90,128 +177,133 @@ def shuffle(rng: SerialRng, cards: list[int]) -> None:
         cards[i], cards[j] = cards[j], cards[i]
 
 
+def _impossible(msg: str) -> StateFormatError:
+    return StateFormatError(f"aton state: impossible position: {msg}")
+
+
+def _square_fields(square: int) -> dict[str, FieldValue]:
+    return {"square": square, "temple": square // SLOTS + 1, "slot": square % SLOTS}
+
+
 class AtonState(State):
     """A position of Aton. Create with ``GAME.new_initial_state(seed=...)``."""
 
     __slots__ = (
-        "_ev",
+        "acting_second",
         "board",
-        "cart",
-        "cur",
-        "deck",
-        "disc",
-        "exch",
-        "first",
-        "hand",
+        "cartouches",
+        "current",
+        "decks",
+        "discards",
+        "exchange_choice",
+        "exchanged",
+        "first_player",
+        "hands",
         "kingdom",
         "max_rounds",
         "moves",
-        "over",
+        "overflow",
         "phase",
         "reason",
-        "rev",
-        "rnd",
+        "remaining",
+        "removal_target",
+        "reset_first",
+        "reset_temple",
+        "reset_turn",
+        "revealed",
         "rng",
-        "rs_first",
-        "rs_idx",
-        "rs_t",
+        "round",
         "score",
-        "step",
         "stock",
-        "tgt",
-        "todo",
-        "token",
-        "war",
+        "tokens",
+        "war_cards",
         "winners",
-        "xdec",
     )
-
-    game: Game  # set on the class by engine.aton.game
 
     board: list[int]
     stock: list[int]
     kingdom: list[int]
     score: list[int]
-    token: list[int]
-    xdec: list[int]
-    exch: list[int]
-    rev: list[int]
-    deck: list[list[int]]
-    hand: list[list[int]]
-    disc: list[list[int]]
-    cart: list[list[int]]
-    phase: int
-    cur: int
-    first: int
-    step: int
-    todo: int
-    over: int
-    tgt: int
-    rs_first: int
-    rs_idx: int
-    rs_t: int
-    rnd: int
+    tokens: list[int]
+    exchange_choice: list[int]
+    exchanged: list[int]
+    revealed: list[int]
+    decks: list[list[int]]
+    hands: list[list[int]]
+    discards: list[list[int]]
+    cartouches: list[list[int]]
+    phase: Phase
+    current: int
+    first_player: int
+    acting_second: int
+    remaining: int
+    overflow: int
+    removal_target: int
+    reset_first: int
+    reset_turn: int
+    reset_temple: int
+    round: int
     max_rounds: int
-    war: list[tuple[int, int]]
+    war_cards: list[tuple[int, int]]
     winners: tuple[int, ...] | None
-    reason: str
+    reason: Reason | None
     rng: SerialRng
     moves: int
-    _ev: list[Event] | None
 
     # ------------------------------------------------------------------------------
     # Construction
     # ------------------------------------------------------------------------------
 
     @classmethod
-    def _blank(cls) -> AtonState:
+    def blank(cls) -> AtonState:
+        """A state with every field at its start value and no cards dealt (the codec and
+        scenario tests fill it in)."""
         s = cls.__new__(cls)
         s.board = [-1] * NUM_SQUARES
         s.stock = [COUNTERS, COUNTERS]
         s.kingdom = [0, 0]
         s.score = [0, 0]
-        s.token = [1, 1]
-        s.xdec = [-1, -1]
-        s.exch = [0, 0]
-        s.rev = [0, 0]
-        s.deck = [[], []]
-        s.hand = [[], []]
-        s.disc = [[0, 0, 0, 0], [0, 0, 0, 0]]
-        s.cart = [[0, 0, 0, 0], [0, 0, 0, 0]]
+        s.tokens = [1, 1]
+        s.exchange_choice = [-1, -1]
+        s.exchanged = [0, 0]
+        s.revealed = [0, 0]
+        s.decks = [[], []]
+        s.hands = [[], []]
+        s.discards = [[0, 0, 0, 0], [0, 0, 0, 0]]
+        s.cartouches = [[0, 0, 0, 0], [0, 0, 0, 0]]
         s.phase = EXCHANGE_PHASE
-        s.cur = 0
-        s.first = -1
-        s.step = 0
-        s.todo = 0
-        s.over = 0
-        s.tgt = -1
-        s.rs_first = -1
-        s.rs_idx = 0
-        s.rs_t = 0
-        s.rnd = 1
+        s.current = 0
+        s.first_player = -1
+        s.acting_second = 0
+        s.remaining = 0
+        s.overflow = 0
+        s.removal_target = -1
+        s.reset_first = -1
+        s.reset_turn = 0
+        s.reset_temple = 0
+        s.round = 1
         s.max_rounds = MAX_ROUNDS
         s.moves = 0
-        s.war = []
+        s.war_cards = []
         s.winners = None
-        s.reason = ""
+        s.reason = None
         s.rng = Rng(0)
-        s._ev = None
         return s
 
     @classmethod
     def initial(cls, seed: int, rng: SerialRng | None = None) -> AtonState:
         """Setup (A1): shuffled 9/9/9/9 decks, 29 counters in stock, tokens, round 1's draw.
         The game's chance is ``rng``, by default :func:`engine.rng.game_rng` of the seed."""
-        s = cls._blank()
+        s = cls.blank()
         s.rng = rng if rng is not None else game_rng("aton", seed)
         for p in (0, 1):
             deck = [v for v in (1, 2, 3, 4) for _ in range(CARDS_PER_VALUE)]
             shuffle(s.rng, deck)  # A1.2
-            s.deck[p] = deck
-        s._draw(0)
-        s._draw(1)
+            s.decks[p] = deck
+        s._draw(0, None)
+        s._draw(1, None)
         s.phase = EXCHANGE_PHASE  # A3.2: both hold a token in round 1
-        s.cur = 0
+        s.current = 0
         return s
 
     # ------------------------------------------------------------------------------
@@ -223,16 +315,16 @@ class AtonState(State):
         return 2
 
     def current_player(self) -> int:
-        return self.cur
+        return self.current
 
     def is_terminal(self) -> bool:
-        return self.phase == OVER
+        return self.phase is OVER
 
-    def decision(self) -> str:
-        return PHASE_NAMES[self.phase]
+    def decision(self) -> Phase:
+        return self.phase
 
     def round_number(self) -> int:
-        return self.rnd
+        return self.round
 
     def move_number(self) -> int:
         return self.moves
@@ -243,22 +335,22 @@ class AtonState(State):
 
     def legal_actions(self) -> list[int]:
         ph = self.phase
-        if ph == PLACE_PHASE:  # A6.3: an empty square of an allowed temple
+        if ph is PLACE_PHASE:  # A6.3: an empty square of an allowed temple
             b = self.board
-            return [PLACE_BASE + i for i in range(SLOTS * self.cart[self.cur][2]) if b[i] < 0]
-        if ph == REMOVE_PHASE:  # A6.2: a target counter in an allowed temple
+            return [PLACE_BASE + i for i in range(SLOTS * self.cartouches[self.current][2]) if b[i] < 0]
+        if ph is REMOVE_PHASE:  # A6.2: a target counter in an allowed temple
             b = self.board
-            t = self.tgt
-            return [REMOVE_BASE + i for i in range(SLOTS * self.cart[self.cur][2]) if b[i] == t]
-        if ph == ARRANGE_PHASE:  # A3.3: distinct assignments only
-            h = self.hand[self.cur]
+            t = self.removal_target
+            return [REMOVE_BASE + i for i in range(SLOTS * self.cartouches[self.current][2]) if b[i] == t]
+        if ph is ARRANGE_PHASE:  # A3.3: distinct assignments only
+            h = self.hands[self.current]
             return list(ARRANGE_BY_HAND[64 * h[0] + 16 * h[1] + 4 * h[2] + h[3] - 85])
-        if ph == EXCHANGE_PHASE:  # A3.2
+        if ph is EXCHANGE_PHASE:  # A3.2
             return [0, 1]
-        if ph == RESET_PHASE:  # A8.4: one of their own counters in that temple
+        if ph is RESET_PHASE:  # A8.4: one of their own counters in that temple
             b = self.board
-            p = self.cur
-            lo = SLOTS * self.rs_t
+            p = self.current
+            lo = SLOTS * self.reset_temple
             return [RESET_BASE + i for i in range(lo, lo + SLOTS) if b[i] == p]
         return []
 
@@ -267,490 +359,554 @@ class AtonState(State):
         if isinstance(action, bool) or not isinstance(action, int):
             return False
         ph = self.phase
-        if ph == PLACE_PHASE:
+        if ph is PLACE_PHASE:
             sq = action - PLACE_BASE
-            return 0 <= sq < SLOTS * self.cart[self.cur][2] and self.board[sq] < 0
-        if ph == REMOVE_PHASE:
+            return 0 <= sq < SLOTS * self.cartouches[self.current][2] and self.board[sq] < 0
+        if ph is REMOVE_PHASE:
             sq = action - REMOVE_BASE
-            return 0 <= sq < SLOTS * self.cart[self.cur][2] and self.board[sq] == self.tgt
-        if ph == RESET_PHASE:
+            return (
+                0 <= sq < SLOTS * self.cartouches[self.current][2] and self.board[sq] == self.removal_target
+            )
+        if ph is RESET_PHASE:
             sq = action - RESET_BASE
-            return 0 <= sq < NUM_SQUARES and sq // SLOTS == self.rs_t and self.board[sq] == self.cur
-        if ph == EXCHANGE_PHASE:
+            return (
+                0 <= sq < NUM_SQUARES and sq // SLOTS == self.reset_temple and self.board[sq] == self.current
+            )
+        if ph is EXCHANGE_PHASE:
             return action in (0, 1)
-        if ph == ARRANGE_PHASE:
+        if ph is ARRANGE_PHASE:
             return action in self.legal_actions()
         return False
 
-    def apply(self, action: int) -> None:
+    def apply(self, action: int, events: list[Event] | None = None) -> None:
         self.moves += 1
-        ph = self.phase
-        ev = self._ev
-        # --- A6.3 placement ----------------------------------------------------------
-        if ph == PLACE_PHASE:
-            sq = action - PLACE_BASE
-            p = self.cur
-            self.board[sq] = p
-            self.stock[p] -= 1
-            self.todo -= 1
-            if ev is not None:
-                ev.append(Event("place", f"seat {p} places a counter on {square_name(sq)}", p,
-                                {"square": sq, "temple": sq // SLOTS + 1, "slot": sq % SLOTS}))
-            if not self.todo:
-                self._end_actor()
-            return
-        # --- A6.2 removal ------------------------------------------------------------
-        if ph == REMOVE_PHASE:
-            sq = action - REMOVE_BASE
-            owner = self.board[sq]
-            self.board[sq] = -1
-            k = self.kingdom
-            to_kingdom = k[0] + k[1] < KINGDOM_SIZE
-            if to_kingdom:
-                k[owner] += 1
-            else:  # [house] Kingdom full: back to its owner's stock
-                self.stock[owner] += 1
-            self.todo -= 1
-            if ev is not None:
-                dest = "the Kingdom of the Dead" if to_kingdom else f"seat {owner}'s stock (Kingdom full)"
-                ev.append(Event("remove", f"seat {self.cur} removes seat {owner}'s counter from "
-                                f"{square_name(sq)} to {dest}", self.cur,
-                                {"square": sq, "temple": sq // SLOTS + 1, "slot": sq % SLOTS,
-                                 "owner": owner, "to_kingdom": to_kingdom}))
-            if not self.todo:
-                self._begin_place()
-            return
-        # --- A3.3 arrangement --------------------------------------------------------
-        if ph == ARRANGE_PHASE:
-            p = self.cur
-            self.cart[p] = list(ARRANGEMENTS[action - ARRANGE_BASE])
-            self.hand[p] = []
-            if ev is not None:
-                ev.append(Event("arranged", f"seat {p} commits their arrangement", p))
-                ev.append(Event("arrangement", f"seat {p} arranges {''.join(map(str, self.cart[p]))} "
-                                "on cartouches 1-4",
-                                p, {"values": tuple(self.cart[p])}, visible_to=(p,)))
-            if p == 0:
-                self.cur = 1
+        # Action id blocks (engine.aton.board): keep/exchange, arrange, remove, place, reset.
+        if action >= PLACE_BASE:
+            if action >= RESET_BASE:
+                self._reset(action - RESET_BASE, events)
             else:
-                self._reveal()
-            return
-        # --- A3.2 exchange decision ----------------------------------------------------
-        if ph == EXCHANGE_PHASE:
-            p = self.cur
-            self.xdec[p] = action
-            if ev is not None:
-                ev.append(Event("exchange_decided", f"seat {p} decides", p))
-                ev.append(Event("exchange_decision", f"seat {p} decides to "
-                                f"{'exchange' if action else 'keep'}", p,
-                                {"exchange": bool(action)}, visible_to=(p,)))
-            if p == 0 and self.token[1]:
-                self.cur = 1
-            else:
-                self._do_exchanges()
-            return
-        # --- A8.4 reset ----------------------------------------------------------------
-        if ph == RESET_PHASE:
-            sq = action - RESET_BASE
-            p = self.cur
-            self.board[sq] = -1
-            self.stock[p] += 1
-            if ev is not None:
-                ev.append(Event("reset", f"seat {p} takes back their counter from {square_name(sq)}",
-                                p, {"square": sq, "temple": sq // SLOTS + 1, "slot": sq % SLOTS}))
-            self.rs_t += 1
-            self._next_reset()
-            return
-        raise GameOverError("aton: the game is over")
-
-    def apply_action(self, action: int) -> list[Event]:
-        if self.phase == OVER:
-            raise GameOverError(f"aton: the game is over; no action is legal (got {action!r})")
-        if not self.is_legal(action):
-            raise IllegalActionError(self._illegal_message(action))
-        events: list[Event] = []
-        self._ev = events
-        try:
-            self.apply(action)
-        finally:
-            self._ev = None
-        return events
-
-    def _illegal_message(self, action: object) -> str:
-        from engine.aton.board import NUM_ACTIONS, action_info
-
-        if isinstance(action, int) and not isinstance(action, bool) and 0 <= action < NUM_ACTIONS:
-            text = f"{action_info(action).text!r} (id {action})"
+                self._place(action - PLACE_BASE, events)
+        elif action >= REMOVE_BASE:
+            self._remove(action - REMOVE_BASE, events)
+        elif action >= ARRANGE_BASE:
+            self._arrange(action - ARRANGE_BASE, events)
         else:
-            text = repr(action)
-        legal = [self.game.action_to_string(a) for a in self.legal_actions()]
-        shown = ", ".join(legal[:12]) + (", ..." if len(legal) > 12 else "")
-        return (f"aton: {text} is not legal now (round {self.rnd}, {PHASE_NAMES[self.phase]}, "
-                f"seat {self.cur} to decide); legal: {shown}")
+            self._decide_exchange(action, events)
 
     def public_action(self, action: int) -> int:
         return SECRET_ACTION if action < _SECRET_BELOW else action
+
+    # --- the decisions ---------------------------------------------------------------
+
+    def _decide_exchange(self, exchange: int, events: list[Event] | None) -> None:
+        """A3.2: a secret decision; carried out once both token holders decided."""
+        p = self.current
+        self.exchange_choice[p] = exchange
+        if events is not None:
+            events.append(Event(EventKind.EXCHANGE_DECIDED, f"seat {p} decides", p))
+            events.append(
+                Event(
+                    EventKind.EXCHANGE_DECISION,
+                    f"seat {p} decides to {'exchange' if exchange else 'keep'}",
+                    p,
+                    {"exchange": bool(exchange)},
+                    visible_to=(p,),
+                )
+            )
+        if p == 0 and self.tokens[1]:
+            self.current = 1
+        else:
+            self._do_exchanges(events)
+
+    def _arrange(self, index: int, events: list[Event] | None) -> None:
+        """A3.3: a secret arrangement; revealed once both arranged (A3.4)."""
+        p = self.current
+        self.cartouches[p] = list(ARRANGEMENTS[index])
+        self.hands[p] = []
+        if events is not None:
+            events.append(Event(EventKind.ARRANGED, f"seat {p} commits their arrangement", p))
+            events.append(
+                Event(
+                    EventKind.ARRANGEMENT,
+                    f"seat {p} arranges {''.join(map(str, self.cartouches[p]))} on cartouches 1-4",
+                    p,
+                    {"values": tuple(self.cartouches[p])},
+                    visible_to=(p,),
+                )
+            )
+        if p == 0:
+            self.current = 1
+        else:
+            self._reveal(events)
+
+    def _remove(self, sq: int, events: list[Event] | None) -> None:
+        """A6.2: one removal, to the Kingdom of the Dead (or [house] the owner's stock when
+        it is full)."""
+        owner = self.board[sq]
+        self.board[sq] = -1
+        k = self.kingdom
+        to_kingdom = k[0] + k[1] < KINGDOM_SIZE
+        if to_kingdom:
+            k[owner] += 1
+        else:
+            self.stock[owner] += 1
+        self.remaining -= 1
+        if events is not None:
+            dest = "the Kingdom of the Dead" if to_kingdom else f"seat {owner}'s stock (Kingdom full)"
+            events.append(
+                Event(
+                    EventKind.REMOVE,
+                    f"seat {self.current} removes seat {owner}'s counter from {square_name(sq)} to {dest}",
+                    self.current,
+                    {**_square_fields(sq), "owner": owner, "to_kingdom": to_kingdom},
+                )
+            )
+        if not self.remaining:
+            self._begin_place(events)
+
+    def _place(self, sq: int, events: list[Event] | None) -> None:
+        """A6.3: one placement."""
+        p = self.current
+        self.board[sq] = p
+        self.stock[p] -= 1
+        self.remaining -= 1
+        if events is not None:
+            events.append(
+                Event(
+                    EventKind.PLACE, f"seat {p} places a counter on {square_name(sq)}", p, _square_fields(sq)
+                )
+            )
+        if not self.remaining:
+            self._end_actor(events)
+
+    def _reset(self, sq: int, events: list[Event] | None) -> None:
+        """A8.4: one own counter of the current temple back to stock."""
+        p = self.current
+        self.board[sq] = -1
+        self.stock[p] += 1
+        if events is not None:
+            events.append(
+                Event(
+                    EventKind.RESET,
+                    f"seat {p} takes back their counter from {square_name(sq)}",
+                    p,
+                    _square_fields(sq),
+                )
+            )
+        self.reset_temple += 1
+        self._next_reset(events)
 
     # ------------------------------------------------------------------------------
     # Automatic steps
     # ------------------------------------------------------------------------------
 
-    def _reshuffle(self, p: int) -> None:
+    def _reshuffle(self, p: int, events: list[Event] | None) -> None:
         """A3.1: the discard pile becomes the new deck, shuffled."""
-        d = self.disc[p]
+        d = self.discards[p]
         cards = [1] * d[0] + [2] * d[1] + [3] * d[2] + [4] * d[3]
         shuffle(self.rng, cards)
-        self.deck[p] = cards
-        self.disc[p] = [0, 0, 0, 0]
-        if self._ev is not None:
-            self._ev.append(Event("reshuffle", f"seat {p} shuffles their discard pile into a new deck "
-                                  f"of {len(cards)} cards", p, {"cards": len(cards)}))
+        self.decks[p] = cards
+        self.discards[p] = [0, 0, 0, 0]
+        if events is not None:
+            events.append(
+                Event(
+                    EventKind.RESHUFFLE,
+                    f"seat {p} shuffles their discard pile into a new deck of {len(cards)} cards",
+                    p,
+                    {"cards": len(cards)},
+                )
+            )
 
-    def _draw(self, p: int) -> None:
+    def _draw(self, p: int, events: list[Event] | None) -> None:
         """A3.1: draw 4 cards into the hand (reshuffling the discard pile when needed)."""
-        deck = self.deck[p]
+        deck = self.decks[p]
         if len(deck) >= HAND_SIZE:
             hand = deck[-HAND_SIZE:]
             del deck[-HAND_SIZE:]
         else:
             hand = deck[:]
             deck.clear()
-            self._reshuffle(p)
-            deck = self.deck[p]
+            self._reshuffle(p, events)
+            deck = self.decks[p]
             while len(hand) < HAND_SIZE:
                 hand.append(deck.pop())
         hand.sort()
-        self.hand[p] = hand
-        if self._ev is not None:
-            self._ev.append(Event("draw_cards", f"seat {p} draws 4 cards", p, {"deck": len(self.deck[p])}))
-            self._ev.append(Event("hand", f"seat {p}'s hand: {''.join(map(str, hand))}", p,
-                                  {"hand": tuple(hand)}, visible_to=(p,)))
+        self.hands[p] = hand
+        if events is not None:
+            events.append(
+                Event(EventKind.DRAW_CARDS, f"seat {p} draws 4 cards", p, {"deck": len(self.decks[p])})
+            )
+            events.append(
+                Event(
+                    EventKind.HAND,
+                    f"seat {p}'s hand: {''.join(map(str, hand))}",
+                    p,
+                    {"hand": tuple(hand)},
+                    visible_to=(p,),
+                )
+            )
 
-    def _do_exchanges(self) -> None:
+    def _do_exchanges(self, events: list[Event] | None) -> None:
         """A3.2: both decisions revealed and carried out together."""
-        ev = self._ev
+        choice = self.exchange_choice
         for p in (0, 1):
-            if self.xdec[p] == 1:
-                d = self.disc[p]
-                for v in self.hand[p]:
+            if choice[p] == 1:
+                d = self.discards[p]
+                for v in self.hands[p]:
                     d[v - 1] += 1
-                self.hand[p] = []
-                self.token[p] = 0
-                self.exch[p] = 1
-        if ev is not None:
-            who = [p for p in (0, 1) if self.exch[p]]
-            decided = [p for p in (0, 1) if self.xdec[p] >= 0]
-            text = ("exchange decisions: " + ", ".join(f"seat {p} {'exchanges' if self.exch[p] else 'keeps'}"
-                                            for p in decided))
-            ev.append(Event("exchange", text, None,
-                            {"exchanged": tuple(bool(self.exch[p]) for p in (0, 1)),
-                             "decided": tuple(decided), "who": tuple(who)}))
+                self.hands[p] = []
+                self.tokens[p] = 0
+                self.exchanged[p] = 1
+        if events is not None:
+            who = [p for p in (0, 1) if self.exchanged[p]]
+            decided = [p for p in (0, 1) if choice[p] >= 0]
+            text = "exchange decisions: " + ", ".join(
+                f"seat {p} {'exchanges' if self.exchanged[p] else 'keeps'}" for p in decided
+            )
+            events.append(
+                Event(
+                    EventKind.EXCHANGE,
+                    text,
+                    None,
+                    {
+                        "exchanged": tuple(bool(self.exchanged[p]) for p in (0, 1)),
+                        "decided": tuple(decided),
+                        "who": tuple(who),
+                    },
+                )
+            )
         for p in (0, 1):
-            if self.xdec[p] == 1:
-                self._draw(p)
-        self.xdec = [-1, -1]
+            if choice[p] == 1:
+                self._draw(p, events)
+        self.exchange_choice = [-1, -1]
         self.phase = ARRANGE_PHASE
-        self.cur = 0
+        self.current = 0
 
-    def _reveal(self) -> None:
+    def _reveal(self, events: list[Event] | None) -> None:
         """A3.4 / A4 / A5: cartouche 1 (points), cartouche 2 (order), war."""
-        ev = self._ev
-        c0 = self.cart[0]
-        c1 = self.cart[1]
-        self.rev[0] = self.rev[1] = 1
+        c0 = self.cartouches[0]
+        c1 = self.cartouches[1]
+        self.revealed[0] = self.revealed[1] = 1
         a = c0[0]
         b = c1[0]
         scorer = -1
         pts = 0
         if a != b:  # A4.1
             scorer = 0 if a > b else 1
-            pts = 2 * (a - b if a > b else b - a)
+            pts = cartouche_1_points(a, b) if scorer == 0 else cartouche_1_points(b, a)
             self.score[scorer] += pts
-        if ev is not None:
-            ev.append(Event("reveal_cartouche_1", f"cartouche 1: seat 0 shows {a}, seat 1 shows {b}", None,
-                            {"cards": (a, b)}))
-            text = (f"cartouche 1: seat {scorer} scores {pts}" if scorer >= 0
-                    else "cartouche 1: equal cards, nobody scores")
-            ev.append(Event("cartouche_1_points", text, scorer if scorer >= 0 else None,
-                            {"points": (pts if scorer == 0 else 0, pts if scorer == 1 else 0)}))
+        if events is not None:
+            events.append(
+                Event(
+                    EventKind.REVEAL_CARTOUCHE_1,
+                    f"cartouche 1: seat 0 shows {a}, seat 1 shows {b}",
+                    None,
+                    {"cards": (a, b)},
+                )
+            )
+            text = (
+                f"cartouche 1: seat {scorer} scores {pts}"
+                if scorer >= 0
+                else "cartouche 1: equal cards, nobody scores"
+            )
+            events.append(
+                Event(
+                    EventKind.CARTOUCHE_1_POINTS,
+                    text,
+                    scorer if scorer >= 0 else None,
+                    {"points": (pts if scorer == 0 else 0, pts if scorer == 1 else 0)},
+                )
+            )
         if scorer >= 0 and self.score[scorer] >= WIN_POINTS:  # A4.2
-            self._finish((scorer,), "points")
+            self._finish((scorer,), Reason.POINTS, events)
             return
-        self.rev[0] = self.rev[1] = 2
+        self.revealed[0] = self.revealed[1] = 2
         x = c0[1]
         y = c1[1]
-        if ev is not None:
-            ev.append(Event("reveal_cartouche_2", f"cartouche 2: seat 0 shows {x}, seat 1 shows {y}", None,
-                            {"cards": (x, y)}))
+        if events is not None:
+            events.append(
+                Event(
+                    EventKind.REVEAL_CARTOUCHE_2,
+                    f"cartouche 2: seat 0 shows {x}, seat 1 shows {y}",
+                    None,
+                    {"cards": (x, y)},
+                )
+            )
         if x != y:  # A5.1
             first = 0 if x < y else 1
-            why = "cartouche2"
+            why = FirstPlayerBy.CARTOUCHE_2
         elif a != b:  # A5.2
             first = 0 if a < b else 1
-            why = "cartouche1"
+            why = FirstPlayerBy.CARTOUCHE_1
         else:  # A5.3 war
-            first = self._war()
-            why = "war"
-        self.first = first
-        self.step = 0
-        if ev is not None:
-            because = {"cartouche2": "lower cartouche 2", "war": "war",
-                       "cartouche1": "equal cartouche 2, lower cartouche 1"}[why]
-            ev.append(Event("order", f"seat {first} acts first ({because})", first,
-                            {"first": first, "reason": why}))
-        self._begin_actor(first)
+            first = self._war(events)
+            why = FirstPlayerBy.WAR
+        self.first_player = first
+        self.acting_second = 0
+        if events is not None:
+            events.append(
+                Event(
+                    EventKind.ORDER,
+                    f"seat {first} acts first ({_ORDER_TEXT[why]})",
+                    first,
+                    {"first": first, "reason": why},
+                )
+            )
+        self._begin_actor(first, events)
 
-    def _war(self) -> int:
+    def _war(self, events: list[Event] | None) -> int:
         """A5.3: reveal top cards until one is lower; [house] war cards are discarded after."""
         aside: list[list[int]] = [[], []]
-        ev = self._ev
         first = -1
         while first < 0:
             cards = [0, 0]
             for p in (0, 1):
-                if not self.deck[p] and any(self.disc[p]):
-                    self._reshuffle(p)
-                if self.deck[p]:
-                    cards[p] = self.deck[p].pop()
+                if not self.decks[p] and any(self.discards[p]):
+                    self._reshuffle(p, events)
+                if self.decks[p]:
+                    cards[p] = self.decks[p].pop()
                     aside[p].append(cards[p])
-            self.war.append((cards[0], cards[1]))
-            if ev is not None:
-                ev.append(Event("war", f"war: seat 0 reveals {cards[0] or 'nothing'}, seat 1 reveals "
-                                f"{cards[1] or 'nothing'}", None, {"cards": (cards[0], cards[1])}))
+            self.war_cards.append((cards[0], cards[1]))
+            if events is not None:
+                events.append(
+                    Event(
+                        EventKind.WAR,
+                        f"war: seat 0 reveals {cards[0] or 'nothing'}, seat 1 reveals "
+                        f"{cards[1] or 'nothing'}",
+                        None,
+                        {"cards": (cards[0], cards[1])},
+                    )
+                )
             if not cards[0] or not cards[1]:
                 first = 0  # [house] a player cannot reveal: seat 0 acts first
             elif cards[0] != cards[1]:
                 first = 0 if cards[0] < cards[1] else 1
         for p in (0, 1):
-            d = self.disc[p]
+            d = self.discards[p]
             for v in aside[p]:
                 d[v - 1] += 1
         return first
 
-    def _begin_actor(self, p: int) -> None:
+    def _begin_actor(self, p: int, events: list[Event] | None) -> None:
         """A6: the player reveals cartouches 3 and 4 (A3.4), then removes (A6.2)."""
-        self.cur = p
-        self.rev[p] = 4
-        cart = self.cart[p]
+        self.current = p
+        self.revealed[p] = 4
+        cart = self.cartouches[p]
         c2 = cart[1]
         limit = SLOTS * cart[2]  # A6.1: temples 1..v are squares 0..12v-1
-        ev = self._ev
-        if ev is not None:
+        if events is not None:
             where = "temple 1 only" if cart[2] == 1 else f"temples 1-{cart[2]}"
-            ev.append(Event("reveal_cartouches_3_4", f"seat {p} reveals cartouche 3: {cart[2]} "
-                            f"({where}), cartouche 4: {cart[3]}", p, {"cards": (cart[2], cart[3])}))
-        if c2 != 2:
-            if c2 == 1:
-                tgt = p
-                req = 1
+            events.append(
+                Event(
+                    EventKind.REVEAL_CARTOUCHES_3_4,
+                    f"seat {p} reveals cartouche 3: {cart[2]} ({where}), cartouche 4: {cart[3]}",
+                    p,
+                    {"cards": (cart[2], cart[3])},
+                )
+            )
+        required, own = REMOVALS[c2]
+        if required:
+            target = p if own else 1 - p
+            if self.round == 1:  # A6.2: no removal at all in the first round
+                if events is not None:
+                    events.append(
+                        Event(
+                            EventKind.REMOVAL,
+                            f"seat {p}: no removal in the first round",
+                            p,
+                            {"required": required, "count": 0, "target": target},
+                        )
+                    )
             else:
-                tgt = 1 - p
-                req = c2 - 2
-            if self.rnd == 1:  # A6.2: no removal at all in the first round
-                if ev is not None:
-                    ev.append(Event("removal", f"seat {p}: no removal in the first round", p,
-                                    {"required": req, "count": 0, "target": tgt}))
-            else:
-                n = self.board[:limit].count(tgt)
-                n = min(n, req)
-                if ev is not None:
-                    whose = "their own" if tgt == p else f"seat {tgt}'s"
-                    ev.append(Event("removal", f"seat {p} must remove {n} of {whose} counters "
-                                    f"(cartouche 2 asks {req})", p,
-                                    {"required": req, "count": n, "target": tgt}))
+                n = min(self.board[:limit].count(target), required)
+                if events is not None:
+                    whose = "their own" if target == p else f"seat {target}'s"
+                    events.append(
+                        Event(
+                            EventKind.REMOVAL,
+                            f"seat {p} must remove {n} of {whose} counters (cartouche 2 asks {required})",
+                            p,
+                            {"required": required, "count": n, "target": target},
+                        )
+                    )
                 if n:
                     self.phase = REMOVE_PHASE
-                    self.tgt = tgt
-                    self.todo = n
+                    self.removal_target = target
+                    self.remaining = n
                     return
-        self._begin_place()
+        self._begin_place(events)
 
-    def _begin_place(self) -> None:
-        """A6.3: q = min(p, stock), e = empty allowed squares; place min(q, e)."""
-        p = self.cur
-        cart = self.cart[p]
-        q = cart[3]
-        q = min(q, self.stock[p])
+    def _begin_place(self, events: list[Event] | None) -> None:
+        """A6.3: q = min(cartouche 4, stock), e = empty allowed squares; place min(q, e)."""
+        p = self.current
+        cart = self.cartouches[p]
+        q = min(cart[3], self.stock[p])
         e = self.board[: SLOTS * cart[2]].count(-1)
         n = q if q < e else e
-        self.over = q - n
-        self.tgt = -1
-        if self._ev is not None:
-            self._ev.append(Event("placement", f"seat {p} must place {n} counter(s)"
-                                  + (f", {q - n} overflow" if q > n else ""), p,
-                                  {"count": n, "overflow": q - n, "stock": self.stock[p],
-                                   "empty": e, "cartouche": cart[3]}))
+        self.overflow = q - n
+        self.removal_target = -1
+        if events is not None:
+            events.append(
+                Event(
+                    EventKind.PLACEMENT,
+                    f"seat {p} must place {n} counter(s)" + (f", {q - n} overflow" if q > n else ""),
+                    p,
+                    {"count": n, "overflow": q - n, "stock": self.stock[p], "empty": e, "cartouche": cart[3]},
+                )
+            )
         if n:
             self.phase = PLACE_PHASE
-            self.todo = n
+            self.remaining = n
             return
-        self._end_actor()
+        self._end_actor(events)
 
-    def _end_actor(self) -> None:
+    def _end_actor(self, events: list[Event] | None) -> None:
         """End of a player's actions: A6.3 overflow, A6.4 win check, next player or A7."""
-        p = self.cur
-        ev = self._ev
-        self.todo = 0
-        if self.over:
+        p = self.current
+        self.remaining = 0
+        if self.overflow:
             k = self.kingdom
             room = KINGDOM_SIZE - k[0] - k[1]
-            moved = self.over if self.over < room else room
+            moved = self.overflow if self.overflow < room else room
             self.stock[p] -= moved
             k[p] += moved
-            if ev is not None:
-                ev.append(Event("overflow", f"seat {p}: {self.over} counter(s) overflow, {moved} go to the "
-                                "Kingdom of the Dead", p, {"overflow": self.over, "to_kingdom": moved}))
-            self.over = 0
-        # A6.4 immediate win check, only for the player who just acted.
-        b = self.board
-        reason = ""
-        for lo in (0, 12, 24, 36):
-            if b[lo:lo + 12].count(p) == 12:
-                reason = "temple"
-                break
-        else:
-            for i in YELLOW:
-                if b[i] != p:
-                    break
-            else:
-                reason = "yellow"
-            if not reason:
-                for i in GREEN:
-                    if b[i] != p:
-                        break
-                else:
-                    reason = "green"
-        if reason:
-            self._finish((p,), reason)
+            if events is not None:
+                events.append(
+                    Event(
+                        EventKind.OVERFLOW,
+                        f"seat {p}: {self.overflow} counter(s) overflow, {moved} "
+                        "go to the Kingdom of the Dead",
+                        p,
+                        {"overflow": self.overflow, "to_kingdom": moved},
+                    )
+                )
+            self.overflow = 0
+        reason = instant_win(self.board, p)  # A6.4, only for the player who just acted
+        if reason is not None:
+            self._finish((p,), reason, events)
             return
-        if self.step == 0:
-            self.step = 1
-            self._begin_actor(1 - self.first)
+        if self.acting_second == 0:
+            self.acting_second = 1
+            self._begin_actor(1 - self.first_player, events)
         else:
-            self._cleanup()
+            self._cleanup(events)
 
-    def _cleanup(self) -> None:
+    def _cleanup(self, events: list[Event] | None) -> None:
         """A7 clean-up, A8 scoring round and reset, or the end of the round."""
         for p in (0, 1):
-            d = self.disc[p]
-            for v in self.cart[p]:
+            d = self.discards[p]
+            for v in self.cartouches[p]:
                 d[v - 1] += 1
-        self.cart = [[0, 0, 0, 0], [0, 0, 0, 0]]
-        self.rev = [0, 0]
+        self.cartouches = [[0, 0, 0, 0], [0, 0, 0, 0]]
+        self.revealed = [0, 0]
         self.phase = RESET_PHASE  # transient, replaced below
-        if self._ev is not None:
-            self._ev.append(Event("cleanup", "the 8 played cards go to the discard piles"))
+        if events is not None:
+            events.append(Event(EventKind.CLEANUP, "the 8 played cards go to the discard piles"))
         if self.kingdom[0] + self.kingdom[1] >= KINGDOM_SIZE:  # A8.1
-            self._scoring()
-            if self.phase == OVER:
+            self._scoring(events)
+            if self.phase is OVER:
                 return
             # A8.4 reset: Kingdom emptied, then one own counter per temple.
             self.stock[0] += self.kingdom[0]
             self.stock[1] += self.kingdom[1]
             self.kingdom = [0, 0]
             s0, s1 = self.score
-            self.rs_first = 0 if s0 > s1 else 1 if s1 > s0 else self.first
-            self.rs_idx = 0
-            self.rs_t = 0
-            if self._ev is not None:
-                self._ev.append(Event("reset_start", f"the Kingdom is emptied; seat {self.rs_first} "
-                                      "takes back counters first", self.rs_first,
-                                      {"first": self.rs_first}))
-            self._next_reset()
+            self.reset_first = 0 if s0 > s1 else 1 if s1 > s0 else self.first_player
+            self.reset_turn = 0
+            self.reset_temple = 0
+            if events is not None:
+                events.append(
+                    Event(
+                        EventKind.RESET_START,
+                        f"the Kingdom is emptied; seat {self.reset_first} takes back counters first",
+                        self.reset_first,
+                        {"first": self.reset_first},
+                    )
+                )
+            self._next_reset(events)
         else:
-            self._end_round()
+            self._end_round(events)
 
-    def _scoring(self) -> None:
+    def _scoring(self, events: list[Event] | None) -> None:
         """A8.2 scoring lines, then the A8.3 end check."""
-        b = self.board
-        t = [(b[lo:lo + 12].count(0), b[lo:lo + 12].count(1)) for lo in (0, 12, 24, 36)]
-        lines: list[tuple[str, int, int]] = []
-
-        def majority(c: tuple[int, int]) -> int:
-            return 0 if c[0] > c[1] else 1 if c[1] > c[0] else -1
-
-        m = majority(t[0])  # temple 1: the difference
-        pts = abs(t[0][0] - t[0][1])
-        lines.append(("temple 1", pts if m == 0 else 0, pts if m == 1 else 0))
-        m = majority(t[1])  # temple 2: 5
-        lines.append(("temple 2", 5 if m == 0 else 0, 5 if m == 1 else 0))
-        m = majority(t[2])  # temple 3: 1 per own counter in temple 3
-        lines.append(("temple 3", t[2][0] if m == 0 else 0, t[2][1] if m == 1 else 0))
-        m = majority(t[3])  # temple 4: 3 per own blue square, all temples
-        blue = [sum(1 for i in BLUE if b[i] == p) for p in (0, 1)]
-        lines.append(("temple 4", 3 * blue[0] if m == 0 else 0, 3 * blue[1] if m == 1 else 0))
-        grey = (sum(1 for i in GREY if b[i] == 0), sum(1 for i in GREY if b[i] == 1))
-        m = majority(grey)  # grey squares: 8
-        lines.append(("grey squares", 8 if m == 0 else 0, 8 if m == 1 else 0))
-        bonus = [sum(v for i, v in BONUS if b[i] == p) for p in (0, 1)]
-        lines.append(("bonus squares", bonus[0], bonus[1]))
-        ev = self._ev
-        if ev is not None:
-            ev.append(Event("scoring_round", "the Kingdom of the Dead is full: scoring round"))
+        lines = scoring_lines(tally(self.board))
+        if events is not None:
+            events.append(Event(EventKind.SCORING_ROUND, "the Kingdom of the Dead is full: scoring round"))
         for name, p0, p1 in lines:
             self.score[0] += p0
             self.score[1] += p1
-            if ev is not None:
-                ev.append(Event("scoring_line", f"{name}: seat 0 +{p0}, seat 1 +{p1}", None,
-                                {"line": name, "points": (p0, p1)}))
+            if events is not None:
+                events.append(
+                    Event(
+                        EventKind.SCORING_LINE,
+                        f"{name}: seat 0 +{p0}, seat 1 +{p1}",
+                        None,
+                        {"line": name, "points": (p0, p1)},
+                    )
+                )
         s0, s1 = self.score
         if s0 >= WIN_POINTS or s1 >= WIN_POINTS:  # A8.3 / A9.2
-            self._finish(() if s0 == s1 else (0,) if s0 > s1 else (1,), "scoring")
+            self._finish(() if s0 == s1 else (0,) if s0 > s1 else (1,), Reason.SCORING, events)
 
-    def _next_reset(self) -> None:
+    def _next_reset(self, events: list[Event] | None) -> None:
         """A8.4: next (player, temple) with a counter of that player; [house] skip others."""
         b = self.board
-        while self.rs_idx < 2:
-            p = self.rs_first if self.rs_idx == 0 else 1 - self.rs_first
-            while self.rs_t < 4:
-                lo = SLOTS * self.rs_t
-                if p in b[lo:lo + SLOTS]:
+        while self.reset_turn < 2:
+            p = self.reset_first if self.reset_turn == 0 else 1 - self.reset_first
+            while self.reset_temple < 4:
+                lo = SLOTS * self.reset_temple
+                if p in b[lo : lo + SLOTS]:
                     self.phase = RESET_PHASE
-                    self.cur = p
+                    self.current = p
                     return
-                self.rs_t += 1
-            self.rs_idx += 1
-            self.rs_t = 0
-        self.rs_first = -1
-        self.rs_idx = 0
-        self._end_round()
+                self.reset_temple += 1
+            self.reset_turn += 1
+            self.reset_temple = 0
+        self.reset_first = -1
+        self.reset_turn = 0
+        self._end_round(events)
 
-    def _end_round(self) -> None:
+    def _end_round(self, events: list[Event] | None) -> None:
         """A9.3 round limit, else the next round: draw (A3.1), exchange or arrange."""
-        if self.rnd >= self.max_rounds:
+        if self.round >= self.max_rounds:
             s0, s1 = self.score
-            self._finish(() if s0 == s1 else (0,) if s0 > s1 else (1,), "round_limit")
+            self._finish(() if s0 == s1 else (0,) if s0 > s1 else (1,), Reason.ROUND_LIMIT, events)
             return
-        self.rnd += 1
-        self.first = -1
-        self.step = 0
-        self.war = []
-        self.exch = [0, 0]
-        if self._ev is not None:
-            self._ev.append(Event("round", f"round {self.rnd} begins", None, {"round": self.rnd}))
-        self._draw(0)
-        self._draw(1)
-        if self.token[0]:
+        self.round += 1
+        self.first_player = -1
+        self.acting_second = 0
+        self.war_cards = []
+        self.exchanged = [0, 0]
+        if events is not None:
+            events.append(Event(EventKind.ROUND, f"round {self.round} begins", None, {"round": self.round}))
+        self._draw(0, events)
+        self._draw(1, events)
+        if self.tokens[0]:
             self.phase = EXCHANGE_PHASE
-            self.cur = 0
-        elif self.token[1]:
+            self.current = 0
+        elif self.tokens[1]:
             self.phase = EXCHANGE_PHASE
-            self.cur = 1
+            self.current = 1
         else:
             self.phase = ARRANGE_PHASE
-            self.cur = 0
+            self.current = 0
 
-    def _finish(self, winners: tuple[int, ...], reason: str) -> None:
+    def _finish(self, winners: tuple[int, ...], reason: Reason, events: list[Event] | None) -> None:
         self.phase = OVER
-        self.cur = TERMINAL
+        self.current = TERMINAL
         self.winners = winners
         self.reason = reason
-        if self._ev is not None:
+        if events is not None:
             o = self.outcome()
             assert o is not None
-            self._ev.append(Event("win" if winners else "draw", o.text,
-                                  winners[0] if winners else None,
-                                  {"winners": winners, "reason": reason, "scores": tuple(self.score)}))
+            events.append(
+                Event(
+                    EventKind.WIN if winners else EventKind.DRAW,
+                    o.text,
+                    winners[0] if winners else None,
+                    {"winners": winners, "reason": reason, "scores": tuple(self.score)},
+                )
+            )
 
     # ------------------------------------------------------------------------------
     # Results
@@ -761,26 +917,18 @@ class AtonState(State):
 
     def returns(self) -> tuple[float, ...]:
         w = self.winners
-        if self.phase != OVER or not w:
+        if self.phase is not OVER or not w:
             return (0.0, 0.0)
         return (1.0, -1.0) if w[0] == 0 else (-1.0, 1.0)  # A9.4
 
     def outcome(self) -> Outcome | None:
-        if self.phase != OVER or self.winners is None:
+        if self.phase is not OVER or self.winners is None or self.reason is None:
             return None
         w = self.winners
-        why = {
-            "points": "reached 40 points on cartouche 1 (A4.2)",
-            "temple": "occupies a whole temple (A6.4)",
-            "yellow": "occupies all 14 yellow squares (A6.4)",
-            "green": "occupies all 14 green squares (A6.4)",
-            "scoring": "has the higher score after a scoring round reached 40 (A9.2)",
-            "round_limit": "has the higher score after the round limit (A9.3)",
-        }[self.reason]
         s = f"{self.score[0]}-{self.score[1]}"
         if w:
-            text = f"seat {w[0]} wins: {why}; score {s}"
-        elif self.reason == "scoring":
+            text = f"seat {w[0]} wins: {_OUTCOME_TEXT[self.reason]}; score {s}"
+        elif self.reason is Reason.SCORING:
             text = f"draw: equal scores after a scoring round reached 40 (A9.2); score {s}"
         else:
             text = f"draw: equal scores at the round limit (A9.3); score {s}"
@@ -798,44 +946,46 @@ class AtonState(State):
     def _view(self, player: int | None, omniscient: bool) -> AtonView:
         carts: list[tuple[int, int, int, int]] = []
         for p in (0, 1):
-            c = self.cart[p]
-            r = 4 if omniscient or p == player else self.rev[p]
-            carts.append((c[0] if r > 0 else 0, c[1] if r > 1 else 0,
-                          c[2] if r > 2 else 0, c[3] if r > 3 else 0))
-        own_dec: str | None = None
+            c = self.cartouches[p]
+            r = 4 if omniscient or p == player else self.revealed[p]
+            carts.append(
+                (c[0] if r > 0 else 0, c[1] if r > 1 else 0, c[2] if r > 2 else 0, c[3] if r > 3 else 0)
+            )
+        own_choice: str | None = None
         hand: tuple[int, ...] = ()
         if player is not None:
-            hand = tuple(self.hand[player])
-            if self.xdec[player] >= 0:
-                own_dec = "exchange" if self.xdec[player] else "keep"
+            hand = tuple(self.hands[player])
+            if self.exchange_choice[player] >= 0:
+                own_choice = "exchange" if self.exchange_choice[player] else "keep"
         ph = self.phase
+        d0, d1 = self.discards
         return AtonView(
             player=player,
-            round=self.rnd,
-            decision=PHASE_NAMES[ph],
-            current_player=self.cur,
+            round=self.round,
+            decision=ph,
+            current_player=self.current,
             board=tuple(self.board),
             kingdom=(self.kingdom[0], self.kingdom[1]),
             stocks=(self.stock[0], self.stock[1]),
             scores=(self.score[0], self.score[1]),
-            deck_sizes=(len(self.deck[0]), len(self.deck[1])),
-            hand_sizes=(len(self.hand[0]), len(self.hand[1])),
-            discards=(tuple(self.disc[0]), tuple(self.disc[1])),  # type: ignore[arg-type]
-            tokens=(bool(self.token[0]), bool(self.token[1])),
-            exchanged=(bool(self.exch[0]), bool(self.exch[1])),
-            committed=(self.cart[0][0] > 0, self.cart[1][0] > 0),
+            deck_sizes=(len(self.decks[0]), len(self.decks[1])),
+            hand_sizes=(len(self.hands[0]), len(self.hands[1])),
+            discards=((d0[0], d0[1], d0[2], d0[3]), (d1[0], d1[1], d1[2], d1[3])),
+            tokens=(bool(self.tokens[0]), bool(self.tokens[1])),
+            exchanged=(bool(self.exchanged[0]), bool(self.exchanged[1])),
+            committed=(self.cartouches[0][0] > 0, self.cartouches[1][0] > 0),
             cartouches=(carts[0], carts[1]),
-            revealed=(self.rev[0], self.rev[1]),
+            revealed=(self.revealed[0], self.revealed[1]),
             hand=hand,
-            exchange_decision=own_dec,
-            first_player=None if self.first < 0 else self.first,
-            war=tuple(self.war),
-            remaining=self.todo if ph in (REMOVE_PHASE, PLACE_PHASE) else 0,
-            removal_target=self.tgt if ph == REMOVE_PHASE else None,
-            overflow=self.over if ph == PLACE_PHASE else 0,
-            reset_temple=self.rs_t + 1 if ph == RESET_PHASE else None,
-            winners=self.winners if ph == OVER else None,
-            reason=self.reason if ph == OVER else None,
+            exchange_decision=own_choice,
+            first_player=None if self.first_player < 0 else self.first_player,
+            war=tuple(self.war_cards),
+            remaining=self.remaining if ph is REMOVE_PHASE or ph is PLACE_PHASE else 0,
+            removal_target=self.removal_target if ph is REMOVE_PHASE else None,
+            overflow=self.overflow if ph is PLACE_PHASE else 0,
+            reset_temple=self.reset_temple + 1 if ph is RESET_PHASE else None,
+            winners=self.winners if ph is OVER else None,
+            reason=self.reason if ph is OVER else None,
         )
 
     def sample_consistent_state(self, player: int, rng: random.Random) -> Self:
@@ -848,25 +998,25 @@ class AtonState(State):
         o = 1 - player
         # Every re-deal starts from a sorted pool, so that the result depends only on
         # ``view(player)`` and ``rng``, never on the hidden order (a bot's no-peeking guarantee).
-        own = sorted(s.deck[player])
+        own = sorted(s.decks[player])
         rng.shuffle(own)
-        s.deck[player] = own
-        cart = s.cart[o]
-        hidden = [i for i in range(4) if i >= s.rev[o] and cart[i]]
-        pool = sorted(s.deck[o] + s.hand[o] + [cart[i] for i in hidden])
+        s.decks[player] = own
+        cart = s.cartouches[o]
+        hidden = [i for i in range(4) if i >= s.revealed[o] and cart[i]]
+        pool = sorted(s.decks[o] + s.hands[o] + [cart[i] for i in hidden])
         rng.shuffle(pool)
         for i in hidden:  # a random order = a uniform distinct arrangement
             cart[i] = pool.pop()
-        nh = len(s.hand[o])
-        s.hand[o] = sorted(pool[:nh])
-        s.deck[o] = pool[nh:]
-        if s.xdec[o] >= 0:
-            s.xdec[o] = rng.randrange(2)
+        nh = len(s.hands[o])
+        s.hands[o] = sorted(pool[:nh])
+        s.decks[o] = pool[nh:]
+        if s.exchange_choice[o] >= 0:
+            s.exchange_choice[o] = rng.randrange(2)
         s.rng = Rng(rng.getrandbits(64))
         return s
 
     # ------------------------------------------------------------------------------
-    # Copies, text, storage
+    # Copies, text, invariants
     # ------------------------------------------------------------------------------
 
     def clone(self) -> Self:
@@ -876,62 +1026,328 @@ class AtonState(State):
         s.stock = self.stock[:]
         s.kingdom = self.kingdom[:]
         s.score = self.score[:]
-        s.token = self.token[:]
-        s.xdec = self.xdec[:]
-        s.exch = self.exch[:]
-        s.rev = self.rev[:]
-        d = self.deck
-        s.deck = [d[0][:], d[1][:]]
-        h = self.hand
-        s.hand = [h[0][:], h[1][:]]
-        d = self.disc
-        s.disc = [d[0][:], d[1][:]]
-        c = self.cart
-        s.cart = [c[0][:], c[1][:]]
+        s.tokens = self.tokens[:]
+        s.exchange_choice = self.exchange_choice[:]
+        s.exchanged = self.exchanged[:]
+        s.revealed = self.revealed[:]
+        d = self.decks
+        s.decks = [d[0][:], d[1][:]]
+        h = self.hands
+        s.hands = [h[0][:], h[1][:]]
+        d = self.discards
+        s.discards = [d[0][:], d[1][:]]
+        c = self.cartouches
+        s.cartouches = [c[0][:], c[1][:]]
         s.phase = self.phase
-        s.cur = self.cur
-        s.first = self.first
-        s.step = self.step
-        s.todo = self.todo
-        s.over = self.over
-        s.tgt = self.tgt
-        s.rs_first = self.rs_first
-        s.rs_idx = self.rs_idx
-        s.rs_t = self.rs_t
-        s.rnd = self.rnd
+        s.current = self.current
+        s.first_player = self.first_player
+        s.acting_second = self.acting_second
+        s.remaining = self.remaining
+        s.overflow = self.overflow
+        s.removal_target = self.removal_target
+        s.reset_first = self.reset_first
+        s.reset_turn = self.reset_turn
+        s.reset_temple = self.reset_temple
+        s.round = self.round
         s.max_rounds = self.max_rounds
         s.moves = self.moves
-        s.war = self.war[:]
+        s.war_cards = self.war_cards[:]
         s.winners = self.winners
         s.reason = self.reason
         s.rng = self.rng.clone()
-        s._ev = None
         return s
 
     def to_text(self) -> str:
         extra = []
         for p in (0, 1):
             dec = ""
-            if self.xdec[p] >= 0:
-                dec = f" · pending exchange decision: {'exchange' if self.xdec[p] else 'keep'}"
-            extra.append(f"seat {p} hand: {''.join(map(str, self.hand[p])) or '-'}{dec} · "
-                         f"deck (top last): {''.join(map(str, self.deck[p])) or '-'}")
+            if self.exchange_choice[p] >= 0:
+                dec = f" · pending exchange decision: {'exchange' if self.exchange_choice[p] else 'keep'}"
+            extra.append(
+                f"seat {p} hand: {''.join(map(str, self.hands[p])) or '-'}{dec} · "
+                f"deck (top last): {''.join(map(str, self.decks[p])) or '-'}"
+            )
         return render(self._view(None, omniscient=True), extra)
 
-    def serialize(self) -> str:
-        from engine.aton.codec import encode
-
-        return encode(self)
-
-    def validate(self) -> None:
-        from engine.aton.codec import check
-
-        check(self)
-
     def __repr__(self) -> str:
-        return f"<AtonState round {self.rnd} {PHASE_NAMES[self.phase]} seat {self.cur}>"
+        return f"<AtonState round {self.round} {self.phase} seat {self.current}>"
 
     def fields(self) -> dict[str, Any]:
         """Every field of the state by name (tests, debugging)."""
-        return {k: getattr(self, k) for k in self.__slots__ if k != "_ev"}
+        return {k: getattr(self, k) for k in self.__slots__}
 
+    def validate(self) -> None:
+        """Every invariant of an Aton state; :class:`StateFormatError` names the first broken."""
+        bad = _impossible
+        if not 1 <= self.round <= self.max_rounds:
+            raise bad(f"round {self.round} outside 1..{self.max_rounds}")
+        if len(self.board) != NUM_SQUARES or any(o not in (-1, 0, 1) for o in self.board):
+            raise bad("the board must have 48 squares, each empty or owned by seat 0/1")
+        kingdom = self.kingdom
+        if kingdom[0] + kingdom[1] > KINGDOM_SIZE:
+            raise bad(f"the Kingdom of the Dead holds {kingdom[0] + kingdom[1]} counters (at most 8, A1.7)")
+        ph = self.phase
+        if not isinstance(ph, Phase):
+            raise bad(f"unknown phase {ph!r}")
+        for p in (0, 1):
+            self._validate_seat(p)
+        if any(not (0 <= a <= 4 and 0 <= b <= 4) for a, b in self.war_cards):
+            raise bad("war cards must be values 0-4")
+        if ph is not OVER:
+            if self.winners is not None or self.reason is not None:
+                raise bad(f"phase {ph} but an outcome is recorded")
+            if self.current not in (0, 1):
+                raise bad(f"phase {ph} needs a seat to decide, got {self.current}")
+            if max(self.score) >= WIN_POINTS:
+                raise bad(f"a score of {max(self.score)} should have ended the game (A4.2/A8.3)")
+        if ph is not REMOVE_PHASE and ph is not PLACE_PHASE and self.remaining:
+            raise bad(f"phase {ph} has {self.remaining} removals/placements pending")
+        if ph is not PLACE_PHASE and self.overflow:
+            raise bad(f"phase {ph} has an overflow pending")
+        if ph is not REMOVE_PHASE and self.removal_target != -1:
+            raise bad(f"phase {ph} has a removal target")
+        if ph is not RESET_PHASE and (self.reset_first != -1 or self.reset_turn or self.reset_temple):
+            raise bad(f"phase {ph} has reset progress recorded")
+        if (ph is EXCHANGE_PHASE or ph is ARRANGE_PHASE) and (
+            self.first_player != -1 or self.acting_second or self.war_cards or any(self.revealed)
+        ):
+            raise bad(f"phase {ph} comes before the reveal, but order/war/reveals are recorded")
+        if ph is EXCHANGE_PHASE:
+            self._validate_exchange()
+        elif self.exchange_choice != [-1, -1]:
+            raise bad(f"phase {ph} has a pending exchange decision")
+        if ph is ARRANGE_PHASE:
+            hands = [len(self.hands[0]), len(self.hands[1])]
+            full = [bool(self.cartouches[0][0]), bool(self.cartouches[1][0])]
+            want_hands = [4, 4] if self.current == 0 else [0, 4]
+            if hands != want_hands or full != [self.current == 1, False]:
+                raise bad(
+                    f"arrange phase, seat {self.current} to decide: hands must hold {want_hands} "
+                    "cards and only seat 0 may have arranged (when seat 1 decides)"
+                )
+        elif ph is REMOVE_PHASE or ph is PLACE_PHASE:
+            self._validate_actions()
+        elif ph is RESET_PHASE:
+            self._validate_reset()
+        elif ph is OVER:
+            if self.current != -1 or self.winners is None or self.reason is None:
+                raise bad("a finished game needs current player -1 and an outcome")
+            if len(self.winners) > 1 or any(w not in (0, 1) for w in self.winners):
+                raise bad(f"invalid winners {self.winners}")
+
+    def _validate_seat(self, p: int) -> None:
+        """A1.2 / A1.3 / A1.4 for one seat: counters, cards, token and reveal flags."""
+        bad = _impossible
+        on_board = self.board.count(p)
+        if min(self.stock[p], self.kingdom[p], self.score[p]) < 0:
+            raise bad(f"seat {p} has a negative stock, Kingdom count or score")
+        total = on_board + self.stock[p] + self.kingdom[p]
+        if total != COUNTERS:
+            raise bad(
+                f"seat {p} has {total} counters (board {on_board} + stock {self.stock[p]} + Kingdom "
+                f"{self.kingdom[p]}), not 29 (A1.3)"
+            )
+        cart = self.cartouches[p]
+        if len(cart) != 4 or any(not 0 <= v <= 4 for v in cart) or (0 in cart and any(cart)):
+            raise bad(f"seat {p}'s cartouches {cart} must be four cards 1-4 or empty")
+        hand = self.hands[p]
+        if len(hand) not in (0, HAND_SIZE) or hand != sorted(hand):
+            raise bad(f"seat {p}'s hand {hand} must be 0 or 4 sorted cards")
+        if any(not 1 <= v <= 4 for v in hand + self.decks[p]):
+            raise bad(f"seat {p} holds a card outside 1-4")
+        discards = self.discards[p]
+        if len(discards) != 4 or min(discards) < 0:
+            raise bad(f"seat {p}'s discard counts {discards} are invalid")
+        all_cards = self.decks[p] + hand + [v for v in cart if v]
+        n_cards = len(all_cards) + sum(discards)
+        if n_cards != 36:
+            raise bad(f"seat {p} has {n_cards} cards in deck + hand + discard + cartouches, not 36 (A1.2)")
+        for v in (1, 2, 3, 4):
+            n = all_cards.count(v) + discards[v - 1]
+            if n != CARDS_PER_VALUE:
+                raise bad(f"seat {p} has {n} cards of value {v}, not 9 (A1.2)")
+        token, exchanged, choice = self.tokens[p], self.exchanged[p], self.exchange_choice[p]
+        if token not in (0, 1) or exchanged not in (0, 1) or choice not in (-1, 0, 1):
+            raise bad(f"seat {p}'s token/exchange flags are invalid")
+        if exchanged and token:
+            raise bad(f"seat {p} exchanged this round but still holds the exchange token (A1.4)")
+        if self.revealed[p] not in (0, 1, 2, 4):
+            raise bad(f"seat {p} has {self.revealed[p]} revealed cartouches (0, 1, 2 or 4)")
+        if self.revealed[p] and not cart[0]:
+            raise bad(f"seat {p} has revealed cartouches but none are filled")
+
+    def _validate_exchange(self) -> None:
+        """A3.2: who holds a token and has decided."""
+        bad = _impossible
+        hands = [len(self.hands[0]), len(self.hands[1])]
+        if hands != [4, 4] or self.cartouches[0][0] or self.cartouches[1][0] or any(self.exchanged):
+            raise bad("exchange phase: both players hold 4 cards and nothing is arranged yet")
+        cur, choice = self.current, self.exchange_choice
+        if not self.tokens[cur] or choice[cur] != -1:
+            raise bad(f"exchange phase: seat {cur} must hold a token and not have decided yet")
+        if choice[1] != -1 or (cur == 0 and choice[0] != -1):
+            raise bad("exchange phase: decisions are taken seat 0 then seat 1")
+        if cur == 1 and (choice[0] != -1) != bool(self.tokens[0]):
+            raise bad("exchange phase: seat 0 decides before seat 1 if it holds a token")
+
+    def _validate_actions(self) -> None:
+        """A6: the acting player's removals or placements."""
+        bad = _impossible
+        ph = self.phase
+        if [len(self.hands[0]), len(self.hands[1])] != [0, 0] or not (
+            self.cartouches[0][0] and self.cartouches[1][0]
+        ):
+            raise bad(f"phase {ph}: both players must have arranged and hold no cards")
+        first = self.first_player
+        if first not in (0, 1):
+            raise bad(f"phase {ph}: no first player recorded")
+        cur = self.current
+        if cur != (first if self.acting_second == 0 else 1 - first):
+            raise bad(
+                f"phase {ph}: seat {cur} is not the acting player (first {first}, "
+                f"second acting {self.acting_second})"
+            )
+        other = 1 - cur
+        if self.revealed[cur] != 4 or self.revealed[other] != (2 if self.acting_second == 0 else 4):
+            raise bad(f"phase {ph}: revealed cartouches {self.revealed} do not match the step (A3.4)")
+        if self.remaining < 1:
+            raise bad(f"phase {ph}: nothing left to do")
+        cart = self.cartouches[cur]
+        limit = SLOTS * cart[2]
+        if ph is REMOVE_PHASE:
+            c2 = cart[1]
+            required, own = REMOVALS[c2]
+            want_target = cur if own else other
+            if self.round == 1:
+                raise bad("no removal happens in the first round (A6.2)")
+            target = self.removal_target
+            if (
+                target != want_target
+                or self.remaining > required
+                or self.remaining > self.board[:limit].count(target)
+            ):
+                raise bad(
+                    f"remove phase: {self.remaining} removals of seat {target}'s counters do not fit "
+                    f"cartouche 2 = {c2} and the allowed temples"
+                )
+        elif (
+            self.remaining > self.stock[cur]
+            or self.remaining > self.board[:limit].count(-1)
+            or self.remaining + self.overflow > cart[3]
+        ):
+            raise bad(
+                f"place phase: {self.remaining} placements (+{self.overflow} overflow) do not fit "
+                f"cartouche 4 = {cart[3]}, the stock and the empty allowed squares"
+            )
+
+    def _validate_reset(self) -> None:
+        """A8.4: cleaned up, Kingdom empty, the seat to reset has a counter in the temple."""
+        bad = _impossible
+        if (
+            self.hands != [[], []]
+            or self.cartouches[0][0]
+            or self.cartouches[1][0]
+            or any(self.revealed)
+            or self.kingdom != [0, 0]
+        ):
+            raise bad("reset phase: cards are cleaned up and the Kingdom is empty (A8.4)")
+        if self.reset_first not in (0, 1) or self.first_player not in (0, 1):
+            raise bad("reset phase: no reset order recorded")
+        p = self.reset_first if self.reset_turn == 0 else 1 - self.reset_first
+        lo = SLOTS * self.reset_temple
+        if self.current != p or p not in self.board[lo : lo + SLOTS]:
+            raise bad(
+                f"reset phase: seat {self.current} must have a counter in temple {self.reset_temple + 1}"
+            )
+
+
+# ---------------------------------------------------------------------------------------
+# Rules on a board, for the engine and the bots
+# ---------------------------------------------------------------------------------------
+
+
+def instant_win(board: list[int] | tuple[int, ...], player: int) -> Reason | None:
+    """A6.4: how ``player`` wins at once on ``board`` (a whole temple, all yellow or all
+    green squares), or ``None``."""
+    for lo in (0, 12, 24, 36):
+        if board[lo : lo + 12].count(player) == 12:
+            return Reason.TEMPLE
+    for i in YELLOW:
+        if board[i] != player:
+            break
+    else:
+        return Reason.YELLOW
+    for i in GREEN:
+        if board[i] != player:
+            break
+    else:
+        return Reason.GREEN
+    return None
+
+
+class Tally(NamedTuple):
+    """Each seat's counters on the parts of the board the rules count (A6.4, A8.2); pairs
+    are (seat 0, seat 1)."""
+
+    temples: tuple[tuple[int, int], tuple[int, int], tuple[int, int], tuple[int, int]]
+    yellow: tuple[int, int]
+    green: tuple[int, int]
+    grey: tuple[int, int]
+    blue: tuple[int, int]
+    #: Points of the bonus squares held.
+    bonus: tuple[int, int]
+
+
+_YELLOW_AT = operator.itemgetter(*YELLOW)
+_GREEN_AT = operator.itemgetter(*GREEN)
+_GREY_AT = operator.itemgetter(*GREY)
+_BLUE_AT = operator.itemgetter(*BLUE)
+#: The bonus squares by printed value (A1.6): +1 and +2.
+_BONUS_1_AT = operator.itemgetter(*(sq for sq, v in BONUS if v == 1))
+_BONUS_2_AT = operator.itemgetter(*(sq for sq, v in BONUS if v == 2))
+assert all(v in (1, 2) for _, v in BONUS)
+
+
+def tally(board: list[int] | tuple[int, ...]) -> Tally:
+    """Count each seat's counters per temple, per square kind and its bonus points (with
+    C-level counts: the search's Aton heuristic runs this once per iteration)."""
+    b = board
+    t1, t2, t3, t4 = b[0:12], b[12:24], b[24:36], b[36:48]
+    y, g, k, u = _YELLOW_AT(b), _GREEN_AT(b), _GREY_AT(b), _BLUE_AT(b)
+    one, two = _BONUS_1_AT(b), _BONUS_2_AT(b)
+    return Tally(
+        ((t1.count(0), t1.count(1)), (t2.count(0), t2.count(1)), (t3.count(0), t3.count(1)),
+         (t4.count(0), t4.count(1))),
+        (y.count(0), y.count(1)),
+        (g.count(0), g.count(1)),
+        (k.count(0), k.count(1)),
+        (u.count(0), u.count(1)),
+        (one.count(0) + 2 * two.count(0), one.count(1) + 2 * two.count(1)),
+    )  # fmt: skip
+
+
+def _majority(counts: tuple[int, int]) -> int:
+    return 0 if counts[0] > counts[1] else 1 if counts[1] > counts[0] else -1
+
+
+def scoring_lines(t: Tally) -> list[tuple[str, int, int]]:
+    """A8.2: the lines of a scoring round on a board of tally ``t``, as (name, seat 0's
+    points, seat 1's points)."""
+    lines: list[tuple[str, int, int]] = []
+    t1, t2, t3, t4 = t.temples
+    m = _majority(t1)  # temple 1: the difference
+    pts = abs(t1[0] - t1[1])
+    lines.append(("temple 1", pts if m == 0 else 0, pts if m == 1 else 0))
+    m = _majority(t2)  # temple 2: a fixed number of points
+    lines.append(("temple 2", TEMPLE_2_POINTS if m == 0 else 0, TEMPLE_2_POINTS if m == 1 else 0))
+    m = _majority(t3)  # temple 3: 1 per own counter in temple 3
+    lines.append(("temple 3", t3[0] if m == 0 else 0, t3[1] if m == 1 else 0))
+    m = _majority(t4)  # temple 4: per own blue square, all temples
+    blue = (BLUE_SQUARE_POINTS * t.blue[0], BLUE_SQUARE_POINTS * t.blue[1])
+    lines.append(("temple 4", blue[0] if m == 0 else 0, blue[1] if m == 1 else 0))
+    m = _majority(t.grey)  # grey squares
+    lines.append(
+        ("grey squares", GREY_MAJORITY_POINTS if m == 0 else 0, GREY_MAJORITY_POINTS if m == 1 else 0)
+    )
+    lines.append(("bonus squares", t.bonus[0], t.bonus[1]))
+    return lines

@@ -70,6 +70,41 @@ def cast_id(slot: int, principle: int, mask: int) -> int:
     return CAST + (slot * 2 + principle) * MASKS + mask - 1
 
 
+#: Per placement id ``PLACE + i``: (amulet type, canonical rotation, cell).
+PLACEMENTS: tuple[tuple[int, int, int], ...] = tuple(
+    (t, rot, cell) for t, rot in OTYPES for cell in range(CELLS)
+)
+#: Per placement id ``PLACE + i``: (cell, arrows of the amulet placed), for link counting.
+PLACEMENT_ARROWS: tuple[tuple[int, int], ...] = tuple(
+    (cell, TYPE_ARROWS[t][rot]) for t, rot, cell in PLACEMENTS
+)
+
+
+def decode_place(action: int) -> tuple[int, int, int]:
+    """A placement id's (amulet type, rotation, cell)."""
+    return PLACEMENTS[action - PLACE]
+
+
+def decode_cast(action: int) -> tuple[int, int, int]:
+    """A cast id's (ritual slot, principle, cell mask of the set)."""
+    sp, m = divmod(action - CAST, MASKS)
+    slot, principle = divmod(sp, 2)
+    return slot, principle, m + 1
+
+
+def decode_seth(action: int) -> tuple[int, int]:
+    """A Seth power id's (cell, rotation)."""
+    cell, rot = divmod(action - SETH, 4)
+    return cell, rot
+
+
+def decode_isis(action: int) -> tuple[int, int, int]:
+    """An Isis power id's (from cell, to cell, rotation)."""
+    k, rot = divmod(action - ISIS, 4)
+    src, dst = divmod(k, CELLS)
+    return src, dst, rot
+
+
 def _rot_text(rot: int) -> str:
     return f"r{rot * 90}"
 
@@ -124,17 +159,15 @@ def _action_info(action: int) -> ActionInfo:
         k = a - BASTET
         return ActionInfo(a, f"bastet market{k}", "power", {"deity": "bastet", "slot": k})
     if a < ISIS:
-        c, rot = divmod(a - SETH, 4)
+        c, rot = decode_seth(a)
         f = {"deity": "seth", "cell": divmod(c, SIZE), "rotation": rot * 90}
         return ActionInfo(a, f"seth {cell_name(c)} {_rot_text(rot)}", "power", f)
     if a < PLACE:
-        k, rot = divmod(a - ISIS, 4)
-        src, dst = divmod(k, CELLS)
+        src, dst, rot = decode_isis(a)
         f = {"deity": "isis", "from": divmod(src, SIZE), "to": divmod(dst, SIZE), "rotation": rot * 90}
         return ActionInfo(a, f"isis {cell_name(src)}>{cell_name(dst)} {_rot_text(rot)}", "power", f)
     if a < CAST:
-        ot, c = divmod(a - PLACE, CELLS)
-        t, rot = OTYPES[ot]
+        t, rot, c = decode_place(a)
         f = {
             "card": TYPE_NAME[t],
             "colour": COLOURS[TYPE_COLOUR[t]],
@@ -144,9 +177,7 @@ def _action_info(action: int) -> ActionInfo:
             "arrows": arrows_text(TYPE_ARROWS[t][rot]),
         }
         return ActionInfo(a, f"place {TYPE_NAME[t]}@{cell_name(c)} {_rot_text(rot)}", "place", f)
-    sp, m = divmod(a - CAST, MASKS)
-    mask = m + 1
-    slot, principle = divmod(sp, 2)
+    slot, principle, mask = decode_cast(a)
     f = {
         "slot": slot,
         "principle": PRINCIPLES[principle],

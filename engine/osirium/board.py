@@ -126,23 +126,57 @@ CELL_LINKS: tuple[tuple[tuple[int, int, int, int], ...], ...] = _cell_links()
 CELL_EDGE_MASK: tuple[int, ...] = tuple(sum(e for _, _, _, e in row) for row in CELL_LINKS)
 
 
-def cell_links(arrows: list[int], cell: int) -> int:
-    """The links (edge bits) of ``cell`` given every cell's arrows (0 = empty), O4.1:
-    both amulets must point at each other."""
-    a = arrows[cell]
+def links_formed(arrows: list[int], cell: int, piece: int) -> int:
+    """The links (edge bits) an amulet with arrows ``piece`` on ``cell`` forms with its
+    neighbours, given every cell's arrows (0 = empty), O4.1: both amulets must point at
+    each other. ``arrows[cell]`` itself is not read."""
     out = 0
-    if a:
+    if piece:
         for bit, opp, other, e in CELL_LINKS[cell]:
-            if a & bit and arrows[other] & opp:
+            if piece & bit and arrows[other] & opp:
                 out |= e
     return out
 
 
+def cell_links(arrows: list[int], cell: int) -> int:
+    """The links (edge bits) of ``cell`` given every cell's arrows (0 = empty), O4.1."""
+    return links_formed(arrows, cell, arrows[cell])
+
+
+def placed_links(arrows: list[int], links: int, cell: int) -> int:
+    """The board's links after the amulet on ``cell`` was put there or turned (its arrows
+    already in ``arrows``): ``cell``'s old links replaced by those it forms now."""
+    return (links & ~CELL_EDGE_MASK[cell]) | links_formed(arrows, cell, arrows[cell])
+
+
+def removed_links(links: int, cell: int) -> int:
+    """The board's links after the amulet on ``cell`` left it."""
+    return links & ~CELL_EDGE_MASK[cell]
+
+
 def all_links(arrows: list[int]) -> int:
+    """Every link of a board (O4.1), given every cell's arrows."""
     out = 0
     for cell in range(CELLS):
-        out |= cell_links(arrows, cell)
+        piece = arrows[cell]
+        if piece:
+            out |= links_formed(arrows, cell, piece)
     return out
+
+
+def board_masks(cell_type: list[int], cell_rotation: list[int]) -> tuple[list[int], list[int], int, int]:
+    """The derived masks of a board given each cell's amulet type (-1 empty) and rotation:
+    (arrows per cell, cells per colour, occupied cells, links)."""
+    arrows = [0] * CELLS
+    colour_cells = [0] * len(COLOURS)
+    occupied = 0
+    for c in range(CELLS):
+        t = cell_type[c]
+        if t >= 0:
+            arrows[c] = TYPE_ARROWS[t][cell_rotation[c]]
+            occupied |= 1 << c
+            colour_cells[TYPE_COLOUR[t]] |= 1 << c
+    return arrows, colour_cells, occupied, all_links(arrows)
 
 
 # ---------------------------------------------------------------------------------------
@@ -214,11 +248,27 @@ def colour_signature(counts: tuple[int, ...] | list[int]) -> int:
 RITUAL_SIG: tuple[int, ...] = tuple(colour_signature(r.requirement) for r in RITUALS)
 
 
-def set_signature(mask: int, colmask: list[int]) -> int:
+def set_signature(mask: int, colour_cells: list[int]) -> int:
+    """The colour signature (:func:`colour_signature`) of the amulets on the cells of
+    ``mask``, given the cells of each colour."""
     sig = 0
-    for i, cm in enumerate(colmask):
+    for i, cm in enumerate(colour_cells):
         sig |= (mask & cm).bit_count() << (3 * i)
     return sig
+
+
+def sets_by_signature(links: int, colour_cells: list[int]) -> dict[int, list[int]]:
+    """Every connected set of the board (O4.2), grouped by colour signature: a ritual can
+    be cast on the sets listed under its :data:`RITUAL_SIG` (O5.1)."""
+    out: dict[int, list[int]] = {}
+    for m in connected_sets(links):
+        sig = set_signature(m, colour_cells)
+        lst = out.get(sig)
+        if lst is None:
+            out[sig] = [m]
+        else:
+            lst.append(m)
+    return out
 
 
 def cells_of(mask: int) -> list[int]:

@@ -14,6 +14,7 @@ Conventions:
 from __future__ import annotations
 
 import dataclasses
+import enum
 import itertools
 
 # ---------------------------------------------------------------------------------------
@@ -74,8 +75,17 @@ AMULETS: tuple[Amulet, ...] = _amulets()
 # Rituals (O1.4 [house])
 # ---------------------------------------------------------------------------------------
 
-ORDER, CHAOS = 0, 1
-PRINCIPLES: tuple[str, ...] = ("order", "chaos")
+
+class Principle(enum.IntEnum):
+    """The side of a ritual a player casts it by (O5.2)."""
+
+    ORDER = 0
+    CHAOS = 1
+
+
+ORDER, CHAOS = Principle.ORDER, Principle.CHAOS
+#: Principle names by value, as in action texts.
+PRINCIPLES: tuple[str, ...] = tuple(p.name.lower() for p in Principle)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -137,22 +147,27 @@ RITUALS: tuple[Ritual, ...] = _rituals()
 # ---------------------------------------------------------------------------------------
 
 
+class ExaltationKind(enum.StrEnum):
+    """The condition of an exaltation, which the rules code checks
+    (:meth:`engine.osirium.state.OsiriumState.exaltation_progress`)."""
+
+    ALL_ORDER = "all_order"  # at least ``amount`` completed rituals, all by Order
+    CHAOS = "chaos"  # at least ``amount`` completed rituals by Chaos
+    BROKEN_COLOUR = "broken_colour"  # at least ``amount`` broken amulets of ``colour``
+    BROKEN_ALL_COLOURS = "broken_all_colours"  # broken amulets of every colour
+    ADVANCED = "advanced"  # at least ``amount`` completed advanced rituals
+    RITUAL_SIZE = "ritual_size"  # a completed ritual that used at least ``amount`` amulets
+    LAST_WORD = "last_word"  # the player whose 5th ritual ended the game
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Exaltation:
-    """A secret objective. ``kind`` names the condition the rules code checks:
-
-    * ``"all_order"``: at least ``amount`` completed rituals, all by Order;
-    * ``"chaos"``: at least ``amount`` completed rituals by Chaos;
-    * ``"broken_colour"``: at least ``amount`` broken amulets of colour ``colour``;
-    * ``"broken_all_colours"``: broken amulets of every colour;
-    * ``"advanced"``: at least ``amount`` completed advanced rituals;
-    * ``"ritual_size"``: a completed ritual that used at least ``amount`` amulets;
-    * ``"last_word"``: the player whose 5th ritual ended the game.
-    """
+    """A secret objective: a condition (:class:`ExaltationKind`, with its ``amount`` and
+    ``colour``) worth ``ankhs`` at the end when met (O1.5, O8.2)."""
 
     id: int
     name: str
-    kind: str
+    kind: ExaltationKind
     ankhs: int
     amount: int = 0
     colour: int = -1
@@ -160,13 +175,15 @@ class Exaltation:
 
 
 EXALTATIONS: tuple[Exaltation, ...] = (
-    Exaltation(0, "Maat", "all_order", 4, amount=3, text="at least 3 completed rituals, all by Order"),
-    Exaltation(1, "Storm", "chaos", 4, amount=2, text="at least 2 completed rituals by Chaos"),
+    Exaltation(
+        0, "Maat", ExaltationKind.ALL_ORDER, 4, amount=3, text="at least 3 completed rituals, all by Order"
+    ),
+    Exaltation(1, "Storm", ExaltationKind.CHAOS, 4, amount=2, text="at least 2 completed rituals by Chaos"),
     *(
         Exaltation(
             2 + c,
             f"Devotion to {name}",
-            "broken_colour",
+            ExaltationKind.BROKEN_COLOUR,
             4,
             amount=4,
             colour=c,
@@ -174,10 +191,21 @@ EXALTATIONS: tuple[Exaltation, ...] = (
         )
         for c, name in enumerate(COLOURS)
     ),
-    Exaltation(6, "Harmony", "broken_all_colours", 3, text="broken amulets of all four colours"),
-    Exaltation(7, "Ascension", "advanced", 5, amount=2, text="at least 2 completed advanced rituals"),
-    Exaltation(8, "Great rite", "ritual_size", 5, amount=5, text="a completed ritual that used 5 amulets"),
-    Exaltation(9, "Last word", "last_word", 3, text="be the player whose 5th ritual ended the game"),
+    Exaltation(6, "Harmony", ExaltationKind.BROKEN_ALL_COLOURS, 3, text="broken amulets of all four colours"),
+    Exaltation(
+        7, "Ascension", ExaltationKind.ADVANCED, 5, amount=2, text="at least 2 completed advanced rituals"
+    ),
+    Exaltation(
+        8,
+        "Great rite",
+        ExaltationKind.RITUAL_SIZE,
+        5,
+        amount=5,
+        text="a completed ritual that used 5 amulets",
+    ),
+    Exaltation(
+        9, "Last word", ExaltationKind.LAST_WORD, 3, text="be the player whose 5th ritual ended the game"
+    ),
 )
 
 # ---------------------------------------------------------------------------------------
@@ -185,22 +213,30 @@ EXALTATIONS: tuple[Exaltation, ...] = (
 # ---------------------------------------------------------------------------------------
 
 
+class Power(enum.StrEnum):
+    """A deity's power (O7), which the rules code implements."""
+
+    MOVE = "move"  # Isis
+    BREAK = "break"  # Anubis
+    MARKET = "market"  # Bastet
+    ROTATE = "rotate"  # Seth
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Deity:
-    """A deity board. ``power`` names the power the rules code implements:
-    ``"move"`` (Isis), ``"break"`` (Anubis), ``"market"`` (Bastet), ``"rotate"`` (Seth)."""
+    """A deity board and its power."""
 
     id: int
     name: str
-    power: str
+    power: Power
     text: str
 
 
 DEITIES: tuple[Deity, ...] = (
-    Deity(0, "Isis", "move", "move one amulet on the board to any empty cell, with any rotation"),
-    Deity(1, "Anubis", "break", "break one amulet on the board into your broken pile"),
-    Deity(2, "Bastet", "market", "take one market card into your hand in addition"),
-    Deity(3, "Seth", "rotate", "rotate one amulet on the board to a different set of arrows"),
+    Deity(0, "Isis", Power.MOVE, "move one amulet on the board to any empty cell, with any rotation"),
+    Deity(1, "Anubis", Power.BREAK, "break one amulet on the board into your broken pile"),
+    Deity(2, "Bastet", Power.MARKET, "take one market card into your hand in addition"),
+    Deity(3, "Seth", Power.ROTATE, "rotate one amulet on the board to a different set of arrows"),
 )
 
 # ---------------------------------------------------------------------------------------

@@ -33,15 +33,13 @@ parsed strictly and the state then passes :meth:`OsiriumState.validate`; any pro
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from engine.core import StateFormatError
 from engine.osirium.board import CELLS, NUM_TYPES, cell_name
 from engine.osirium.cards import DEITIES, EXALTATIONS, MARKET_SIZE, RITUAL_SLOTS, RITUALS
+from engine.osirium.state import PHASES, OsiriumState, Phase
 from engine.rng import Rng, SerialRng, rng_from_text
-
-if TYPE_CHECKING:
-    from engine.osirium.state import OsiriumState
 
 VERSION = 3
 PREFIX = f"osirium:{VERSION}:"
@@ -90,6 +88,14 @@ _CELL_OF[".."] = (-1, 0)
 _DONE_TEXT = [f"{r}{p}" for r in _RITUAL_CH for p in "01"]
 _DONE_OF = {text: i for i, text in enumerate(_DONE_TEXT)}
 _BIT = "01"
+#: A phase's number in the text (``ph=<n>``): its place in :class:`Phase`.
+_PHASE_NUMBER = {phase: i for i, phase in enumerate(PHASES)}
+
+
+def _phase(number: int) -> Phase:
+    if not 0 <= number < len(PHASES):
+        raise StateFormatError(f"osirium: invalid state: phase {number}")
+    return PHASES[number]
 
 
 def _chars(values: list[int]) -> str:
@@ -118,31 +124,31 @@ def encode(s: OsiriumState, version: int = VERSION) -> str:
             )
         prefix = PREFIX_V2
     cells = _CELL_TEXT
-    board = "".join([cells[(t + 1) * 4 + r] for t, r in zip(s.board_t, s.board_r, strict=True)])
-    slots = ",".join([_dotted(row) for row in s.slots])
+    board = "".join([cells[(t + 1) * 4 + r] for t, r in zip(s.cell_type, s.cell_rotation, strict=True)])
+    slots = ",".join([_dotted(row) for row in s.ritual_slots])
     done = ",".join(["".join([_DONE_TEXT[c] for c in row]) for row in s.completed])
     return (
-        f"{prefix}n={s.n};tm={_BIT[s.team_play]};dy={_chars(s.deity)};"
-        f"pu={''.join([_BIT[u] for u in s.power_used])};b={board};h={_seats(s.hands)};"
-        f"pl={_chars(s.pile)};ds={_chars(s.discard)};mk={_dotted(s.market)};"
+        f"{prefix}n={s.player_count};tm={_BIT[s.team_play]};dy={_chars(s.deities)};"
+        f"pu={''.join([_BIT[u] for u in s.powers_used])};b={board};h={_seats(s.hands)};"
+        f"pl={_chars(s.draw_pile)};ds={_chars(s.discard)};mk={_dotted(s.market)};"
         f"bk={_seats(s.broken)};sl={slots};dn={done};"
-        f"ak={','.join(map(str, s.ankhs))};ex={_chars(s.exalt)};"
-        f"si={_chars(s.simple)};ad={_chars(s.advanced)};ph={s.phase};"
-        f"cur={s.cur};r={s.round};fl={_BIT[s.started]}{_BIT[s.placed]};cl={s.clear_cell};"
-        f"cs={s.cast_slot},{s.cast_set},{s.cast_left},{s.cast_last};eb={s.ended_by};rng={s.rng.to_text()}"
+        f"ak={','.join(map(str, s.ankhs))};ex={_chars(s.exaltations)};"
+        f"si={_chars(s.simple_rituals)};ad={_chars(s.advanced_rituals)};ph={_PHASE_NUMBER[s.phase]};"
+        f"cur={s.current};r={s.round};fl={_BIT[s.started]}{_BIT[s.placed]};cl={s.clear_cell};"
+        f"cs={s.cast_slot},{s.cast_cells},{s.breaks_left},{s.last_broken};eb={s.ended_by};rng={s.rng.to_text()}"
     ) + (f";mv={s.moves}" if prefix == PREFIX else "")
 
 
-def decode(game: Any, data: str) -> OsiriumState:
+def decode(data: str) -> OsiriumState:
     """The state serialised in ``data`` (version 2 or 1), validated."""
     if not isinstance(data, str):
         raise StateFormatError("osirium: a serialised state must be a string")
     if data.startswith(PREFIX):
-        return _decode_v2(game, data[len(PREFIX) :], chance=True)
+        return _decode_v2(data[len(PREFIX) :], chance=True)
     if data.startswith(PREFIX_V2):
-        return _decode_v2(game, data[len(PREFIX_V2) :], chance=False)
+        return _decode_v2(data[len(PREFIX_V2) :], chance=False)
     if data.startswith(PREFIX_V1):
-        return _decode_v1(game, data[len(PREFIX_V1) :])
+        return _decode_v1(data[len(PREFIX_V1) :])
     if data.startswith("osirium:"):
         raise StateFormatError(
             f"osirium: unknown state version {data.split(':', 2)[1]!r} "
@@ -195,10 +201,8 @@ def _flags(text: str, n: int, field: str) -> list[bool]:
     return [v == 1 for v in _ids(text, _FLAGS, field, "a flag 0 or 1")]
 
 
-def _decode_v2(game: Any, body: str, *, chance: bool) -> OsiriumState:
+def _decode_v2(body: str, *, chance: bool) -> OsiriumState:
     """Versions 3 and 2 (``chance``: version 3, whose generator may be keyed BLAKE2b)."""
-    from engine.osirium.state import OsiriumState
-
     f: dict[str, str] = {}
     for item in body.split(";"):
         key, eq, value = item.partition("=")
@@ -215,14 +219,13 @@ def _decode_v2(game: Any, body: str, *, chance: bool) -> OsiriumState:
         raise StateFormatError(f"osirium: corrupt state: missing field(s) {missing}")
 
     s = OsiriumState.__new__(OsiriumState)
-    s.game = game
-    n = s.n = _integer(f["n"], "n", 2, 4)
+    n = s.player_count = _integer(f["n"], "n", 2, 4)
     s.team_play = _flags(f["tm"], 1, "tm")[0]
     deity = f["dy"]
     if len(deity) != n:
         raise _fail("dy", f"expected {n} deities, got {deity!r}")
-    s.deity = _ids(deity, _DEITIES, "dy", "a deity")
-    s.power_used = _flags(f["pu"], n, "pu")
+    s.deities = _ids(deity, _DEITIES, "dy", "a deity")
+    s.powers_used = _flags(f["pu"], n, "pu")
     board = f["b"]
     if len(board) != 2 * CELLS:
         raise _fail("b", f"expected {2 * CELLS} characters (2 per cell), got {len(board)}")
@@ -230,10 +233,10 @@ def _decode_v2(game: Any, body: str, *, chance: bool) -> OsiriumState:
         cells = [_CELL_OF[board[i : i + 2]] for i in range(0, 2 * CELLS, 2)]
     except KeyError as exc:
         raise _fail("b", f"{exc.args[0]!r} is not an empty cell '..' or an amulet and rotation") from None
-    s.board_t = [t for t, _ in cells]
-    s.board_r = [r for _, r in cells]
+    s.cell_type = [t for t, _ in cells]
+    s.cell_rotation = [r for _, r in cells]
     s.hands = [_ids(h, _TYPES, "h", "an amulet type") for h in _per_seat(f["h"], n, "h")]
-    s.pile = _ids(f["pl"], _TYPES, "pl", "an amulet type")
+    s.draw_pile = _ids(f["pl"], _TYPES, "pl", "an amulet type")
     s.discard = _ids(f["ds"], _TYPES, "ds", "an amulet type")
     market = f["mk"]
     if len(market) != MARKET_SIZE:
@@ -243,7 +246,7 @@ def _decode_v2(game: Any, body: str, *, chance: bool) -> OsiriumState:
     slots = _per_seat(f["sl"], n, "sl")
     if any(len(row) != RITUAL_SLOTS for row in slots):
         raise _fail("sl", f"expected {RITUAL_SLOTS} slots per seat, got {f['sl']!r}")
-    s.slots = [_ids(row, _SLOTS, "sl", "a ritual or '.'") for row in slots]
+    s.ritual_slots = [_ids(row, _SLOTS, "sl", "a ritual or '.'") for row in slots]
     done = []
     for row in _per_seat(f["dn"], n, "dn"):
         if len(row) % 2:
@@ -257,11 +260,11 @@ def _decode_v2(game: Any, body: str, *, chance: bool) -> OsiriumState:
     exalt = f["ex"]
     if len(exalt) != n:
         raise _fail("ex", f"expected {n} exaltations, got {exalt!r}")
-    s.exalt = _ids(exalt, _EXALTATIONS, "ex", "an exaltation")
-    s.simple = _ids(f["si"], _RITUALS, "si", "a ritual")
-    s.advanced = _ids(f["ad"], _RITUALS, "ad", "a ritual")
-    s.phase = _integer(f["ph"], "ph", 0, 99)
-    s.cur = _integer(f["cur"], "cur", 0, n - 1)
+    s.exaltations = _ids(exalt, _EXALTATIONS, "ex", "an exaltation")
+    s.simple_rituals = _ids(f["si"], _RITUALS, "si", "a ritual")
+    s.advanced_rituals = _ids(f["ad"], _RITUALS, "ad", "a ritual")
+    s.phase = _phase(_integer(f["ph"], "ph", 0, 99))
+    s.current = _integer(f["cur"], "cur", 0, n - 1)
     s.round = _integer(f["r"], "r", 0, 9999)
     s.started, s.placed = _flags(f["fl"], 2, "fl")
     s.clear_cell = _integer(f["cl"], "cl", -1, CELLS - 1)
@@ -269,9 +272,9 @@ def _decode_v2(game: Any, body: str, *, chance: bool) -> OsiriumState:
     if len(cast) != 4:
         raise _fail("cs", f"expected slot,set,left,last, got {f['cs']!r}")
     s.cast_slot = _integer(cast[0], "cs", -1, RITUAL_SLOTS - 1)
-    s.cast_set = _integer(cast[1], "cs", 0, (1 << CELLS) - 1)
-    s.cast_left = _integer(cast[2], "cs", 0, CELLS)
-    s.cast_last = _integer(cast[3], "cs", -1, CELLS - 1)
+    s.cast_cells = _integer(cast[1], "cs", 0, (1 << CELLS) - 1)
+    s.breaks_left = _integer(cast[2], "cs", 0, CELLS)
+    s.last_broken = _integer(cast[3], "cs", -1, CELLS - 1)
     s.moves = _integer(f["mv"], "mv", 0, 1 << 62) if chance else 0
     s.ended_by = _integer(f["eb"], "eb", -1, n - 1)
     text = f["rng"]
@@ -286,15 +289,10 @@ def _decode_v2(game: Any, body: str, *, chance: bool) -> OsiriumState:
 
 def _finish(s: OsiriumState, rng: SerialRng) -> OsiriumState:
     """Derive the board masks, check every invariant, and settle the outcome."""
-    from engine.osirium.state import OVER
-
     s.rng = rng
-    s._derive_board()
-    s._sets = None
-    s._outcome = None
+    s.derive_board()
     s.validate(derived=False)
-    if s.phase == OVER:
-        s._outcome = s._make_outcome()
+    s.settle_outcome()
     return s
 
 
@@ -317,36 +315,36 @@ def encode_v1(s: OsiriumState) -> str:
     if not isinstance(s.rng, Rng):
         raise ValueError("osirium: version 1 needs a SplitMix64 generator")
     d: dict[str, Any] = {
-        "n": s.n,
+        "n": s.player_count,
         "teams": s.team_play,
-        "deities": s.deity,
-        "used": s.power_used,
-        "board": [-1 if t < 0 else t * 4 + r for t, r in zip(s.board_t, s.board_r, strict=True)],
+        "deities": s.deities,
+        "used": s.powers_used,
+        "board": [-1 if t < 0 else t * 4 + r for t, r in zip(s.cell_type, s.cell_rotation, strict=True)],
         "hands": s.hands,
-        "pile": s.pile,
+        "pile": s.draw_pile,
         "discard": s.discard,
         "market": s.market,
         "broken": s.broken,
-        "slots": s.slots,
+        "slots": s.ritual_slots,
         "done": s.completed,
         "ankhs": s.ankhs,
-        "exalt": s.exalt,
-        "simple": s.simple,
-        "advanced": s.advanced,
-        "phase": s.phase,
-        "cur": s.cur,
+        "exalt": s.exaltations,
+        "simple": s.simple_rituals,
+        "advanced": s.advanced_rituals,
+        "phase": _PHASE_NUMBER[s.phase],
+        "cur": s.current,
         "round": s.round,
         "started": s.started,
         "placed": s.placed,
         "clear": s.clear_cell,
-        "cast": [s.cast_slot, s.cast_set, s.cast_left, s.cast_last],
+        "cast": [s.cast_slot, s.cast_cells, s.breaks_left, s.last_broken],
         "ended_by": s.ended_by,
         "rng": s.rng.state,
     }
     return PREFIX_V1 + json.dumps(d, separators=(",", ":"))
 
 
-def _decode_v1(game: Any, body: str) -> OsiriumState:
+def _decode_v1(body: str) -> OsiriumState:
     try:
         d = json.loads(body)
     except (ValueError, RecursionError) as exc:
@@ -354,34 +352,32 @@ def _decode_v1(game: Any, body: str) -> OsiriumState:
     if not isinstance(d, dict):
         raise StateFormatError("osirium: corrupt state: not an object")
     try:
-        return _from_dict(game, d)
+        return _from_dict(d)
     except StateFormatError:
         raise
     except (KeyError, TypeError, ValueError, IndexError) as exc:
         raise StateFormatError(f"osirium: corrupt state: {exc!r}") from None
 
 
-def _from_dict(game: Any, d: dict[str, Any]) -> OsiriumState:
-    from engine.osirium.state import OsiriumState
-
-    def integer(v: Any, what: str) -> int:
+def _from_dict(d: dict[str, Any]) -> OsiriumState:
+    def integer(v: object, what: str) -> int:
         if isinstance(v, bool) or not isinstance(v, int):
             raise StateFormatError(f"osirium: {what} must be an integer, got {v!r}")
         return v
 
-    def boolean(v: Any, what: str) -> bool:
+    def boolean(v: object, what: str) -> bool:
         if not isinstance(v, bool):
             raise StateFormatError(f"osirium: {what} must be true or false, got {v!r}")
         return v
 
-    def ints(v: Any, what: str, length: int | None = None) -> list[int]:
+    def ints(v: object, what: str, length: int | None = None) -> list[int]:
         if not isinstance(v, list):
             raise StateFormatError(f"osirium: {what} must be a list")
         if length is not None and len(v) != length:
             raise StateFormatError(f"osirium: {what} must have {length} entries, not {len(v)}")
         return [integer(x, what) for x in v]
 
-    def rows(v: Any, what: str, n: int) -> list[list[int]]:
+    def rows(v: object, what: str, n: int) -> list[list[int]]:
         if not isinstance(v, list) or len(v) != n:
             raise StateFormatError(f"osirium: {what} must be a list of {n} lists")
         return [ints(x, what) for x in v]
@@ -392,43 +388,42 @@ def _from_dict(game: Any, d: dict[str, Any]) -> OsiriumState:
     if not 2 <= n <= 4:
         raise StateFormatError(f"osirium: player count {n} is not 2..4")
     s = OsiriumState.__new__(OsiriumState)
-    s.game = game
-    s.n = n
+    s.player_count = n
     s.team_play = boolean(d["teams"], "teams")
-    s.deity = ints(d["deities"], "deities", n)
+    s.deities = ints(d["deities"], "deities", n)
     used = d["used"]
     if not isinstance(used, list) or len(used) != n:
         raise StateFormatError("osirium: used must be a list of n booleans")
-    s.power_used = [boolean(u, "used") for u in used]
+    s.powers_used = [boolean(u, "used") for u in used]
     board = ints(d["board"], "board", CELLS)
     s.hands = rows(d["hands"], "hands", n)
-    s.pile = ints(d["pile"], "pile")
+    s.draw_pile = ints(d["pile"], "pile")
     s.discard = ints(d["discard"], "discard")
     s.market = ints(d["market"], "market", MARKET_SIZE)
     s.broken = rows(d["broken"], "broken", n)
-    s.slots = rows(d["slots"], "slots", n)
+    s.ritual_slots = rows(d["slots"], "slots", n)
     s.completed = rows(d["done"], "done", n)
     s.ankhs = ints(d["ankhs"], "ankhs", n)
-    s.exalt = ints(d["exalt"], "exalt", n)
-    s.simple = ints(d["simple"], "simple")
-    s.advanced = ints(d["advanced"], "advanced")
-    s.phase = integer(d["phase"], "phase")
-    s.cur = integer(d["cur"], "cur")
+    s.exaltations = ints(d["exalt"], "exalt", n)
+    s.simple_rituals = ints(d["simple"], "simple")
+    s.advanced_rituals = ints(d["advanced"], "advanced")
+    s.phase = _phase(integer(d["phase"], "phase"))
+    s.current = integer(d["cur"], "cur")
     s.round = integer(d["round"], "round")
     s.moves = 0  # version 1 did not record it
     s.started = boolean(d["started"], "started")
     s.placed = boolean(d["placed"], "placed")
     s.clear_cell = integer(d["clear"], "clear")
-    s.cast_slot, s.cast_set, s.cast_left, s.cast_last = ints(d["cast"], "cast", 4)
+    s.cast_slot, s.cast_cells, s.breaks_left, s.last_broken = ints(d["cast"], "cast", 4)
     s.ended_by = integer(d["ended_by"], "ended_by")
-    s.board_t = [-1] * CELLS
-    s.board_r = [0] * CELLS
+    s.cell_type = [-1] * CELLS
+    s.cell_rotation = [0] * CELLS
     for c, v in enumerate(board):
         if v == -1:
             continue
         if not 0 <= v < NUM_TYPES * 4:
             raise StateFormatError(f"osirium: bad amulet code {v} on cell {cell_name(c)}")
-        s.board_t[c], s.board_r[c] = divmod(v, 4)
+        s.cell_type[c], s.cell_rotation[c] = divmod(v, 4)
     state = integer(d["rng"], "rng")
     if not 0 <= state < 1 << 64:
         raise StateFormatError("osirium: rng state out of range")

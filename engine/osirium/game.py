@@ -11,11 +11,14 @@ from engine.core import (
     GameDescriptor,
     GameOptionsError,
     OptionSpec,
+    State,
     check_num_players,
+    check_seed,
     resolve_options,
 )
 from engine.osirium import actions as A
 from engine.osirium.cards import DEITIES, MAX_ROUNDS
+from engine.osirium.codec import decode, encode
 from engine.osirium.state import OsiriumState
 from engine.rng import SerialRng, game_rng
 
@@ -54,6 +57,9 @@ class OsiriumGame(Game):
         team_player_counts=(4,),
     )
 
+    def __init__(self) -> None:
+        OsiriumState.game = self
+
     def new_initial_state(
         self,
         num_players: int | None = None,
@@ -63,10 +69,7 @@ class OsiriumGame(Game):
         rng: SerialRng | None = None,
     ) -> OsiriumState:
         n = check_num_players(self.descriptor, num_players)
-        if isinstance(seed, bool) or not isinstance(seed, int):
-            raise GameOptionsError(f"osirium: seed must be an integer, got {seed!r}")
-        if seed < 0:
-            raise GameOptionsError(f"osirium: the seed must not be negative, got {seed}")
+        check_seed(self.descriptor, seed)
         opts = dict(options or {})
         deities_in = opts.get("deities")
         if isinstance(deities_in, str):
@@ -85,10 +88,17 @@ class OsiriumGame(Game):
         if len(set(names)) != n:
             raise GameOptionsError(f"osirium: each deity at most once (O9.2), got {', '.join(names)}")
         chance = rng if rng is not None else game_rng("osirium", seed)
-        return OsiriumState.new(self, n, chance, [_DEITY_IDS.index(d) for d in names], teams)
+        return OsiriumState.new(n, chance, [_DEITY_IDS.index(d) for d in names], teams)
+
+    def serialize_state(self, state: State) -> str:
+        if not isinstance(state, OsiriumState):
+            raise TypeError(f"osirium: cannot serialise a {type(state).__name__}")
+        return encode(state)
 
     def deserialize_state(self, data: str) -> OsiriumState:
-        return OsiriumState.deserialize(self, data)
+        """A state from its text (``osirium:3:``, or an earlier release's ``osirium:2:`` or
+        ``osirium:1:``), validated; :class:`~engine.core.StateFormatError` otherwise."""
+        return decode(data)
 
     def action_info(self, action: int) -> ActionInfo:
         return A.action_info(action)

@@ -4,26 +4,31 @@ Representation (all plain ints and lists, ``__slots__``, cheap to clone):
 
 * amulets are handled by *type* (colour × pattern, :mod:`engine.osirium.board`): identical
   cards are interchangeable, so hands, piles and the market hold type ids;
-* the board is ``board_t``/``board_r`` (type, canonical rotation, -1 when empty) plus
-  derived bitmasks kept incrementally: ``arrows`` per cell, ``occ`` (occupied cells),
-  ``colmask`` (cells per colour) and ``links`` (24 edge bits, O4.1);
-* rituals by id (:data:`engine.osirium.cards.RITUALS`); completed rituals as
-  ``id * 2 + principle``.
+* the board is ``cell_type``/``cell_rotation`` (type and canonical rotation per cell, -1 /
+  0 when empty) plus derived bitmasks kept incrementally: ``cell_arrows``, ``occupied``
+  (occupied cells), ``colour_cells`` (cells per colour) and ``links`` (24 edge bits, O4.1);
+* rituals by id (:data:`engine.osirium.cards.RITUALS`): ``ritual_slots`` per seat (-1
+  empty), ``simple_rituals`` / ``advanced_rituals`` piles (top last), ``completed`` rituals
+  as ``id * 2 + principle``;
+* a cast in progress (O5.3, O5.5): ``cast_slot``, ``cast_cells`` (cell mask),
+  ``breaks_left`` and ``last_broken`` (breaks go in ascending cell order).
 
-``apply`` is the fast path (no events); ``apply_action`` validates and returns events. Both
-run the same code (``_do``), which builds events only when given a list.
+:meth:`OsiriumState.apply` dispatches on the action's id block to one handler per kind of
+action; every handler takes ``events``: a list to append :class:`~engine.core.Event` values
+to (the validated path, :meth:`~engine.core.State.apply_action`), or ``None`` on the fast
+path, where no event is built.
 """
 
 from __future__ import annotations
 
+import enum
 import random
-from collections.abc import Sequence
-from typing import Any, Self
+from collections.abc import Callable, Sequence
+from typing import Self
 
 from engine.core import (
     TERMINAL,
     Event,
-    GameOverError,
     IllegalActionError,
     Outcome,
     State,
@@ -33,11 +38,9 @@ from engine.osirium import actions as A
 from engine.osirium.board import (
     CANON_OF,
     CANON_ROTS,
-    CELL_EDGE_MASK,
     CELLS,
     FULL,
     NUM_TYPES,
-    OTYPES,
     RITUAL_SIG,
     SIZE,
     TYPE_ARROWS,
@@ -46,12 +49,13 @@ from engine.osirium.board import (
     TYPE_NAME,
     TYPE_OTYPES,
     all_links,
-    cell_links,
+    board_masks,
     cell_name,
     cell_tuple,
     cells_of,
-    connected_sets,
-    set_signature,
+    placed_links,
+    removed_links,
+    sets_by_signature,
 )
 from engine.osirium.cards import (
     CHAOS,
@@ -62,11 +66,13 @@ from engine.osirium.cards import (
     HIDDEN_SLOT,
     MARKET_SIZE,
     MAX_ROUNDS,
-    ORDER,
     PRINCIPLES,
     RITUAL_SLOTS,
     RITUALS,
     RITUALS_TO_END,
+    Exaltation,
+    ExaltationKind,
+    Power,
 )
 from engine.osirium.view import (
     EMPTY_SLOT,
@@ -79,16 +85,73 @@ from engine.osirium.view import (
 )
 from engine.rng import Rng, SerialRng
 
-# Steps of a turn (O10).
-MAIN, PLACE, DRAW, BREAK, REFILL, OVER = range(6)
-PHASE_NAMES = ("main", "place", "draw", "break", "refill", "over")
+
+class Phase(enum.StrEnum):
+    """The step of a turn (O10): the decision the seat to act faces, or the end."""
+
+    MAIN = "main"  # O3: place, cast, use a power, pass or end the turn
+    PLACE = "place"  # O3.1a: place on the cell just cleared
+    DRAW = "draw"  # O3.2: draw after a placement
+    BREAK = "break"  # O5.3: break an amulet of the cast set
+    REFILL = "refill"  # O5.5: refill the emptied ritual slot
+    OVER = "over"
+
+
+class Reason(enum.StrEnum):
+    """How an Osirium game ended (``Outcome.reason``)."""
+
+    FIFTH_RITUAL = "fifth_ritual"  # O5.6 / O8.1
+    ROUND_LIMIT = "round_limit"  # O8.4 [house]
+
+
+class EventKind(enum.StrEnum):
+    """``Event.kind`` of Osirium's events."""
+
+    PASS = "pass"  # O3.5
+    PLACE = "place"  # O3.1
+    CLEAR = "clear"  # O3.1a
+    DRAW = "draw"  # O3.2 (public: where from)
+    DRAW_CARD = "draw_card"  # O3.2, O3.5 (private: which card)
+    DRAW_SKIPPED = "draw_skipped"  # O3.2
+    RESHUFFLE = "reshuffle"  # O3.6
+    MARKET_REFILL = "market_refill"  # O3.6
+    MARKET_EMPTY = "market_empty"  # O3.6
+    CAST = "cast"  # O5.1
+    ANKHS = "ankhs"  # O5.2
+    BREAK = "break"  # O5.3
+    REFILL = "refill"  # O5.5 (public)
+    REFILL_CARD = "refill_card"  # O5.5 (private: a face-down ritual)
+    REFILL_SKIPPED = "refill_skipped"  # O5.5
+    POWER = "power"  # O7
+    END_TURN = "end_turn"  # O3.4
+    TURN = "turn"  # O3
+    GAME_END = "game_end"  # O8.1
+    SCORING_LINE = "scoring_line"  # O8.2
+    WIN = "win"  # O8.3
+
+
+# The phases as module constants: the hot paths compare them by identity.
+MAIN = Phase.MAIN
+PLACE = Phase.PLACE
+DRAW = Phase.DRAW
+BREAK = Phase.BREAK
+REFILL = Phase.REFILL
+OVER = Phase.OVER
+#: The phases in the order of their numbers in the state text (``ph=<n>``).
+PHASES: tuple[Phase, ...] = tuple(Phase)
 
 _POWER = {d.id: d.power for d in DEITIES}
+# Module constants for the hot paths (an enum member read off its class costs ~70 ns in 3.11).
+_ANUBIS, _BASTET, _SETH, _ISIS = Power.BREAK, Power.MARKET, Power.ROTATE, Power.MOVE
 _HIGHER: tuple[int, ...] = tuple(FULL & ~((2 << c) - 1) for c in range(CELLS))
 _NUM_RITUALS = len(RITUALS)
 _NUM_EXALTATIONS = len(EXALTATIONS)
-_TYPE_COUNTS = list(TYPE_COUNT)
-_NUM_AMULETS = sum(TYPE_COUNT)  # 60 (O2.2)
+#: The 60 amulets (O2.2) by type, ascending.
+_AMULET_TYPES = [t for t in range(NUM_TYPES) for _ in range(TYPE_COUNT[t])]
+
+
+def _invalid(msg: str) -> StateFormatError:
+    return StateFormatError(f"osirium: invalid state: {msg}")
 
 
 def _cell_pair(c: int) -> tuple[int, int]:
@@ -100,80 +163,78 @@ class OsiriumState(State):
 
     __slots__ = (
         "_outcome",
-        "_sets",
-        "advanced",
+        "_sets_by_signature",
+        "advanced_rituals",
         "ankhs",
-        "arrows",
-        "board_r",
-        "board_t",
+        "breaks_left",
         "broken",
-        "cast_last",
-        "cast_left",
-        "cast_set",
+        "cast_cells",
         "cast_slot",
+        "cell_arrows",
+        "cell_rotation",
+        "cell_type",
         "clear_cell",
-        "colmask",
+        "colour_cells",
         "completed",
-        "cur",
-        "deity",
+        "current",
+        "deities",
         "discard",
+        "draw_pile",
         "ended_by",
-        "exalt",
-        "game",
+        "exaltations",
         "hands",
+        "last_broken",
         "links",
         "market",
         "moves",
-        "n",
-        "occ",
+        "occupied",
         "phase",
-        "pile",
         "placed",
-        "power_used",
+        "player_count",
+        "powers_used",
+        "ritual_slots",
         "rng",
         "round",
-        "simple",
-        "slots",
+        "simple_rituals",
         "started",
         "team_play",
     )
 
-    game: Any
-    n: int
+    player_count: int
     team_play: bool
-    deity: list[int]
-    power_used: list[bool]
-    board_t: list[int]
-    board_r: list[int]
-    arrows: list[int]
-    colmask: list[int]
-    occ: int
+    deities: list[int]
+    powers_used: list[bool]
+    cell_type: list[int]
+    cell_rotation: list[int]
+    cell_arrows: list[int]
+    colour_cells: list[int]
+    occupied: int
     links: int
     hands: list[list[int]]
-    pile: list[int]
+    draw_pile: list[int]
     discard: list[int]
     market: list[int]
     broken: list[list[int]]
-    slots: list[list[int]]
+    ritual_slots: list[list[int]]
     completed: list[list[int]]
     ankhs: list[int]
-    exalt: list[int]
-    simple: list[int]
-    advanced: list[int]
-    phase: int
-    cur: int
+    exaltations: list[int]
+    simple_rituals: list[int]
+    advanced_rituals: list[int]
+    phase: Phase
+    current: int
     round: int
     started: bool
     placed: bool
     clear_cell: int
-    cast_set: int
-    cast_left: int
-    cast_last: int
+    cast_cells: int
+    breaks_left: int
+    last_broken: int
     cast_slot: int
     ended_by: int
     rng: SerialRng
     moves: int
-    _sets: dict[int, list[int]] | None
+    _sets_by_signature: dict[int, list[int]] | None
     _outcome: Outcome | None
 
     # ------------------------------------------------------------------------------
@@ -181,20 +242,17 @@ class OsiriumState(State):
     # ------------------------------------------------------------------------------
 
     @classmethod
-    def new(
-        cls, game: Any, num_players: int, rng: SerialRng, deities: Sequence[int], teams: bool
-    ) -> OsiriumState:
+    def new(cls, num_players: int, rng: SerialRng, deities: Sequence[int], teams: bool) -> OsiriumState:
         s = cls.__new__(cls)
-        s.game = game
-        s.n = n = num_players
+        s.player_count = n = num_players
         s.team_play = teams
-        s.deity = list(deities)  # O2.1
-        s.power_used = [False] * n
-        s.board_t = [-1] * CELLS
-        s.board_r = [0] * CELLS
-        s.arrows = [0] * CELLS
-        s.colmask = [0] * len(COLOURS)
-        s.occ = 0
+        s.deities = list(deities)  # O2.1
+        s.powers_used = [False] * n
+        s.cell_type = [-1] * CELLS
+        s.cell_rotation = [0] * CELLS
+        s.cell_arrows = [0] * CELLS
+        s.colour_cells = [0] * len(COLOURS)
+        s.occupied = 0
         s.links = 0
         s.rng = rng
         # O2.2: shuffle the amulets, 4 to each hand, 4 face up to the market.
@@ -202,7 +260,7 @@ class OsiriumState(State):
         rng.shuffle(pile)
         s.hands = [[pile.pop() for _ in range(HAND_SIZE)] for _ in range(n)]
         s.market = [pile.pop() for _ in range(MARKET_SIZE)]
-        s.pile = pile
+        s.draw_pile = pile
         s.discard = []
         s.broken = [[] for _ in range(n)]
         # O2.3: two ritual piles; 3 simple rituals per player (slot 2 face down).
@@ -210,69 +268,68 @@ class OsiriumState(State):
         advanced = [r.id for r in RITUALS if r.advanced]
         rng.shuffle(simple)
         rng.shuffle(advanced)
-        s.slots = [[simple.pop() for _ in range(RITUAL_SLOTS)] for _ in range(n)]
-        s.simple = simple
-        s.advanced = advanced
+        s.ritual_slots = [[simple.pop() for _ in range(RITUAL_SLOTS)] for _ in range(n)]
+        s.simple_rituals = simple
+        s.advanced_rituals = advanced
         s.completed = [[] for _ in range(n)]
         s.ankhs = [0] * n  # O2.5
         # O2.4: one secret exaltation each.
         ex = list(range(_NUM_EXALTATIONS))
         rng.shuffle(ex)
-        s.exalt = ex[:n]
+        s.exaltations = ex[:n]
         s.phase = MAIN
-        s.cur = 0  # O1.1: seat 0 plays first
+        s.current = 0  # O1.1: seat 0 plays first
         s.round = 1
         s.moves = 0
         s.started = False
         s.placed = False
         s.clear_cell = -1
-        s.cast_set = 0
-        s.cast_left = 0
-        s.cast_last = -1
+        s.cast_cells = 0
+        s.breaks_left = 0
+        s.last_broken = -1
         s.cast_slot = -1
         s.ended_by = -1
-        s._sets = None
+        s._sets_by_signature = None
         s._outcome = None
         return s
 
     def clone(self) -> Self:
         s = object.__new__(type(self))
-        s.game = self.game
-        s.n = self.n
+        s.player_count = self.player_count
         s.team_play = self.team_play
-        s.deity = self.deity  # never mutated
-        s.power_used = self.power_used[:]
-        s.board_t = self.board_t[:]
-        s.board_r = self.board_r[:]
-        s.arrows = self.arrows[:]
-        s.colmask = self.colmask[:]
-        s.occ = self.occ
+        s.deities = self.deities  # never mutated
+        s.powers_used = self.powers_used[:]
+        s.cell_type = self.cell_type[:]
+        s.cell_rotation = self.cell_rotation[:]
+        s.cell_arrows = self.cell_arrows[:]
+        s.colour_cells = self.colour_cells[:]
+        s.occupied = self.occupied
         s.links = self.links
         s.hands = [h[:] for h in self.hands]
-        s.pile = self.pile[:]
+        s.draw_pile = self.draw_pile[:]
         s.discard = self.discard[:]
         s.market = self.market[:]
         s.broken = [b[:] for b in self.broken]
-        s.slots = [x[:] for x in self.slots]
+        s.ritual_slots = [x[:] for x in self.ritual_slots]
         s.completed = [c[:] for c in self.completed]
         s.ankhs = self.ankhs[:]
-        s.exalt = self.exalt[:]
-        s.simple = self.simple[:]
-        s.advanced = self.advanced[:]
+        s.exaltations = self.exaltations[:]
+        s.simple_rituals = self.simple_rituals[:]
+        s.advanced_rituals = self.advanced_rituals[:]
         s.phase = self.phase
-        s.cur = self.cur
+        s.current = self.current
         s.round = self.round
         s.moves = self.moves
         s.started = self.started
         s.placed = self.placed
         s.clear_cell = self.clear_cell
-        s.cast_set = self.cast_set
-        s.cast_left = self.cast_left
-        s.cast_last = self.cast_last
+        s.cast_cells = self.cast_cells
+        s.breaks_left = self.breaks_left
+        s.last_broken = self.last_broken
         s.cast_slot = self.cast_slot
         s.ended_by = self.ended_by
         s.rng = self.rng.clone()
-        s._sets = self._sets  # shared, never mutated
+        s._sets_by_signature = self._sets_by_signature  # shared, never mutated
         s._outcome = self._outcome
         return s
 
@@ -282,73 +339,70 @@ class OsiriumState(State):
 
     @property
     def num_players(self) -> int:
-        return self.n
+        return self.player_count
 
     def current_player(self) -> int:
-        return TERMINAL if self.phase == OVER else self.cur
+        return TERMINAL if self.phase is OVER else self.current
 
     def move_number(self) -> int:
         return self.moves
 
-    def decision(self) -> str:
-        return PHASE_NAMES[self.phase]
+    def decision(self) -> Phase:
+        return self.phase
 
     def round_number(self) -> int:
         return self.round
 
     def teams(self) -> tuple[int, ...]:
         if self.team_play:
-            return tuple(p % 2 for p in range(self.n))  # O9.3: seats 0, 2 vs 1, 3
-        return tuple(range(self.n))
+            return tuple(p % 2 for p in range(self.player_count))  # O9.3: seats 0, 2 vs 1, 3
+        return tuple(range(self.player_count))
 
     # ------------------------------------------------------------------------------
     # Board helpers (O4)
     # ------------------------------------------------------------------------------
 
     def _put(self, cell: int, t: int, rot: int) -> None:
-        self.board_t[cell] = t
-        self.board_r[cell] = rot
-        self.arrows[cell] = TYPE_ARROWS[t][rot]
+        self.cell_type[cell] = t
+        self.cell_rotation[cell] = rot
+        self.cell_arrows[cell] = TYPE_ARROWS[t][rot]
         bit = 1 << cell
-        self.occ |= bit
-        self.colmask[TYPE_COLOUR[t]] |= bit
-        self.links = (self.links & ~CELL_EDGE_MASK[cell]) | cell_links(self.arrows, cell)
-        self._sets = None
+        self.occupied |= bit
+        self.colour_cells[TYPE_COLOUR[t]] |= bit
+        self.links = placed_links(self.cell_arrows, self.links, cell)
+        self._sets_by_signature = None
 
     def _take(self, cell: int) -> int:
-        t = self.board_t[cell]
-        self.board_t[cell] = -1
-        self.board_r[cell] = 0
-        self.arrows[cell] = 0
+        t = self.cell_type[cell]
+        self.cell_type[cell] = -1
+        self.cell_rotation[cell] = 0
+        self.cell_arrows[cell] = 0
         bit = 1 << cell
-        self.occ &= ~bit
-        self.colmask[TYPE_COLOUR[t]] &= ~bit
-        self.links &= ~CELL_EDGE_MASK[cell]
-        self._sets = None
+        self.occupied &= ~bit
+        self.colour_cells[TYPE_COLOUR[t]] &= ~bit
+        self.links = removed_links(self.links, cell)
+        self._sets_by_signature = None
         return t
 
-    def _sig_sets(self) -> dict[int, list[int]]:
-        """Connected sets (O4.2) grouped by colour signature; cached until the board changes."""
-        d = self._sets
+    def sets_by_signature(self) -> dict[int, list[int]]:
+        """The board's connected sets (O4.2) by colour signature
+        (:func:`engine.osirium.board.sets_by_signature`); cached until the board changes.
+        The caller must not modify the result."""
+        d = self._sets_by_signature
         if d is None:
-            d = {}
-            colmask = self.colmask
-            for m in connected_sets(self.links):
-                sig = set_signature(m, colmask)
-                lst = d.get(sig)
-                if lst is None:
-                    d[sig] = [m]
-                else:
-                    lst.append(m)
-            self._sets = d
+            d = self._sets_by_signature = sets_by_signature(self.links, self.colour_cells)
         return d
 
     def castable(self, slot: int) -> list[int]:
         """Cell masks of every set matching the ritual in ``slot`` of the current player."""
-        rid = self.slots[self.cur][slot]
+        rid = self.ritual_slots[self.current][slot]
         if rid < 0:
             return []
-        return list(self._sig_sets().get(RITUAL_SIG[rid], ()))
+        return list(self.sets_by_signature().get(RITUAL_SIG[rid], ()))
+
+    def can_cast(self, ritual: int) -> bool:
+        """Whether a set on the board matches ``ritual``'s colours (O5.1), whoever holds it."""
+        return bool(self.links) and RITUAL_SIG[ritual] in self.sets_by_signature()
 
     # ------------------------------------------------------------------------------
     # Legal actions (O10)
@@ -356,63 +410,65 @@ class OsiriumState(State):
 
     def legal_actions(self) -> list[int]:
         ph = self.phase
-        if ph == MAIN:
+        if ph is MAIN:
             return self._main_actions()
-        if ph == DRAW:
+        if ph is DRAW:
             out = [A.DRAW + k for k in range(MARKET_SIZE) if self.market[k] >= 0]
-            if self.pile or self.discard:
+            if self.draw_pile or self.discard:
                 out.append(A.DRAW_PILE)
             return out
-        if ph == BREAK:
-            left = self.cast_left - 1
-            s = self.cast_set
-            last = self.cast_last
+        if ph is BREAK:
+            left = self.breaks_left - 1
+            s = self.cast_cells
+            last = self.last_broken
             return [A.BREAK + c for c in cells_of(s) if c > last and (s & _HIGHER[c]).bit_count() >= left]
-        if ph == REFILL:
+        if ph is REFILL:
             out = []
-            if self.simple:
+            if self.simple_rituals:
                 out.append(A.REFILL)
-            if self.advanced:
+            if self.advanced_rituals:
                 out.append(A.REFILL + 1)
             return out
-        if ph == PLACE:
+        if ph is PLACE:
             c = self.clear_cell
             return [
-                A.PLACE + ot * CELLS + c for t in sorted(set(self.hands[self.cur])) for ot in TYPE_OTYPES[t]
+                A.PLACE + ot * CELLS + c
+                for t in sorted(set(self.hands[self.current]))
+                for ot in TYPE_OTYPES[t]
             ]
         return []
 
     def _main_actions(self) -> list[int]:
-        p = self.cur
+        p = self.current
         hand = self.hands[p]
         out: list[int] = []
         if not self.started:
             out.append(A.PASS)  # O3.5: only as the first thing
         if self.placed or not hand:
             out.append(A.END)  # O3.4
-        occ = self.occ
+        occ = self.occupied
         full = occ == FULL
         can_place = hand and not self.placed
         if can_place and full:
             out.extend(range(A.CLEAR, A.CLEAR + CELLS))  # O3.1a
-        if not self.power_used[p]:  # O7
-            power = _POWER[self.deity[p]]
-            if power == "break":
+        if not self.powers_used[p]:  # O7
+            power = _POWER[self.deities[p]]
+            if power is _ANUBIS:
                 out += [A.ANUBIS + c for c in cell_tuple(occ)]
-            elif power == "market":
+            elif power is _BASTET:
                 out += [A.BASTET + k for k in range(MARKET_SIZE) if self.market[k] >= 0]
-            elif power == "rotate":
-                arrows = self.arrows
-                board_t = self.board_t
+            elif power is _SETH:
+                arrows = self.cell_arrows
+                board_t = self.cell_type
                 for c in cell_tuple(occ):
                     t = board_t[c]
                     ta = TYPE_ARROWS[t]
                     a = arrows[c]
                     base = A.SETH + c * 4
                     out += [base + r for r in CANON_ROTS[t] if ta[r] != a]
-            elif power == "move" and occ and not full:
+            elif power is _ISIS and occ and not full:
                 empty4 = [c * 4 for c in cell_tuple(FULL & ~occ)]
-                board_t = self.board_t
+                board_t = self.cell_type
                 for src in cell_tuple(occ):
                     base = A.ISIS + src * CELLS * 4
                     rots = CANON_ROTS[board_t[src]]
@@ -425,9 +481,9 @@ class OsiriumState(State):
                     out += [base + c for c in empties]
         # O5.1 casts: slot, principle, matching set.
         if self.links:
-            sets = self._sig_sets()
+            sets = self.sets_by_signature()
             if sets:
-                slots = self.slots[p]
+                slots = self.ritual_slots[p]
                 for k in range(RITUAL_SLOTS):
                     rid = slots[k]
                     if rid >= 0:
@@ -443,65 +499,46 @@ class OsiriumState(State):
     # Applying actions
     # ------------------------------------------------------------------------------
 
-    def apply(self, action: int) -> None:
-        self._do(action, None)
-
-    def apply_action(self, action: int) -> list[Event]:
-        if self.phase == OVER:
-            raise GameOverError("osirium: the game is over; no action can be applied")
-        if isinstance(action, bool) or not isinstance(action, int) or action not in self.legal_actions():
-            try:
-                text = A.action_info(action).text
-            except ValueError:
-                text = repr(action)
-            raise IllegalActionError(
-                f"osirium: {text} is not legal now (seat {self.cur}, step {self.decision()})"
-            )
-        ev: list[Event] = []
-        self._do(action, ev)
-        return ev
-
-    def _do(self, a: int, ev: list[Event] | None) -> None:
+    def apply(self, action: int, events: list[Event] | None = None) -> None:
         self.moves += 1
-        p = self.cur
-        if a >= A.PLACE:
-            if a >= A.CAST:
-                self._cast(p, a, ev)
+        # Action id blocks (engine.osirium.actions), the most frequent in playouts first.
+        p = self.current
+        if action >= A.PLACE:
+            if action >= A.CAST:
+                self._cast(p, action, events)
             else:
-                self._place(p, a, ev)
-        elif a < A.BREAK:
-            if a == A.END:
-                if ev is not None:
-                    ev.append(Event("end_turn", f"seat {p} ends their turn", p))
-                self._end_turn(ev)
-            elif a == A.PASS:
-                self._pass(p, ev)
-            elif a < A.DRAW:
-                self._refill(p, a - A.REFILL, ev)
+                self._place(p, action, events)
+        elif action < A.BREAK:
+            if action == A.END:
+                self._end(p, events)
+            elif action == A.PASS:
+                self._pass(p, events)
+            elif action < A.DRAW:
+                self._refill(p, action - A.REFILL, events)
             else:
-                self._draw(p, a - A.DRAW, ev)
-        elif a < A.CLEAR:
-            self._break(p, a - A.BREAK, ev)
-        elif a < A.ANUBIS:
-            self._clear(p, a - A.CLEAR, ev)
+                self._draw(p, action - A.DRAW, events)
+        elif action < A.CLEAR:
+            self._break(p, action - A.BREAK, events)
+        elif action < A.ANUBIS:
+            self._clear(p, action - A.CLEAR, events)
         else:
-            self._power(p, a, ev)
+            self._power(p, action, events)
 
     # --- piles (O3.6) -------------------------------------------------------------
 
-    def _pile_card(self, ev: list[Event] | None) -> int:
+    def _pile_card(self, events: list[Event] | None) -> int:
         """Top card of the draw pile, reshuffling the discard first if needed; -1 if none."""
-        pile = self.pile
+        pile = self.draw_pile
         if not pile:
             if not self.discard:
                 return -1
             pile.extend(self.discard)
             self.discard.clear()
             self.rng.shuffle(pile)
-            if ev is not None:
-                ev.append(
+            if events is not None:
+                events.append(
                     Event(
-                        "reshuffle",
+                        EventKind.RESHUFFLE,
                         f"the discard pile ({len(pile)} cards) is shuffled into a new draw pile",
                         None,
                         {"cards": len(pile)},
@@ -509,75 +546,78 @@ class OsiriumState(State):
                 )
         return pile.pop()
 
-    def _refill_market(self, k: int, ev: list[Event] | None) -> None:
-        t = self._pile_card(ev)
+    def _refill_market(self, k: int, events: list[Event] | None) -> None:
+        t = self._pile_card(events)
         self.market[k] = t
-        if ev is not None:
+        if events is not None:
             if t >= 0:
-                ev.append(
+                events.append(
                     Event(
-                        "market_refill",
+                        EventKind.MARKET_REFILL,
                         f"market{k} is refilled with {TYPE_NAME[t]}",
                         None,
                         {"slot": k, "card": TYPE_NAME[t]},
                     )
                 )
             else:
-                ev.append(Event("market_empty", f"market{k} stays empty (no card left)", None, {"slot": k}))
+                events.append(
+                    Event(EventKind.MARKET_EMPTY, f"market{k} stays empty (no card left)", None, {"slot": k})
+                )
 
     # --- place, clear, draw (O3.1, O3.1a, O3.2) -----------------------------------
 
-    def _place(self, p: int, a: int, ev: list[Event] | None) -> None:
-        ot, cell = divmod(a - A.PLACE, CELLS)
-        t, rot = OTYPES[ot]
+    def _place(self, p: int, a: int, events: list[Event] | None) -> None:
+        t, rot, cell = A.PLACEMENTS[a - A.PLACE]
         self.hands[p].remove(t)
         self._put(cell, t, rot)
         self.placed = True
         self.started = True
         self.clear_cell = -1
-        if ev is not None:
-            ev.append(
+        if events is not None:
+            events.append(
                 Event(
-                    "place",
+                    EventKind.PLACE,
                     f"seat {p} places {TYPE_NAME[t]} on {cell_name(cell)} at r{rot * 90}",
                     p,
                     {"card": TYPE_NAME[t], "cell": _cell_pair(cell), "rotation": rot * 90},
                 )
             )
         # O3.2: draw if the hand is short and a source holds a card; else skip the step.
-        if len(self.hands[p]) < HAND_SIZE and (self.pile or self.discard or any(m >= 0 for m in self.market)):
+        if len(self.hands[p]) < HAND_SIZE and (
+            self.draw_pile or self.discard or any(m >= 0 for m in self.market)
+        ):
             self.phase = DRAW
         else:
             self.phase = MAIN
-            if ev is not None and len(self.hands[p]) < HAND_SIZE:
-                ev.append(Event("draw_skipped", f"seat {p} cannot draw: no card left", p))
+            if events is not None and len(self.hands[p]) < HAND_SIZE:
+                events.append(Event(EventKind.DRAW_SKIPPED, f"seat {p} cannot draw: no card left", p))
 
-    def _clear(self, p: int, cell: int, ev: list[Event] | None) -> None:
+    def _clear(self, p: int, cell: int, events: list[Event] | None) -> None:
         t = self._take(cell)  # O3.1a: to the discard pile, not a broken pile
         self.discard.append(t)
         self.clear_cell = cell
         self.started = True
         self.phase = PLACE
-        if ev is not None:
-            ev.append(
+        if events is not None:
+            events.append(
                 Event(
-                    "clear",
+                    EventKind.CLEAR,
                     f"seat {p} clears {TYPE_NAME[t]} from {cell_name(cell)} (full board) to the discard",
                     p,
                     {"card": TYPE_NAME[t], "cell": _cell_pair(cell)},
                 )
             )
 
-    def _draw(self, p: int, k: int, ev: list[Event] | None) -> None:
+    def _draw(self, p: int, k: int, events: list[Event] | None) -> None:
         hand = self.hands[p]
         if k == MARKET_SIZE:
-            t = self._pile_card(ev)
+            t = self._pile_card(events)
             hand.append(t)
-            if ev is not None:
-                ev.append(Event("draw", f"seat {p} draws from the pile", p, {"source": "pile"}))
-                ev.append(
+            if events is not None:
+                events.append(Event(EventKind.DRAW, f"seat {p} draws from the pile", p, {"source": "pile"}))
+                events.append(
                     Event(
-                        "draw_card",
+                        EventKind.DRAW_CARD,
                         f"seat {p} draws {TYPE_NAME[t]}",
                         p,
                         {"card": TYPE_NAME[t]},
@@ -587,90 +627,99 @@ class OsiriumState(State):
         else:
             t = self.market[k]
             hand.append(t)
-            if ev is not None:
-                ev.append(
+            if events is not None:
+                events.append(
                     Event(
-                        "draw",
+                        EventKind.DRAW,
                         f"seat {p} takes {TYPE_NAME[t]} from market{k}",
                         p,
                         {"source": "market", "slot": k, "card": TYPE_NAME[t]},
                     )
                 )
-            self._refill_market(k, ev)
+            self._refill_market(k, events)
         self.phase = MAIN
 
-    def _pass(self, p: int, ev: list[Event] | None) -> None:
+    def _pass(self, p: int, events: list[Event] | None) -> None:
         # O3.5: discard the whole hand first, then draw 4 (reshuffle may include it).
         hand = self.hands[p]
         old = hand[:]
         self.discard.extend(hand)
         hand.clear()
         for _ in range(HAND_SIZE):
-            t = self._pile_card(ev)
+            t = self._pile_card(events)
             if t < 0:
                 break
             hand.append(t)
-        if ev is not None:
-            ev.append(
+        if events is not None:
+            events.append(
                 Event(
-                    "pass",
+                    EventKind.PASS,
                     f"seat {p} passes, discards {len(old)} and draws {len(hand)} cards",
                     p,
                     {"discarded": tuple(sorted(TYPE_NAME[t] for t in old)), "drawn": len(hand)},
                 )
             )
-            ev.append(
+            events.append(
                 Event(
-                    "draw_card",
+                    EventKind.DRAW_CARD,
                     f"seat {p} draws {', '.join(TYPE_NAME[t] for t in hand) or 'nothing'}",
                     p,
                     {"cards": tuple(TYPE_NAME[t] for t in hand)},
                     visible_to=(p,),
                 )
             )
-        self._end_turn(ev)
+        self._end_turn(events)
 
     # --- turns (O3, O8.4) ---------------------------------------------------------
 
-    def _end_turn(self, ev: list[Event] | None) -> None:
+    def _end(self, p: int, events: list[Event] | None) -> None:
+        """O3.4: the player ends their turn."""
+        if events is not None:
+            events.append(Event(EventKind.END_TURN, f"seat {p} ends their turn", p))
+        self._end_turn(events)
+
+    def _end_turn(self, events: list[Event] | None) -> None:
         self.started = False
         self.placed = False
         self.clear_cell = -1
         self.phase = MAIN
-        if self.cur == self.n - 1:
+        if self.current == self.player_count - 1:
             if self.round >= MAX_ROUNDS:  # O8.4: after the last seat's turn in round 100
-                self._finish(ev)
+                self._finish(events)
                 return
             self.round += 1
-        self.cur = (self.cur + 1) % self.n
-        if ev is not None:
-            ev.append(
-                Event("turn", f"round {self.round}: seat {self.cur} to play", self.cur, {"round": self.round})
+        self.current = (self.current + 1) % self.player_count
+        if events is not None:
+            events.append(
+                Event(
+                    EventKind.TURN,
+                    f"round {self.round}: seat {self.current} to play",
+                    self.current,
+                    {"round": self.round},
+                )
             )
 
     # --- rituals (O5) -------------------------------------------------------------
 
-    def _cast(self, p: int, a: int, ev: list[Event] | None) -> None:
-        sp, m = divmod(a - A.CAST, A.MASKS)
-        mask = m + 1
-        slot, principle = divmod(sp, 2)
-        rid = self.slots[p][slot]
+    def _cast(self, p: int, a: int, events: list[Event] | None) -> None:
+        slot, principle, mask = A.decode_cast(a)
+        rid = self.ritual_slots[p][slot]
         r = RITUALS[rid]
-        self.slots[p][slot] = -1  # O5.4: the slot is empty during breaks and refill
+        self.ritual_slots[p][slot] = -1  # O5.4: the slot is empty during breaks and refill
         self.completed[p].append(rid * 2 + principle)
         gain = r.chaos_ankhs if principle == CHAOS else r.order_ankhs
         self.ankhs[p] += gain  # O5.2
         breaks = min(r.chaos_breaks if principle == CHAOS else r.order_breaks, mask.bit_count())
         self.started = True
-        self.cast_set = mask
+        self.cast_cells = mask
         self.cast_slot = slot
-        self.cast_last = -1
-        self.cast_left = breaks
-        if ev is not None:
+        self.last_broken = -1
+        self.breaks_left = breaks
+        if events is not None:
             cells = tuple(_cell_pair(c) for c in cells_of(mask))
-            ev.append(
+            events.append(
                 Event(
-                    "cast",
+                    EventKind.CAST,
                     f"seat {p} casts {r.name} (#{rid}) by {PRINCIPLES[principle]} on "
                     + "+".join(cell_name(c) for c in cells_of(mask)),
                     p,
@@ -684,69 +733,76 @@ class OsiriumState(State):
                     },
                 )
             )
-            ev.append(
-                Event("ankhs", f"seat {p} scores {gain} Ankhs", p, {"ankhs": gain, "total": self.ankhs[p]})
+            events.append(
+                Event(
+                    EventKind.ANKHS,
+                    f"seat {p} scores {gain} Ankhs",
+                    p,
+                    {"ankhs": gain, "total": self.ankhs[p]},
+                )
             )
         if breaks:
             self.phase = BREAK
         else:
-            self._after_breaks(p, ev)
+            self._after_breaks(p, events)
 
-    def _break(self, p: int, cell: int, ev: list[Event] | None) -> None:
+    def _break(self, p: int, cell: int, events: list[Event] | None) -> None:
         t = self._take(cell)  # O5.3: to the caster's broken pile
         self.broken[p].append(t)
-        self.cast_last = cell
-        self.cast_left -= 1
-        if ev is not None:
-            ev.append(
+        self.last_broken = cell
+        self.breaks_left -= 1
+        if events is not None:
+            events.append(
                 Event(
-                    "break",
+                    EventKind.BREAK,
                     f"seat {p} breaks {TYPE_NAME[t]} on {cell_name(cell)}",
                     p,
                     {"card": TYPE_NAME[t], "cell": _cell_pair(cell)},
                 )
             )
-        if self.cast_left == 0:
-            self._after_breaks(p, ev)
+        if self.breaks_left == 0:
+            self._after_breaks(p, events)
 
-    def _after_breaks(self, p: int, ev: list[Event] | None) -> None:
+    def _after_breaks(self, p: int, events: list[Event] | None) -> None:
         if len(self.completed[p]) >= RITUALS_TO_END:  # O5.6 / O8.1: no refill
             self.ended_by = p
-            self._finish(ev)
+            self._finish(events)
             return
-        if self.simple or self.advanced:
+        if self.simple_rituals or self.advanced_rituals:
             self.phase = REFILL
         else:  # O5.5: both piles empty: the slot stays empty
             self._clear_cast()
             self.phase = MAIN
-            if ev is not None:
-                ev.append(Event("refill_skipped", f"no ritual left: seat {p}'s slot stays empty", p))
+            if events is not None:
+                events.append(
+                    Event(EventKind.REFILL_SKIPPED, f"no ritual left: seat {p}'s slot stays empty", p)
+                )
 
     def _clear_cast(self) -> None:
-        self.cast_set = 0
-        self.cast_left = 0
-        self.cast_last = -1
+        self.cast_cells = 0
+        self.breaks_left = 0
+        self.last_broken = -1
         self.cast_slot = -1
 
-    def _refill(self, p: int, deck: int, ev: list[Event] | None) -> None:
-        rid = (self.advanced if deck else self.simple).pop()  # O5.5
+    def _refill(self, p: int, deck: int, events: list[Event] | None) -> None:
+        rid = (self.advanced_rituals if deck else self.simple_rituals).pop()  # O5.5
         slot = self.cast_slot
-        self.slots[p][slot] = rid
+        self.ritual_slots[p][slot] = rid
         self._clear_cast()
         self.phase = MAIN
-        if ev is not None:
+        if events is not None:
             if slot == HIDDEN_SLOT:
-                ev.append(
+                events.append(
                     Event(
-                        "refill",
+                        EventKind.REFILL,
                         f"seat {p} refills s{slot} face down from the {A.DECKS[deck]} pile",
                         p,
                         {"slot": slot, "deck": A.DECKS[deck]},
                     )
                 )
-                ev.append(
+                events.append(
                     Event(
-                        "refill_card",
+                        EventKind.REFILL_CARD,
                         f"seat {p} takes {RITUALS[rid].name} (#{rid}) face down",
                         p,
                         {"slot": slot, "ritual": rid},
@@ -754,9 +810,9 @@ class OsiriumState(State):
                     )
                 )
             else:
-                ev.append(
+                events.append(
                     Event(
-                        "refill",
+                        EventKind.REFILL,
                         f"seat {p} refills s{slot} from the {A.DECKS[deck]} pile: "
                         f"{RITUALS[rid].name} (#{rid})",
                         p,
@@ -766,17 +822,17 @@ class OsiriumState(State):
 
     # --- deity powers (O7) --------------------------------------------------------
 
-    def _power(self, p: int, a: int, ev: list[Event] | None) -> None:
-        self.power_used[p] = True
+    def _power(self, p: int, a: int, events: list[Event] | None) -> None:
+        self.powers_used[p] = True
         self.started = True  # O7: no pass after using a power
         if a < A.BASTET:  # Anubis: break one amulet
             cell = a - A.ANUBIS
             t = self._take(cell)
             self.broken[p].append(t)
-            if ev is not None:
-                ev.append(
+            if events is not None:
+                events.append(
                     Event(
-                        "power",
+                        EventKind.POWER,
                         f"seat {p} (Anubis) breaks {TYPE_NAME[t]} on {cell_name(cell)}",
                         p,
                         {"deity": "anubis", "card": TYPE_NAME[t], "cell": _cell_pair(cell)},
@@ -786,24 +842,24 @@ class OsiriumState(State):
             k = a - A.BASTET
             t = self.market[k]
             self.hands[p].append(t)
-            if ev is not None:
-                ev.append(
+            if events is not None:
+                events.append(
                     Event(
-                        "power",
+                        EventKind.POWER,
                         f"seat {p} (Bastet) takes {TYPE_NAME[t]} from market{k}",
                         p,
                         {"deity": "bastet", "card": TYPE_NAME[t], "slot": k},
                     )
                 )
-            self._refill_market(k, ev)
+            self._refill_market(k, events)
         elif a < A.ISIS:  # Seth: rotate
-            cell, rot = divmod(a - A.SETH, 4)
-            t = self.board_t[cell]
+            cell, rot = A.decode_seth(a)
+            t = self.cell_type[cell]
             self._put(cell, t, rot)
-            if ev is not None:
-                ev.append(
+            if events is not None:
+                events.append(
                     Event(
-                        "power",
+                        EventKind.POWER,
                         f"seat {p} (Seth) turns {TYPE_NAME[t]} on {cell_name(cell)} to r{rot * 90}",
                         p,
                         {
@@ -815,14 +871,13 @@ class OsiriumState(State):
                     )
                 )
         else:  # Isis: move
-            k, rot = divmod(a - A.ISIS, 4)
-            src, dst = divmod(k, CELLS)
+            src, dst, rot = A.decode_isis(a)
             t = self._take(src)
             self._put(dst, t, rot)
-            if ev is not None:
-                ev.append(
+            if events is not None:
+                events.append(
                     Event(
-                        "power",
+                        EventKind.POWER,
                         f"seat {p} (Isis) moves {TYPE_NAME[t]} from {cell_name(src)} to "
                         f"{cell_name(dst)} at r{rot * 90}",
                         p,
@@ -840,39 +895,32 @@ class OsiriumState(State):
     # End and scoring (O8, O9.3)
     # ------------------------------------------------------------------------------
 
+    def exaltation_progress(self, p: int) -> float:
+        """How much of seat ``p``'s exaltation condition holds now (O1.5), in [0, 1]; 1.0
+        exactly when it is met (see :data:`_PROGRESS` for each kind of condition)."""
+        x = EXALTATIONS[self.exaltations[p]]
+        return _PROGRESS_BY_EXALTATION[x.id](self, p, x)
+
     def exaltation_met(self, p: int) -> bool:
-        """Whether seat ``p``'s exaltation condition holds now (O1.5, checked at the end)."""
-        x = EXALTATIONS[self.exalt[p]]
-        done = self.completed[p]
-        kind = x.kind
-        if kind == "all_order":
-            return len(done) >= x.amount and all(c % 2 == ORDER for c in done)
-        if kind == "chaos":
-            return sum(1 for c in done if c % 2 == CHAOS) >= x.amount
-        if kind == "broken_colour":
-            return sum(1 for t in self.broken[p] if TYPE_COLOUR[t] == x.colour) >= x.amount
-        if kind == "broken_all_colours":
-            return len({TYPE_COLOUR[t] for t in self.broken[p]}) == len(COLOURS)
-        if kind == "advanced":
-            return sum(1 for c in done if RITUALS[c // 2].advanced) >= x.amount
-        if kind == "ritual_size":
-            return any(RITUALS[c // 2].size >= x.amount for c in done)
-        if kind == "last_word":
-            return self.ended_by == p
-        raise StateFormatError(f"osirium: unknown exaltation kind {kind!r}")
+        """Whether seat ``p``'s exaltation condition holds now (O1.5, scored at the end)."""
+        return self.exaltation_progress(p) >= 1.0
+
+    def settle_outcome(self) -> None:
+        """Compute the cached outcome of a decoded state (``None`` until the end)."""
+        self._outcome = self._make_outcome() if self.phase is OVER else None
 
     def _final_scores(self) -> tuple[int, ...]:
         # O8.2: ritual Ankhs + exaltation + 1 per broken amulet.
         return tuple(
             self.ankhs[p]
-            + (EXALTATIONS[self.exalt[p]].ankhs if self.exaltation_met(p) else 0)
+            + (EXALTATIONS[self.exaltations[p]].ankhs if self.exaltation_met(p) else 0)
             + len(self.broken[p])
-            for p in range(self.n)
+            for p in range(self.player_count)
         )
 
     def _make_outcome(self) -> Outcome:
         scores = self._final_scores()
-        n = self.n
+        n = self.player_count
         teams = self.teams()
         keys: dict[int, tuple[int, int, int]] = {}
         for p in range(n):  # O8.3 (summed per team, O9.3)
@@ -891,33 +939,35 @@ class OsiriumState(State):
             who = " and ".join(f"seat {w}" for w in winners)
             winners_text = f"{who} {'wins' if sole else 'share the win'}"
         if self.ended_by >= 0:
-            reason = "fifth_ritual"
+            reason = Reason.FIFTH_RITUAL
             how = f"seat {self.ended_by} completed a 5th ritual"
         else:
-            reason = "round_limit"
+            reason = Reason.ROUND_LIMIT
             how = f"the {MAX_ROUNDS}-round limit was reached"
         pts = ", ".join(f"seat {p} {scores[p]}" for p in range(n))
         return Outcome(winners, reason, f"{how}; {winners_text} ({pts})", scores, returns)
 
-    def _finish(self, ev: list[Event] | None) -> None:
+    def _finish(self, events: list[Event] | None) -> None:
         self.phase = OVER
-        self.cast_set = 0
-        self.cast_left = 0
-        self.cast_last = -1
+        self.cast_cells = 0
+        self.breaks_left = 0
+        self.last_broken = -1
         self.cast_slot = -1
         self.started = False
         self.placed = False
         self.clear_cell = -1
         out = self._outcome = self._make_outcome()
-        if ev is not None:
-            ev.append(Event("game_end", out.text, None, {"reason": out.reason, "ended_by": self.ended_by}))
-            for p in range(self.n):
-                x = EXALTATIONS[self.exalt[p]]
+        if events is not None:
+            events.append(
+                Event(EventKind.GAME_END, out.text, None, {"reason": out.reason, "ended_by": self.ended_by})
+            )
+            for p in range(self.player_count):
+                x = EXALTATIONS[self.exaltations[p]]
                 met = self.exaltation_met(p)
                 bonus = x.ankhs if met else 0
-                ev.append(
+                events.append(
                     Event(
-                        "scoring_line",
+                        EventKind.SCORING_LINE,
                         f"seat {p}: rituals {self.ankhs[p]} + exaltation {x.name} "
                         f"{'met' if met else 'not met'} {bonus} + broken {len(self.broken[p])} "
                         f"= {out.scores[p]}",
@@ -933,17 +983,19 @@ class OsiriumState(State):
                         },
                     )
                 )
-            ev.append(Event("win", out.text, None, {"winners": out.winners, "returns": out.returns}))
+            events.append(
+                Event(EventKind.WIN, out.text, None, {"winners": out.winners, "returns": out.returns})
+            )
 
     def scores(self) -> tuple[int, ...]:
         if self._outcome is not None:
             return self._outcome.scores
         # Public score so far: ritual Ankhs + broken amulets (never decreases).
-        return tuple(self.ankhs[p] + len(self.broken[p]) for p in range(self.n))
+        return tuple(self.ankhs[p] + len(self.broken[p]) for p in range(self.player_count))
 
     def returns(self) -> tuple[float, ...]:
         if self._outcome is None:
-            return (0.0,) * self.n
+            return (0.0,) * self.player_count
         return self._outcome.returns
 
     def outcome(self) -> Outcome | None:
@@ -954,14 +1006,14 @@ class OsiriumState(State):
     # ------------------------------------------------------------------------------
 
     def view(self, player: int | None) -> OsiriumView:
-        if player is not None and not (isinstance(player, int) and 0 <= player < self.n):
-            raise IllegalActionError(f"osirium: no seat {player!r} in a {self.n}-player game")
-        n = self.n
-        over = self.phase == OVER
+        if player is not None and not (isinstance(player, int) and 0 <= player < self.player_count):
+            raise IllegalActionError(f"osirium: no seat {player!r} in a {self.player_count}-player game")
+        n = self.player_count
+        over = self.phase is OVER
         rituals = []
         for q in range(n):
             row = []
-            for k, rid in enumerate(self.slots[q]):
+            for k, rid in enumerate(self.ritual_slots[q]):
                 if rid < 0:
                     row.append(EMPTY_SLOT)
                 elif k == HIDDEN_SLOT and q != player:
@@ -974,14 +1026,14 @@ class OsiriumState(State):
             player=player,
             num_players=n,
             teams=self.teams(),
-            deities=tuple(DEITIES[d].name for d in self.deity),
-            powers_used=tuple(self.power_used),
+            deities=tuple(DEITIES[d].name for d in self.deities),
+            powers_used=tuple(self.powers_used),
             current_player=self.current_player(),
             decision=self.decision(),
             round=self.round,
-            board=tuple(cell_text(self.board_t[c], self.board_r[c]) for c in range(CELLS)),
+            board=tuple(map(cell_text, self.cell_type, self.cell_rotation)),
             market=tuple(TYPE_NAME[t] if t >= 0 else "" for t in self.market),
-            draw_pile_size=len(self.pile),
+            draw_pile_size=len(self.draw_pile),
             discard=tuple(sorted(TYPE_NAME[t] for t in self.discard)),
             hand_sizes=tuple(len(h) for h in self.hands),
             hand=None if player is None else tuple(sorted(TYPE_NAME[t] for t in self.hands[player])),
@@ -989,13 +1041,13 @@ class OsiriumState(State):
             completed=tuple(tuple((c // 2, PRINCIPLES[c % 2]) for c in done) for done in self.completed),
             broken=tuple(tuple(sorted(TYPE_NAME[t] for t in b)) for b in self.broken),
             ritual_ankhs=tuple(self.ankhs),
-            exaltations=tuple(self.exalt[q] if over or q == player else -1 for q in range(n)),
-            simple_pile_size=len(self.simple),
-            advanced_pile_size=len(self.advanced),
+            exaltations=tuple(self.exaltations[q] if over or q == player else -1 for q in range(n)),
+            simple_pile_size=len(self.simple_rituals),
+            advanced_pile_size=len(self.advanced_rituals),
             started=self.started,
             placed=self.placed,
             clear_cell=self.clear_cell,
-            cast=(self.cast_slot, self.cast_set, self.cast_left, self.cast_last)
+            cast=(self.cast_slot, self.cast_cells, self.breaks_left, self.last_broken)
             if self.cast_slot >= 0
             else (),
             scores=self.scores(),
@@ -1003,14 +1055,14 @@ class OsiriumState(State):
         )
 
     def sample_consistent_state(self, player: int, rng: random.Random) -> Self:
-        if not (isinstance(player, int) and 0 <= player < self.n):
-            raise IllegalActionError(f"osirium: no seat {player!r} in a {self.n}-player game")
+        if not (isinstance(player, int) and 0 <= player < self.player_count):
+            raise IllegalActionError(f"osirium: no seat {player!r} in a {self.player_count}-player game")
         s = self.clone()
-        others = [q for q in range(self.n) if q != player]
+        others = [q for q in range(self.player_count) if q != player]
         # Amulets: other hands + draw pile, re-dealt with the same sizes (O6.2, O6.3).
         # (Pools are sorted before shuffling so that the result depends on the view and
         # ``rng`` only, never on the hidden arrangement being replaced.)
-        pool = list(s.pile)
+        pool = list(s.draw_pile)
         for q in others:
             pool += s.hands[q]
         pool.sort()
@@ -1020,31 +1072,32 @@ class OsiriumState(State):
             k = len(s.hands[q])
             s.hands[q] = pool[i : i + k]
             i += k
-        s.pile = pool[i:]
+        s.draw_pile = pool[i:]
         # Rituals: other face-down slots + the piles, deck by deck (the deck of a face-down
         # ritual is public: it was chosen at the refill).
         for advanced in (False, True):
-            pile = s.advanced if advanced else s.simple
+            pile = s.advanced_rituals if advanced else s.simple_rituals
             holders = [
                 q
                 for q in others
-                if s.slots[q][HIDDEN_SLOT] >= 0 and RITUALS[s.slots[q][HIDDEN_SLOT]].advanced == advanced
+                if s.ritual_slots[q][HIDDEN_SLOT] >= 0
+                and RITUALS[s.ritual_slots[q][HIDDEN_SLOT]].advanced == advanced
             ]
-            rpool = sorted(pile + [s.slots[q][HIDDEN_SLOT] for q in holders])
+            rpool = sorted(pile + [s.ritual_slots[q][HIDDEN_SLOT] for q in holders])
             rng.shuffle(rpool)
             for q in holders:
-                s.slots[q][HIDDEN_SLOT] = rpool.pop()
+                s.ritual_slots[q][HIDDEN_SLOT] = rpool.pop()
             if advanced:
-                s.advanced = rpool
+                s.advanced_rituals = rpool
             else:
-                s.simple = rpool
+                s.simple_rituals = rpool
         # Exaltations: the others' are any of the ones the player does not hold (revealed at
         # the end, so kept then).
-        if self.phase != OVER:
-            xpool = [x for x in range(_NUM_EXALTATIONS) if x != s.exalt[player]]
+        if self.phase is not OVER:
+            xpool = [x for x in range(_NUM_EXALTATIONS) if x != s.exaltations[player]]
             rng.shuffle(xpool)
             for q in others:
-                s.exalt[q] = xpool.pop()
+                s.exaltations[q] = xpool.pop()
         # The randomness to come (future reshuffles) is hidden too.
         s.rng = Rng(rng.getrandbits(64))
         return s
@@ -1055,13 +1108,11 @@ class OsiriumState(State):
         a = A.string_to_action(text)
         if A.SETH <= a < A.PLACE:
             if a < A.ISIS:
-                cell, rot = divmod(a - A.SETH, 4)
-                base = A.SETH + cell * 4
+                cell, rot = A.decode_seth(a)
             else:
-                k, rot = divmod(a - A.ISIS, 4)
-                cell = k // CELLS
-                base = A.ISIS + k * 4
-            t = self.board_t[cell]
+                cell, _, rot = A.decode_isis(a)
+            base = a - rot
+            t = self.cell_type[cell]
             if t >= 0:
                 a = base + CANON_OF[t][rot]
         return a
@@ -1071,36 +1122,37 @@ class OsiriumState(State):
     # ------------------------------------------------------------------------------
 
     def to_text(self) -> str:
-        lines = [
-            f"Osirium, {self.n} players{' (teams 0+2 vs 1+3)' if self.team_play else ''}, round {self.round}"
-        ]
-        if self.phase == OVER:
+        teams = " (teams 0+2 vs 1+3)" if self.team_play else ""
+        lines = [f"Osirium, {self.player_count} players{teams}, round {self.round}"]
+        if self.phase is OVER:
             assert self._outcome is not None
             lines.append(f"game over: {self._outcome.text}")
         else:
             lines.append(
-                f"to play: seat {self.cur} ({self.decision()})"
+                f"to play: seat {self.current} ({self.decision()})"
                 + (" [started]" if self.started else "")
                 + (" [placed]" if self.placed else "")
             )
-        lines.append(render_board([(self.board_t[c], self.board_r[c]) for c in range(CELLS)]))
+        lines.append(render_board([(self.cell_type[c], self.cell_rotation[c]) for c in range(CELLS)]))
         lines.append(
             "market: "
             + "  ".join(f"[{k}] {TYPE_NAME[t] if t >= 0 else '-'}" for k, t in enumerate(self.market))
         )
-        lines.append(f"draw pile ({len(self.pile)}, top last): " + " ".join(TYPE_NAME[t] for t in self.pile))
+        lines.append(
+            f"draw pile ({len(self.draw_pile)}, top last): " + " ".join(TYPE_NAME[t] for t in self.draw_pile)
+        )
         lines.append(f"discard ({len(self.discard)}): " + " ".join(TYPE_NAME[t] for t in self.discard))
-        lines.append(f"simple rituals (top last): {self.simple}")
-        lines.append(f"advanced rituals (top last): {self.advanced}")
-        for p in range(self.n):
-            x = EXALTATIONS[self.exalt[p]]
+        lines.append(f"simple rituals (top last): {self.simple_rituals}")
+        lines.append(f"advanced rituals (top last): {self.advanced_rituals}")
+        for p in range(self.player_count):
+            x = EXALTATIONS[self.exaltations[p]]
             lines.append(
-                f"seat {p}: {DEITIES[self.deity[p]].name} "
-                f"(power {'used' if self.power_used[p] else 'available'}),"
+                f"seat {p}: {DEITIES[self.deities[p]].name} "
+                f"(power {'used' if self.powers_used[p] else 'available'}),"
                 f" exaltation {x.name}, ritual Ankhs {self.ankhs[p]}"
             )
             lines.append("    hand: " + (", ".join(TYPE_NAME[t] for t in sorted(self.hands[p])) or "(empty)"))
-            for k, rid in enumerate(self.slots[p]):
+            for k, rid in enumerate(self.ritual_slots[p]):
                 lines.append(f"    s{k}: {ritual_text(rid)}")
             if self.completed[p]:
                 lines.append(
@@ -1112,47 +1164,28 @@ class OsiriumState(State):
         if self.phase in (BREAK, REFILL):
             lines.append(
                 f"casting s{self.cast_slot} on "
-                + "+".join(cell_name(c) for c in cells_of(self.cast_set))
-                + f": {self.cast_left} break(s) left"
+                + "+".join(cell_name(c) for c in cells_of(self.cast_cells))
+                + f": {self.breaks_left} break(s) left"
             )
         return "\n".join(lines)
 
-    def serialize(self) -> str:
-        from engine.osirium.codec import encode
-
-        return encode(self)
-
-    @classmethod
-    def deserialize(cls, game: Any, data: str) -> OsiriumState:
-        """A state from :meth:`serialize`'s text (``osirium:3:``, or an earlier release's
-        ``osirium:2:`` or ``osirium:1:``), validated; :class:`StateFormatError` otherwise."""
-        from engine.osirium.codec import decode
-
-        return decode(game, data)
-
-    def _derive_board(self) -> None:
-        self.arrows = [0] * CELLS
-        self.colmask = [0] * len(COLOURS)
-        self.occ = 0
-        for c in range(CELLS):
-            t = self.board_t[c]
-            if t >= 0:
-                self.arrows[c] = TYPE_ARROWS[t][self.board_r[c]]
-                self.occ |= 1 << c
-                self.colmask[TYPE_COLOUR[t]] |= 1 << c
-        self.links = all_links(self.arrows)
+    def derive_board(self) -> None:
+        """Recompute the board masks (arrows, occupied cells, colours, links) from the cells."""
+        masks = board_masks(self.cell_type, self.cell_rotation)
+        self.cell_arrows, self.colour_cells, self.occupied, self.links = masks
+        self._sets_by_signature = None
 
     def _amulet_problem(self) -> str:
         """Why the amulets are not the 60 of the game (for :meth:`validate`'s message)."""
         counts = [0] * NUM_TYPES
         zones: list[tuple[str, list[int]]] = [
-            ("pile", self.pile),
+            ("pile", self.draw_pile),
             ("discard", self.discard),
             ("market", [t for t in self.market if t != -1]),
         ]
         zones += [(f"hand {p}", h) for p, h in enumerate(self.hands)]
         zones += [(f"broken pile {p}", b) for p, b in enumerate(self.broken)]
-        zones.append(("board", [t for t in self.board_t if t != -1]))
+        zones.append(("board", [t for t in self.cell_type if t != -1]))
         for name, cards in zones:
             if cards and not (min(cards) >= 0 and max(cards) < NUM_TYPES):
                 return f"unknown amulet type in {name}: {cards}"
@@ -1169,64 +1202,74 @@ class OsiriumState(State):
         """Check every invariant; :class:`StateFormatError` names the first broken.
         ``derived=False`` skips comparing the board masks with the board (for a state whose
         masks were just computed from it, as decoding does)."""
-
-        def bad(msg: str) -> StateFormatError:
-            return StateFormatError(f"osirium: invalid state: {msg}")
-
-        n = self.n
+        bad = _invalid
+        n = self.player_count
         if not 2 <= n <= 4:
             raise bad(f"player count {n}")
         if self.team_play and n != 4:
             raise bad("teams need 4 players")
-        if sorted(self.deity) != sorted(set(self.deity)) or not all(
-            0 <= d < len(DEITIES) for d in self.deity
+        if sorted(self.deities) != sorted(set(self.deities)) or not all(
+            0 <= d < len(DEITIES) for d in self.deities
         ):
-            raise bad(f"deities {self.deity} must be distinct deity ids")
-        # Amulets: 60 accounted for, by type. Fast check: every zone's types counted in C;
-        # the only entries outside the 20 types may be the -1 of empty market slots and
-        # board cells. On failure, _amulet_problem says what is wrong.
-        every = self.pile + self.discard + self.market + self.board_t
+            raise bad(f"deities {self.deities} must be distinct deity ids")
+        self._validate_amulets(derived)
+        self._validate_rituals()
+        self._validate_turn()
+
+    def _validate_amulets(self, derived: bool) -> None:
+        """O1.3 / O2.2: the 60 amulets, the board's cells and masks, the hands."""
+        bad = _invalid
+        # Amulets: 60 accounted for, by type. Fast check (one sort, in C): every zone's
+        # types, sorted, are the -1 of the empty market slots and cells, then the 60
+        # amulets. On failure, _amulet_problem says what is wrong.
+        every = self.draw_pile + self.discard + self.market + self.cell_type
         for cards in self.hands:
             every += cards
         for cards in self.broken:
             every += cards
-        empty = self.market.count(-1) + self.board_t.count(-1)
-        if len(every) != _NUM_AMULETS + empty or [every.count(t) for t in range(NUM_TYPES)] != _TYPE_COUNTS:
+        empty = self.market.count(-1) + self.cell_type.count(-1)
+        every.sort()
+        if every[empty:] != _AMULET_TYPES or every[:empty] != [-1] * empty:
             raise bad(self._amulet_problem())
         # Board: one amulet per cell, canonical rotations, derived masks.
         occ = 0
         for c in range(CELLS):
-            t = self.board_t[c]
+            t = self.cell_type[c]
             if t >= 0:
-                r = self.board_r[c]
+                r = self.cell_rotation[c]
                 if not 0 <= r < 4 or CANON_OF[t][r] != r:
                     raise bad(f"rotation {r} on {cell_name(c)} is not canonical")
                 occ |= 1 << c
-                if derived and self.arrows[c] != TYPE_ARROWS[t][r]:
+                if derived and self.cell_arrows[c] != TYPE_ARROWS[t][r]:
                     raise bad(f"arrows of {cell_name(c)} out of date")
-            elif self.board_r[c] != 0 or (derived and self.arrows[c] != 0):
+            elif self.cell_rotation[c] != 0 or (derived and self.cell_arrows[c] != 0):
                 raise bad(f"empty cell {cell_name(c)} has a rotation or arrows")
-        if derived and (occ != self.occ or self.links != all_links(self.arrows)):
+        if derived and (occ != self.occupied or self.links != all_links(self.cell_arrows)):
             raise bad("board masks out of date")
         if any(t < -1 for t in self.market):
             raise bad("bad market slot")
         for p, h in enumerate(self.hands):
             # Only Bastet's extra card (O7) takes a hand above 4, and only to 5.
             if len(h) > HAND_SIZE and not (
-                len(h) == HAND_SIZE + 1 and _POWER[self.deity[p]] == "market" and self.power_used[p]
+                len(h) == HAND_SIZE + 1 and _POWER[self.deities[p]] is _BASTET and self.powers_used[p]
             ):
                 raise bad(f"seat {p} holds {len(h)} amulets")
+
+    def _validate_rituals(self) -> None:
+        """O1.4 / O2.3 / O2.4: the 40 rituals, the Ankhs they gave, the exaltations."""
+        bad = _invalid
+        n = self.player_count
         # Rituals: 40 accounted for.
-        seen: list[int] = list(self.simple) + list(self.advanced)
+        seen: list[int] = list(self.simple_rituals) + list(self.advanced_rituals)
         for p in range(n):
-            if len(self.slots[p]) != RITUAL_SLOTS:
+            if len(self.ritual_slots[p]) != RITUAL_SLOTS:
                 raise bad(f"seat {p} must have {RITUAL_SLOTS} ritual slots")
-            seen += [r for r in self.slots[p] if r != -1]
+            seen += [r for r in self.ritual_slots[p] if r != -1]
             seen += [c // 2 if c >= 0 else -1 for c in self.completed[p]]
         if sorted(seen) != list(range(_NUM_RITUALS)):
             raise bad("rituals not accounted for (each of the 40 exactly once)")
-        if any(RITUALS[r].advanced for r in self.simple) or any(
-            not RITUALS[r].advanced for r in self.advanced
+        if any(RITUALS[r].advanced for r in self.simple_rituals) or any(
+            not RITUALS[r].advanced for r in self.advanced_rituals
         ):
             raise bad("a ritual is in the wrong pile")
         for p in range(n):
@@ -1235,77 +1278,134 @@ class OsiriumState(State):
             expect = sum(RITUALS[c // 2].ankhs(c % 2) for c in self.completed[p])
             if self.ankhs[p] != expect:
                 raise bad(f"seat {p} ritual Ankhs {self.ankhs[p]} != {expect}")
-        if len(set(self.exalt)) != n or not all(0 <= x < _NUM_EXALTATIONS for x in self.exalt):
+        if len(set(self.exaltations)) != n or not all(0 <= x < _NUM_EXALTATIONS for x in self.exaltations):
             raise bad("exaltations must be distinct ids")
-        # Turn and phase.
-        if not 0 <= self.cur < n:
-            raise bad(f"current seat {self.cur}")
+
+    def _validate_turn(self) -> None:
+        """O3, O5, O8: the seat, round and step, and what each step requires."""
+        bad = _invalid
+        n = self.player_count
+        if not 0 <= self.current < n:
+            raise bad(f"current seat {self.current}")
         if not 1 <= self.round <= MAX_ROUNDS:
             raise bad(f"round {self.round}")
-        if not 0 <= self.phase <= OVER:
-            raise bad(f"phase {self.phase}")
+        if not isinstance(self.phase, Phase):
+            raise bad(f"phase {self.phase!r}")
         if not -1 <= self.ended_by < n:
             raise bad(f"ended_by {self.ended_by}")
         ph = self.phase
-        hand = self.hands[self.cur]
+        hand = self.hands[self.current]
         five = [p for p in range(n) if len(self.completed[p]) >= RITUALS_TO_END]
         in_cast = ph in (BREAK, REFILL)
         if in_cast:
             if not (
                 0 <= self.cast_slot < RITUAL_SLOTS
-                and 0 < self.cast_set <= FULL
-                and self.slots[self.cur][self.cast_slot] == -1
+                and 0 < self.cast_cells <= FULL
+                and self.ritual_slots[self.current][self.cast_slot] == -1
                 and self.started
-                and -1 <= self.cast_last < CELLS
+                and -1 <= self.last_broken < CELLS
             ):
                 raise bad("inconsistent cast in progress")
-        elif (self.cast_slot, self.cast_set, self.cast_left, self.cast_last) != (-1, 0, 0, -1):
+        elif (self.cast_slot, self.cast_cells, self.breaks_left, self.last_broken) != (-1, 0, 0, -1):
             raise bad("cast fields set outside a cast")
-        if ph != PLACE and self.clear_cell != -1:
+        if ph is not PLACE and self.clear_cell != -1:
             raise bad("clear cell set outside the place-after-clear step")
-        if ph == OVER:
+        if ph is OVER:
             if self.started or self.placed:
                 raise bad("turn flags set after the end")
             if self.ended_by >= 0:
                 if five != [self.ended_by]:
                     raise bad("the game ended by a 5th ritual that is not there")
-            elif five or not (self.round == MAX_ROUNDS and self.cur == n - 1):
+            elif five or not (self.round == MAX_ROUNDS and self.current == n - 1):
                 raise bad("the game is over without a 5th ritual or the round limit")
             return
         if self.ended_by != -1:
             raise bad("ended_by set before the end")
-        if five and not (ph == BREAK and five == [self.cur]):
+        if five and not (ph is BREAK and five == [self.current]):
             raise bad("a 5th ritual is completed but the game goes on")
-        if ph == MAIN:
+        if ph is MAIN:
             if self.placed and not self.started:
                 raise bad("placed but not started")
-        elif ph == PLACE:
+        elif ph is PLACE:
             if not (
                 0 <= self.clear_cell < CELLS
-                and not self.occ & (1 << self.clear_cell)
-                and self.occ | (1 << self.clear_cell) == FULL
+                and not self.occupied & (1 << self.clear_cell)
+                and self.occupied | (1 << self.clear_cell) == FULL
                 and hand
                 and not self.placed
                 and self.started
             ):
                 raise bad("inconsistent place-after-clear step")
-        elif ph == DRAW:
+        elif ph is DRAW:
             if not (
                 self.placed
                 and len(hand) < HAND_SIZE
-                and (self.pile or self.discard or any(m >= 0 for m in self.market))
+                and (self.draw_pile or self.discard or any(m >= 0 for m in self.market))
             ):
                 raise bad("inconsistent draw step")
-        elif ph == BREAK:
-            if self.cast_left <= 0:
+        elif ph is BREAK:
+            if self.breaks_left <= 0:
                 raise bad("break step with no break left")
-            above = self.cast_set & (_HIGHER[self.cast_last] if self.cast_last >= 0 else FULL)
-            if above & ~self.occ:
+            above = self.cast_cells & (_HIGHER[self.last_broken] if self.last_broken >= 0 else FULL)
+            if above & ~self.occupied:
                 raise bad("the cast set is not on the board")
             if not self.legal_actions():
                 raise bad("break step with no amulet to break")
-        elif ph == REFILL and (self.cast_left != 0 or not (self.simple or self.advanced)):
+        elif ph is REFILL and (self.breaks_left != 0 or not (self.simple_rituals or self.advanced_rituals)):
             raise bad("inconsistent refill step")
 
 
-__all__ = ["BREAK", "DRAW", "MAIN", "OVER", "PLACE", "REFILL", "OsiriumState"]
+# ---------------------------------------------------------------------------------------
+# Exaltation progress (O1.5), per kind of condition: the fraction of the condition's amount
+# achieved (rituals by Order with none by Chaos, rituals by Chaos, broken amulets of the
+# colour, advanced rituals), of the four colours broken, 0 or 1 for a ritual of the size;
+# the last word is half the fraction of the five rituals until the 5th ends the game
+# (someone else may end it first).
+# ---------------------------------------------------------------------------------------
+
+
+def _all_order(s: OsiriumState, p: int, x: Exaltation) -> float:
+    done = s.completed[p]
+    if any(c % 2 == CHAOS for c in done):
+        return 0.0
+    return min(1.0, len(done) / x.amount)
+
+
+def _chaos(s: OsiriumState, p: int, x: Exaltation) -> float:
+    return min(1.0, sum(1 for c in s.completed[p] if c % 2 == CHAOS) / x.amount)
+
+
+def _broken_colour(s: OsiriumState, p: int, x: Exaltation) -> float:
+    return min(1.0, sum(1 for t in s.broken[p] if TYPE_COLOUR[t] == x.colour) / x.amount)
+
+
+def _broken_all_colours(s: OsiriumState, p: int, _x: Exaltation) -> float:
+    return len({TYPE_COLOUR[t] for t in s.broken[p]}) / len(COLOURS)
+
+
+def _advanced(s: OsiriumState, p: int, x: Exaltation) -> float:
+    return min(1.0, sum(1 for c in s.completed[p] if RITUALS[c // 2].advanced) / x.amount)
+
+
+def _ritual_size(s: OsiriumState, p: int, x: Exaltation) -> float:
+    return 1.0 if any(RITUALS[c // 2].size >= x.amount for c in s.completed[p]) else 0.0
+
+
+def _last_word(s: OsiriumState, p: int, _x: Exaltation) -> float:
+    return 1.0 if s.ended_by == p else 0.5 * len(s.completed[p]) / RITUALS_TO_END
+
+
+_PROGRESS: dict[ExaltationKind, Callable[[OsiriumState, int, Exaltation], float]] = {
+    ExaltationKind.ALL_ORDER: _all_order,
+    ExaltationKind.CHAOS: _chaos,
+    ExaltationKind.BROKEN_COLOUR: _broken_colour,
+    ExaltationKind.BROKEN_ALL_COLOURS: _broken_all_colours,
+    ExaltationKind.ADVANCED: _advanced,
+    ExaltationKind.RITUAL_SIZE: _ritual_size,
+    ExaltationKind.LAST_WORD: _last_word,
+}
+#: The progress function of each exaltation, by id.
+_PROGRESS_BY_EXALTATION = tuple(_PROGRESS[x.kind] for x in EXALTATIONS)
+
+
+__all__ = ["BREAK", "DRAW", "MAIN", "OVER", "PLACE", "REFILL", "EventKind", "OsiriumState", "Phase", "Reason"]

@@ -16,7 +16,7 @@ from engine.osirium.board import (
     cell_name,
     cells_of,
 )
-from engine.osirium.cards import DEITIES, EXALTATIONS, PRINCIPLES, RITUALS, E, N, S, W
+from engine.osirium.cards import DEITIES, EXALTATIONS, PRINCIPLES, RITUALS, E, N, Principle, S, W
 
 #: ``rituals`` slot values that are not a ritual id.
 EMPTY_SLOT = -1
@@ -117,6 +117,29 @@ class OsiriumView(View):
         """JSON-ready fields (every value is already an immutable scalar or tuple)."""
         return {name: getattr(self, name) for name in _VIEW_FIELDS}
 
+    # --- the same data as ids, for bots --------------------------------------------
+
+    def cells(self) -> tuple[list[int], list[int]]:
+        """The board as (amulet type per cell, -1 when empty; rotation per cell)."""
+        cells = [_parse_cell(c) for c in self.board]
+        return [t for t, _ in cells], [r for _, r in cells]
+
+    def hand_types(self) -> list[int]:
+        """The viewer's hand as amulet types (empty for the public view)."""
+        return [TYPE_BY_NAME[name] for name in self.hand or ()]
+
+    def market_types(self) -> list[int]:
+        """The market slots as amulet types, -1 for an empty slot."""
+        return [TYPE_BY_NAME[name] if name else -1 for name in self.market]
+
+    def broken_types(self, seat: int) -> list[int]:
+        """Seat ``seat``'s broken pile as amulet types."""
+        return [TYPE_BY_NAME[name] for name in self.broken[seat]]
+
+    def completed_rituals(self, seat: int) -> list[tuple[int, Principle]]:
+        """Seat ``seat``'s completed rituals as (ritual id, principle), in order."""
+        return [(rid, Principle[name.upper()]) for rid, name in self.completed[seat]]
+
     def to_text(self) -> str:
         who = "public" if self.player is None else f"seat {self.player}"
         lines = [f"Osirium — view of {who}, round {self.round}"]
@@ -168,7 +191,14 @@ def principle_name(p: int) -> str:
 
 
 def cell_text(t: int, rot: int) -> str:
-    return "" if t < 0 else f"{TYPE_NAME[t]} r{rot * 90}"
+    """A board cell as the view shows it: ``"<colour>-<pattern> r<degrees>"``, ``""`` empty."""
+    return _CELL_TEXT[(t + 1) * 4 + rot]
+
+
+#: ``cell_text`` by ``(type + 1) * 4 + rotation`` (views are built on every call).
+_CELL_TEXT: tuple[str, ...] = ("",) * 4 + tuple(
+    f"{name} r{rot * 90}" for name in TYPE_NAME for rot in range(4)
+)
 
 
 assert CELLS == SIZE * SIZE

@@ -164,6 +164,9 @@ class RaceGame(Game):
         opts = resolve_options(self.descriptor, options)
         return RaceState(self, n, opts["teams"])
 
+    def serialize_state(self, state: State) -> str:
+        return state.serialize()
+
     def deserialize_state(self, data: str) -> State:
         raise NotImplementedError
 
@@ -188,8 +191,8 @@ def _test_game_and_bots(monkeypatch: pytest.MonkeyPatch) -> None:
 
     engine.registry.list_games()  # load the built-in games first
     monkeypatch.setitem(engine.registry._GAMES, RACE.descriptor.name, RACE)
-    monkeypatch.setitem(ai.api._FACTORIES, "smart", f"{__name__}:make_smart")
-    monkeypatch.setitem(ai.api._FACTORIES, "broken", f"{__name__}:make_broken")
+    monkeypatch.setitem(ai.api._FACTORIES, "smart", make_smart)
+    monkeypatch.setitem(ai.api._FACTORIES, "broken", make_broken)
 
 
 # ---------------------------------------------------------------------------------------

@@ -80,22 +80,22 @@ def test_greedy_spec() -> None:
 
 def aton_place_position(board: list[int], c3: int, c4: int, player: int = 0) -> Any:
     """An Aton state where ``player`` places ``c4`` counters in temples 1..c3 (A6.3)."""
-    from engine.aton.state import PLACE_PHASE
+    from engine.aton.state import Phase
 
     s: Any = get_game("aton").new_initial_state(seed=5)
     s.board = list(board)
     for p in (0, 1):
         s.stock[p] = 29 - board.count(p)
-    s.rnd = 3
-    s.phase = PLACE_PHASE
-    s.cur = player
-    s.first = player
-    s.step = 0
-    s.cart[player] = [1, 2, c3, c4]
-    s.cart[1 - player] = [1, 2, 1, 1]
-    s.rev = [4, 2] if player == 0 else [2, 4]
-    s.hand = [[], []]
-    s.todo = c4
+    s.round = 3
+    s.phase = Phase.PLACE
+    s.current = player
+    s.first_player = player
+    s.acting_second = 0
+    s.cartouches[player] = [1, 2, c3, c4]
+    s.cartouches[1 - player] = [1, 2, 1, 1]
+    s.revealed = [4, 2] if player == 0 else [2, 4]
+    s.hands = [[], []]
+    s.remaining = c4
     return s
 
 
@@ -117,7 +117,7 @@ def test_aton_greedy_completes_a_temple_for_the_instant_win() -> None:
 def test_aton_greedy_completes_the_yellow_squares_over_two_placements() -> None:
     """A6.4 (b): 12 of 14 yellow squares; two placements left reach the last two (one in
     temple 4, allowed by cartouche 3 = 4)."""
-    from ai.greedy import YELLOW
+    from engine.aton.board import YELLOW
 
     board = [-1] * 48
     missing = [YELLOW[5], YELLOW[-1]]
@@ -137,21 +137,21 @@ def test_aton_greedy_exchanges_a_weak_hand_and_keeps_a_strong_one() -> None:
     state: Any = get_game("aton").new_initial_state(seed=3)
     assert state.decision() == "exchange" and state.current_player() == 0
     bot = GreedyBot()
-    state.hand[0] = [1, 1, 1, 2]
-    state.deck[0] = [v for v in (1, 2, 3, 4) for _ in range(9)][:32]
+    state.hands[0] = [1, 1, 1, 2]
+    state.decks[0] = [v for v in (1, 2, 3, 4) for _ in range(9)][:32]
     assert state.action_to_string(bot.choose(state, seed=0).action) == "exchange"
-    state.hand[0] = [2, 3, 4, 4]
+    state.hands[0] = [2, 3, 4, 4]
     assert state.action_to_string(bot.choose(state, seed=0).action) == "keep"
 
 
 def test_aton_greedy_arranges_for_placements_in_high_temples() -> None:
     """With 1, 2, 3, 4 on an empty board in round 1, the greedy puts the high cards on
     cartouches 3 and 4 (temples and placements)."""
-    from engine.aton.state import ARRANGE_PHASE
+    from engine.aton.state import Phase
 
     state: Any = get_game("aton").new_initial_state(seed=3)
-    state.phase = ARRANGE_PHASE
-    state.hand[0] = [1, 2, 3, 4]
+    state.phase = Phase.ARRANGE
+    state.hands[0] = [1, 2, 3, 4]
     text = state.action_to_string(GreedyBot().choose(state, seed=0).action)
     values = [int(x) for x in text.split()[1]]
     assert {values[2], values[3]} == {3, 4}
@@ -170,19 +170,19 @@ def osirium_with_blue_triad(seed: int = 2) -> Any:
     s: Any = get_game("osirium").new_initial_state(2, seed)
     single, straight = TYPE_BY_NAME["blue-single"], TYPE_BY_NAME["blue-straight"]
     for cell, t, rot in ((0, single, 1), (1, straight, 1), (2, single, 3)):  # E, E+W, W
-        for pile in (s.pile, s.market, s.hands[1]):
+        for pile in (s.draw_pile, s.market, s.hands[1]):
             if t in pile:
                 pile[pile.index(t)] = -2
                 break
-        s.pile = [x for x in s.pile if x != -2]
+        s.draw_pile = [x for x in s.draw_pile if x != -2]
         s._put(cell, t, rot)
-    s.simple.append(s.slots[0][0])
-    if 0 in s.simple:
-        s.simple.remove(0)
+    s.simple_rituals.append(s.ritual_slots[0][0])
+    if 0 in s.simple_rituals:
+        s.simple_rituals.remove(0)
     for q in range(2):
-        if 0 in s.slots[q]:
-            s.slots[q][s.slots[q].index(0)] = s.simple.pop(0)
-    s.slots[0][0] = 0
+        if 0 in s.ritual_slots[q]:
+            s.ritual_slots[q][s.ritual_slots[q].index(0)] = s.simple_rituals.pop(0)
+    s.ritual_slots[0][0] = 0
     return s
 
 
@@ -221,17 +221,18 @@ def test_osirium_greedy_draws_the_market_card_that_completes_a_ritual() -> None:
     """Two linked blues and the Triad of blue: the market's blue single (which can link to
     them) beats yellow cards, although yellow is a colour its other rituals need too."""
     from engine.osirium.board import TYPE_BY_NAME
+    from engine.osirium.state import Phase
 
     bot = GreedyBot()
     for seed in range(8):
         state = osirium_with_blue_triad()
         t2 = state._take(2)  # leave two linked blues (cells 0 and 1; cell 1 still points east)
-        state.pile.append(t2)
-        state.slots[0][1] = 13  # Offering of yellow and blue: 2 yellow + 1 blue
-        state.slots[0][2] = 3  # Triad of yellow
+        state.draw_pile.append(t2)
+        state.ritual_slots[0][1] = 13  # Offering of yellow and blue: 2 yellow + 1 blue
+        state.ritual_slots[0][2] = 3  # Triad of yellow
         yellow = TYPE_BY_NAME["yellow-single"]
         state.market = [yellow, yellow, TYPE_BY_NAME["blue-single"], yellow]
-        state.phase = 2  # the draw step, right after a placement (O3.2)
+        state.phase = Phase.DRAW  # the draw step, right after a placement (O3.2)
         state.placed = state.started = True
         state.hands[0] = state.hands[0][:3]
         assert state.decision() == "draw"

@@ -63,18 +63,14 @@ def test_early_stop_needs_an_iteration_budget_and_can_be_turned_off() -> None:
     early = bot(iterations=200).choose(duel(), seed=5)
     assert early.diagnostics.iterations < 200  # this position is decided early (in ~8 ms)...
     timed = bot(iterations=None, milliseconds=30).choose(duel(), seed=5)
-    assert timed.diagnostics.elapsed_seconds >= 0.025  # ...but the timed search runs on
-    assert timed.diagnostics.iterations > early.diagnostics.iterations
+    assert timed.diagnostics.iterations > early.diagnostics.iterations  # ...but the timed one runs on
     assert parse_params("medium,early_stop=off")[1].early_stop is False
     assert parse_params("medium")[1].early_stop is True
 
 
 def test_millisecond_budget_stops() -> None:
-    t0 = time.monotonic()
     d = bot(iterations=None, milliseconds=50).choose(duel(), seed=5)
-    wall = time.monotonic() - t0
-    assert d.diagnostics.iterations >= 1
-    assert wall < 0.5  # sanity only (10x); timing belongs in bench/
+    assert d.diagnostics.iterations >= 1  # it returns (how fast is bench/mcts_speed.py's business)
     assert not d.diagnostics.interrupted  # its own budget, not the caller's deadline
 
 
@@ -277,7 +273,7 @@ def test_worker_failure_falls_back_in_process(monkeypatch: pytest.MonkeyPatch) -
     def broken(*_args: object) -> None:
         raise RuntimeError("worker exploded")
 
-    monkeypatch.setattr(mcts, "_worker_main", broken)
+    monkeypatch.setattr(mcts, "_search_in_worker", broken)
     got = make_mcts("iterations=100,workers=2").choose(s, seed=8)
     assert got.diagnostics.actions == expected.diagnostics.actions
     assert got.diagnostics.workers == 2

@@ -8,7 +8,7 @@ import random
 import pytest
 from ai_positions import random_positions
 
-from ai.evaluation import aton_evaluate
+from ai.aton.knowledge import evaluate as aton_evaluate
 from ai.mcts import Limits, MctsBot, MctsParams, Search
 from engine import get_game
 from engine.aton.board import PLACE_BASE
@@ -42,7 +42,7 @@ def test_no_peeking_engine_randomness_and_pending_exchange(seed: int) -> None:
         p = s.current_player()
         other = s.clone()
         other.rng = Rng(987_654_321 + seed)  # type: ignore[attr-defined]
-        xdec: list[int] = other.xdec  # type: ignore[attr-defined]
+        xdec: list[int] = other.exchange_choice  # type: ignore[attr-defined]
         if xdec[1 - p] >= 0:
             xdec[1 - p] = 1 - xdec[1 - p]
         assert other.view(p) == s.view(p) and other.serialize() != s.serialize()
@@ -91,7 +91,7 @@ def test_instant_temple_win_by_placement_is_found() -> None:
     s = positions(1, 0)[0]
     chooser = random.Random(1)
     # A placement step with one counter left to place: the win is one ply away.
-    while s.decision() != "place" or s.todo != 1:  # type: ignore[attr-defined]
+    while s.decision() != "place" or s.remaining != 1:  # type: ignore[attr-defined]
         s.apply(chooser.choice(s.legal_actions()))
         if s.is_terminal():
             pytest.skip("no placement reached")
@@ -141,7 +141,7 @@ def test_heuristic_is_zero_sum_and_bounded() -> None:
 
 def test_guided_rollouts_prefer_valuable_squares() -> None:
     """The 'guided' Aton rollout policy takes the better of two random squares."""
-    from ai.evaluation import aton_guided_policy
+    from ai.aton.knowledge import guided_action as aton_guided_policy
 
     s = positions(1, 0)[0]
     while s.decision() != "place":  # type: ignore[attr-defined]

@@ -8,9 +8,10 @@ import random
 import pytest
 from ai_positions import random_positions
 
-from ai.evaluation import osirium_evaluate, team_average
-from ai.greedy import OsiriumGreedy
+from ai.knowledge import team_average
 from ai.mcts import WIDEN_BASE, Limits, MctsBot, MctsParams, Search
+from ai.osirium.greedy import OsiriumGreedy
+from ai.osirium.knowledge import evaluate as osirium_evaluate
 from engine import get_game
 from engine.core import State
 from engine.osirium import actions as A
@@ -83,7 +84,7 @@ def test_no_peeking_future_randomness_and_exaltations(players: int) -> None:
         p = s.current_player()
         other = s.clone()
         other.rng = Rng(123_456_789)  # type: ignore[attr-defined]
-        exalt: list[int] = other.exalt  # type: ignore[attr-defined]
+        exalt: list[int] = other.exaltations  # type: ignore[attr-defined]
         free = [x for x in range(10) if x not in exalt]
         for q in range(players):
             if q != p:
@@ -165,7 +166,7 @@ def test_heuristic_is_bounded() -> None:
 
 
 def test_guided_rollouts_cast_when_possible() -> None:
-    from ai.evaluation import osirium_guided_policy
+    from ai.osirium.knowledge import guided_action as osirium_guided_policy
 
     s, _ = fifth_ritual_positions(1)[0]
     legal = s.legal_actions()
@@ -179,7 +180,8 @@ def test_guided_rollouts_cast_when_possible() -> None:
 def test_guided_rollout_placements_prefer_forming_links() -> None:
     """O4.1: a rollout placement is the one forming the most links of a few sampled
     placements, so link-forming placements come up far more often than by chance."""
-    from ai.evaluation import _osirium_new_links, osirium_guided_policy
+    from ai.osirium.knowledge import guided_action as osirium_guided_policy
+    from ai.osirium.knowledge import new_links as _osirium_new_links
 
     checked = 0
     for s in positions(80, 71):  # enough seeded positions for several qualifying ones
@@ -187,7 +189,7 @@ def test_guided_rollout_placements_prefer_forming_links() -> None:
         places = [a for a in legal if A.PLACE <= a < A.CAST]
         if s.decision() != "main" or any(a >= A.CAST for a in legal) or len(places) < 20:
             continue
-        arrows: list[int] = s.arrows  # type: ignore[attr-defined]
+        arrows: list[int] = s.cell_arrows  # type: ignore[attr-defined]
         linking = {a for a in places if _osirium_new_links(arrows, a) > 0}
         share = len(linking) / len(legal)
         if not 0.05 < share < 0.5:

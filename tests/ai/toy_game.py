@@ -69,16 +69,8 @@ class DuelView(View):
 
 class DuelState(State):
     __slots__ = (
-        "committed",
-        "deck",
-        "discards",
-        "hands",
-        "moves",
-        "phase",
-        "points",
-        "round",
-        "to_move",
-        "winner",
+        *("committed", "deck", "discards", "game", "hands", "moves"),
+        *("phase", "points", "round", "to_move", "winner"),
     )
 
     def __init__(self, game: DuelGame) -> None:
@@ -283,6 +275,9 @@ class DuelGame(Game):
         s.hands = [deck[:HAND], deck[HAND : 2 * HAND]]
         s.deck = deck[2 * HAND :]
         return s
+
+    def serialize_state(self, state: State) -> str:
+        return state.serialize()
 
     def deserialize_state(self, data: str) -> DuelState:
         if not data.startswith("duel:1:"):

@@ -31,7 +31,7 @@ def test_the_proto_passes_lint_and_breaking() -> None:
 @pytest.mark.parametrize(
     ("old", "new", "complaint"),
     [
-        ("  int64 move_number = 9;", "  int64 move_count = 9;", "move_number"),  # a renamed field
+        ("  int32 move_number = 9;", "  int32 move_count = 9;", "move_number"),  # a renamed field
         ("  DECISION_REFILL = 10;\n", "", 'enum value "10" on enum "Decision"'),  # a removed value
         (
             "  optional int32 viewer = 2;\n  // When set",

@@ -75,7 +75,7 @@ def aton_scenarios() -> Iterator[tuple[State, list[object]]]:
     yield s, act(s, "place T1.6", "place T1.7", "place T2.6")  # green
     for scores in ((5, 3), (5, 5)):
         board = "0000 1111 0000 | 1111 0000 1111 | 0000 1111 0000 | 1111 0000 111."
-        s = make_state(hands=("1234", "1234"), board=board, rnd=100, scores=scores, kingdom=(0, 0))
+        s = make_state(hands=("1234", "1234"), board=board, round=100, scores=scores, kingdom=(0, 0))
         arrange_both(s, "1234", "1234")
         events: list[object] = []
         while not s.is_terminal():
@@ -189,12 +189,15 @@ def test_every_decision_and_reason_is_reachable(reached: dict[str, set[str]]) ->
 
 
 def test_engine_names_map_to_enum_values() -> None:
-    from engine.aton.state import PHASE_NAMES, REASONS
+    from engine.aton.state import Phase as AtonPhase
+    from engine.aton.state import Reason as AtonReason
+    from engine.osirium.state import Phase as OsiriumPhase
+    from engine.osirium.state import Reason as OsiriumReason
 
-    for name in PHASE_NAMES:
-        assert convert.decision_value(name)
-    for name in REASONS:
-        assert convert.reason_value(name)
+    for phase in (*AtonPhase, *OsiriumPhase):
+        assert convert.decision_value(phase)
+    for reason in (*AtonReason, *OsiriumReason):
+        assert convert.reason_value(reason)
     for d in DEITIES:
         assert convert.enum_value(pb.Deity.DESCRIPTOR, d.name)
         assert convert.enum_value(pb.DeityPower.DESCRIPTOR, d.power)

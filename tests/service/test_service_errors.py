@@ -368,7 +368,7 @@ CASES: list[tuple[str, Any, grpc.StatusCode, str, str | None]] = [
     # --- budgets --------------------------------------------------------------------------
     (
         "absurd iterations",
-        lambda s, t: (s.BotMove, pb.BotMoveRequest(state=t.aton, viewer=0, bot=mcts(iterations=10**12))),
+        lambda s, t: (s.BotMove, pb.BotMoveRequest(state=t.aton, viewer=0, bot=mcts(iterations=2 * 10**9))),
         INVALID,
         "iterations must be 1..5000",
         "bot.budget.iterations",

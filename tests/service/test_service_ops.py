@@ -66,7 +66,6 @@ def test_short_deadline_gives_a_legal_move_or_deadline_exceeded_never_late(stub:
     """A search budget far beyond the call's deadline: the server cuts the search short
     (deadline minus a margin), so the answer is a legal move, or DEADLINE_EXCEEDED."""
     token = stub.CreateGame(pb.CreateGameRequest(game="osirium", num_players=2, seed=4)).state
-    start = time.monotonic()
     try:
         resp = stub.BotMove(pb.BotMoveRequest(state=token, bot=slow_mcts(), viewer=0), timeout=timeout)
     except grpc.RpcError as err:
@@ -74,23 +73,19 @@ def test_short_deadline_gives_a_legal_move_or_deadline_exceeded_never_late(stub:
     else:
         assert resp.action.id in legal_ids(stub, token)
         assert resp.diagnostics.interrupted
-    # gRPC enforces the deadline on the client: nothing arrives after it.
-    assert time.monotonic() - start < timeout + 1.0
 
 
 def test_expired_deadline_is_deadline_exceeded(stub: Any) -> None:
     """A deadline that has (practically) passed: DEADLINE_EXCEEDED, or — if gRPC's timer
     granularity let the call through — a legal move, never anything else."""
     token = stub.CreateGame(pb.CreateGameRequest(game="aton", seed=4)).state
-    started = time.monotonic()
     try:
         resp = stub.BotMove(pb.BotMoveRequest(state=token, bot=slow_mcts(), viewer=0), timeout=0.0001)
     except grpc.RpcError as err:
         assert err.code() == grpc.StatusCode.DEADLINE_EXCEEDED
     else:
         assert resp.action.id in legal_ids(stub, token)
-        # the 8 s search was cut by the deadline, not run to its budget
-        assert time.monotonic() - started < 4.0
+        assert resp.diagnostics.interrupted  # the 8 s search was cut by the deadline
 
 
 def test_advance_bots_stops_at_the_deadline(stub: Any) -> None:
@@ -145,13 +140,11 @@ def test_full_capacity_is_resource_exhausted_at_once_and_health_stays_serving(
     token = stub.CreateGame(pb.CreateGameRequest(game="aton", seed=2)).state
     long_call = stub.BotMove.future(pb.BotMoveRequest(state=token, bot=slow_mcts(2500), viewer=0), timeout=30)
     _wait_in_flight(tight_server, 1)
-    start = time.monotonic()
     with pytest.raises(grpc.RpcError) as info:
         stub.BotMove(pb.BotMoveRequest(state=token, bot=slow_mcts(100), viewer=0), timeout=10)
-    refused_after = time.monotonic() - start
     assert info.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     assert "search slots are busy" in info.value.details()
-    assert refused_after < 2.0  # refused, not queued behind the 2.5 s search
+    assert not long_call.done()  # refused at once, not queued behind the 2.5 s search
     # Other connections (which the kernel may give to the other gRPC process) are refused too.
     for _ in range(4):
         with grpc.insecure_channel(tight_server.address) as channel:

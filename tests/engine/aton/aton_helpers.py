@@ -6,7 +6,7 @@ rest so that every invariant holds (it ends with ``state.validate()``):
 * ``board``: a 48-character string (spaces and ``|`` ignored), ``.`` empty, ``0``/``1`` owner,
   temple 1 first, slots row by row; or a dict ``{square_or_"T2.5": owner}``;
 * stocks are ``29 - counters on board - counters in the Kingdom``;
-* ``hands``/``carts``: strings of card values (``"1234"``; carts ``""`` = empty);
+* ``hands``/``cartouches``: strings of card values (``"1234"``; cartouches ``""`` = empty);
 * ``decks``: strings, **top card first**; cards of a player not placed anywhere else go to
   their discard pile when a deck is given, otherwise to their deck (in a fixed order);
 * ``discards``: strings of card values.
@@ -20,7 +20,7 @@ from typing import Any
 
 from engine.aton import GAME
 from engine.aton.board import COUNTERS, string_to_action
-from engine.aton.state import PHASE_NAMES, AtonState
+from engine.aton.state import AtonState, Phase
 from engine.core import Event
 from engine.rng import Rng
 
@@ -44,46 +44,46 @@ def parse_board(board: str | dict[Any, int] | None) -> list[int]:
 def make_state(
     *,
     phase: str = "arrange",
-    cur: int = 0,
-    rnd: int = 2,
+    current: int = 0,
+    round: int = 2,
     board: str | dict[Any, int] | None = None,
     kingdom: tuple[int, int] = (0, 0),
     scores: tuple[int, int] = (0, 0),
     tokens: tuple[int, int] = (0, 0),
     hands: tuple[str, str] | None = None,
-    carts: tuple[str, str] = ("", ""),
+    cartouches: tuple[str, str] = ("", ""),
     decks: tuple[str | None, str | None] = (None, None),
     discards: tuple[str, str] = ("", ""),
-    first: int = -1,
-    step: int = 0,
-    rev: tuple[int, int] = (0, 0),
-    xdec: tuple[int, int] = (-1, -1),
+    first_player: int = -1,
+    acting_second: int = 0,
+    revealed: tuple[int, int] = (0, 0),
+    exchange_choice: tuple[int, int] = (-1, -1),
     seed: int = 0,
     **extra: Any,
 ) -> AtonState:
-    s = AtonState._blank()
+    s = AtonState.blank()
     s.rng = Rng(seed)
-    s.phase = PHASE_NAMES.index(phase)
-    s.cur = cur
-    s.rnd = rnd
+    s.phase = Phase(phase)
+    s.current = current
+    s.round = round
     s.board = parse_board(board)
     s.kingdom = list(kingdom)
     s.score = list(scores)
-    s.token = list(tokens)
-    s.first = first
-    s.step = step
-    s.rev = list(rev)
-    s.xdec = list(xdec)
+    s.tokens = list(tokens)
+    s.first_player = first_player
+    s.acting_second = acting_second
+    s.revealed = list(revealed)
+    s.exchange_choice = list(exchange_choice)
     if hands is None:
         hands = ("1234", "1234") if phase in ("exchange", "arrange") else ("", "")
-        if phase == "arrange" and cur == 1:
+        if phase == "arrange" and current == 1:
             hands = ("", "1234")
     for p in (0, 1):
         s.stock[p] = COUNTERS - s.board.count(p) - s.kingdom[p]
-        s.hand[p] = sorted(int(c) for c in hands[p])
-        s.cart[p] = [int(c) for c in carts[p]] if carts[p] else [0, 0, 0, 0]
+        s.hands[p] = sorted(int(c) for c in hands[p])
+        s.cartouches[p] = [int(c) for c in cartouches[p]] if cartouches[p] else [0, 0, 0, 0]
         left = {v: 9 for v in (1, 2, 3, 4)}
-        used = s.hand[p] + [v for v in s.cart[p] if v]
+        used = s.hands[p] + [v for v in s.cartouches[p] if v]
         disc = [int(c) for c in discards[p]]
         deck_top_first = [int(c) for c in decks[p]] if decks[p] is not None else None
         for v in used + disc + (deck_top_first or []):
@@ -91,11 +91,11 @@ def make_state(
             assert left[v] >= 0, f"seat {p}: more than nine cards of value {v}"
         rest = [v for v in (1, 2, 3, 4) for _ in range(left[v])]
         if deck_top_first is None:
-            s.deck[p] = rest[::-1]  # top last
+            s.decks[p] = rest[::-1]  # top last
         else:
-            s.deck[p] = deck_top_first[::-1]
+            s.decks[p] = deck_top_first[::-1]
             disc += rest
-        s.disc[p] = [disc.count(v) for v in (1, 2, 3, 4)]
+        s.discards[p] = [disc.count(v) for v in (1, 2, 3, 4)]
     for k, v in extra.items():
         setattr(s, k, v)
     s.validate()

@@ -63,15 +63,15 @@ def test_A10_nothing_hidden_appears_in_a_view() -> None:
     base = make_state(hands=("1123", "2344"))
     # Opponent's hand: swap seat 1's hand for other unseen cards.
     other = base.clone()
-    other.hand[1], other.deck[1][:4] = sorted(other.deck[1][:4]), other.hand[1]
-    assert other.hand[1] != base.hand[1]
+    other.hands[1], other.decks[1][:4] = sorted(other.decks[1][:4]), other.hands[1]
+    assert other.hands[1] != base.hands[1]
     other.validate()
     assert other.view(0) == base.view(0) and other.view(0).to_text() == base.view(0).to_text()
     assert other.view(1) != base.view(1)
     # Deck orders (both players) and the engine's randomness.
     other = base.clone()
-    other.deck[0].reverse()
-    other.deck[1].reverse()
+    other.decks[0].reverse()
+    other.decks[1].reverse()
     other.rng.setstate(12345)
     for p in (0, 1, None):
         assert other.view(p) == base.view(p)
@@ -97,7 +97,7 @@ def test_A10_views_of_sampled_states_match_across_random_games() -> None:
             t.validate()
             assert t.view(p) == s.view(p)
             assert t.legal_actions() == s.legal_actions() or s.current_player() != p
-            changed_hands += t.hand[1 - p] != s.hand[1 - p]
+            changed_hands += t.hands[1 - p] != s.hands[1 - p]
         # The public sees neither hand: re-deal both.
         t = s.sample_consistent_state(0, rng).sample_consistent_state(1, rng)
         assert t.view(None) == s.view(None)
@@ -108,16 +108,16 @@ def test_A10_determinisation_follows_unseen_composition() -> None:
     """Across samples, the opponent's hand follows the composition of their unseen cards."""
     # Seat 1 has discarded eight 1s and three 2s: unseen = 1x1, 6x2, 9x3, 9x4 (25 cards).
     s = make_state(hands=("1234", "2334"), discards=("", "11111111222"))
-    unseen = Counter(s.deck[1] + s.hand[1])
+    unseen = Counter(s.decks[1] + s.hands[1])
     assert unseen == Counter({1: 1, 2: 6, 3: 9, 4: 9})
     rng = random.Random(2024)
     n = 3000
     totals: Counter[int] = Counter()
     for _ in range(n):
         t = s.sample_consistent_state(0, rng)
-        hand = Counter(t.hand[1])
+        hand = Counter(t.hands[1])
         assert hand[1] <= 1  # never more than the unseen cards allow
-        assert Counter(t.deck[1] + t.hand[1]) == unseen
+        assert Counter(t.decks[1] + t.hands[1]) == unseen
         totals.update(hand)
     for v in (1, 2, 3, 4):
         expected = 4 * unseen[v] / 25
@@ -128,8 +128,8 @@ def test_A10_determinisation_follows_unseen_composition() -> None:
     firsts: Counter[int] = Counter()
     for _ in range(n):
         t = s.sample_consistent_state(1, rng)
-        carts[tuple(t.cart[0])] += 1
-        firsts[t.cart[0][0]] += 1
+        carts[tuple(t.cartouches[0])] += 1
+        firsts[t.cartouches[0][0]] += 1
         assert t.view(1) == s.view(1)
     assert len(carts) > 20
     unseen0 = Counter({1: 9, 2: 9, 3: 9, 4: 9})  # seat 0 has discarded nothing
@@ -140,17 +140,17 @@ def test_A10_determinisation_follows_unseen_composition() -> None:
 def test_A10_3_own_deck_order_is_resampled_too() -> None:
     s = make_state(hands=("1234", "1234"))
     t = s.sample_consistent_state(0, random.Random(1))
-    assert sorted(t.deck[0]) == sorted(s.deck[0]) and t.deck[0] != s.deck[0]
-    assert t.hand[0] == s.hand[0]
+    assert sorted(t.decks[0]) == sorted(s.decks[0]) and t.decks[0] != s.decks[0]
+    assert t.hands[0] == s.hands[0]
     assert t.rng.state != s.rng.state
 
 
 def test_A10_pending_exchange_decision_resampled() -> None:
     s = make_state(phase="exchange", tokens=(1, 1))
     act(s, "exchange")
-    seen = {s.sample_consistent_state(1, random.Random(i)).xdec[0] for i in range(20)}
+    seen = {s.sample_consistent_state(1, random.Random(i)).exchange_choice[0] for i in range(20)}
     assert seen == {0, 1}
-    assert {s.sample_consistent_state(0, random.Random(i)).xdec[0] for i in range(5)} == {1}
+    assert {s.sample_consistent_state(0, random.Random(i)).exchange_choice[0] for i in range(5)} == {1}
 
 
 def test_A11_secret_decisions_and_public_actions() -> None:

@@ -22,22 +22,22 @@ def test_A1_1_two_players_only() -> None:
 def test_A1_2_decks_nine_of_each_value_shuffled_per_player() -> None:
     s = GAME.new_initial_state(seed=7)
     for p in (0, 1):
-        cards = s.deck[p] + s.hand[p]
+        cards = s.decks[p] + s.hands[p]
         assert len(cards) == 36
         assert [cards.count(v) for v in (1, 2, 3, 4)] == [9, 9, 9, 9]
-        assert s.disc[p] == [0, 0, 0, 0]
-    assert s.deck[0] != s.deck[1]
-    assert GAME.new_initial_state(seed=8).deck[0] != s.deck[0]
+        assert s.discards[p] == [0, 0, 0, 0]
+    assert s.decks[0] != s.decks[1]
+    assert GAME.new_initial_state(seed=8).decks[0] != s.decks[0]
     assert GAME.new_initial_state(seed=7).serialize() == s.serialize()
 
 
 def test_A1_3_A1_4_A1_5_A1_7_setup() -> None:
     s = GAME.new_initial_state(seed=1)
     assert s.stock == [29, 29] and s.board == [-1] * 48  # A1.3
-    assert s.token == [1, 1]  # A1.4
+    assert s.tokens == [1, 1]  # A1.4
     assert s.scores() == (0, 0)  # A1.5
     assert s.kingdom == [0, 0]  # A1.7
-    assert s.rnd == 1 and s.decision() == "exchange" and s.current_player() == 0
+    assert s.round == 1 and s.decision() == "exchange" and s.current_player() == 0
 
 
 def test_A1_6_board_layout() -> None:
@@ -105,18 +105,25 @@ def test_A2_round_structure_event_order() -> None:
         )
     ]
     assert firsts == sorted(firsts)
-    assert s.rnd == 3 and s.decision() == "exchange"  # both kept their token
+    assert s.round == 3 and s.decision() == "exchange"  # both kept their token
 
 
 def test_A3_1_draw_reshuffles_discard_when_deck_runs_out() -> None:
     s = make_state(
-        phase="place", cur=1, first=0, step=1, rev=(4, 4), carts=("1134", "2241"), decks=("12", None), todo=1
+        phase="place",
+        current=1,
+        first_player=0,
+        acting_second=1,
+        revealed=(4, 4),
+        cartouches=("1134", "2241"),
+        decks=("12", None),
+        remaining=1,
     )
-    assert len(s.deck[0]) == 2 and sum(s.disc[0]) == 30
+    assert len(s.decks[0]) == 2 and sum(s.discards[0]) == 30
     ev = act(s, "place T1.0")  # last action of the round: clean-up, next round's draw
-    assert s.rnd == 3
-    assert 1 in s.hand[0] and 2 in s.hand[0]  # the two deck cards were drawn first
-    assert len(s.deck[0]) == 32 and s.disc[0] == [0, 0, 0, 0]
+    assert s.round == 3
+    assert 1 in s.hands[0] and 2 in s.hands[0]  # the two deck cards were drawn first
+    assert len(s.decks[0]) == 32 and s.discards[0] == [0, 0, 0, 0]
     assert [e.player for e in find(ev, "reshuffle")] == [0]
     hand_ev = [e for e in find(ev, "hand") if e.player == 0]
     assert hand_ev and hand_ev[0].visible_to == (0,)
@@ -134,11 +141,11 @@ def test_A3_2_exchange_secret_then_carried_out_together() -> None:
     assert s.view(0).exchange_decision == "exchange" and s.view(1).exchange_decision is None
     assert [(e.kind, dict(e.data)) for e in ev0 if e.is_visible_to(1)] == [("exchange_decided", {})]
     assert s.public_action(1) < 0
-    assert s.hand[0] == [1, 1, 1, 1]  # not carried out yet
+    assert s.hands[0] == [1, 1, 1, 1]  # not carried out yet
     ev = act(s, "keep")
-    assert s.token == [0, 1] and s.exch == [1, 0]
-    assert s.disc[0] == [4, 0, 0, 0] and len(s.hand[0]) == 4
-    assert s.hand[1] == [2, 2, 2, 2]
+    assert s.tokens == [0, 1] and s.exchanged == [1, 0]
+    assert s.discards[0] == [4, 0, 0, 0] and len(s.hands[0]) == 4
+    assert s.hands[1] == [2, 2, 2, 2]
     public = find(ev, "exchange")[0]
     assert public.visible_to is None and public.data["exchanged"] == (True, False)
     new_hand = next(e for e in find(ev, "hand") if e.player == 0)
@@ -152,15 +159,15 @@ def test_A3_2_exchange_reshuffle_may_include_discarded_hand() -> None:
     assert s.current_player() == 0
     act(s, "exchange")  # seat 1 holds no token: carried out at once
     assert s.decision() == "arrange"
-    assert len(s.deck[0]) == 32 and s.disc[0] == [0, 0, 0, 0]
-    assert s.token == [0, 0]
+    assert len(s.decks[0]) == 32 and s.discards[0] == [0, 0, 0, 0]
+    assert s.tokens == [0, 0]
 
 
 def test_A3_2_only_token_holders_decide_and_token_used_once() -> None:
-    s = make_state(phase="exchange", tokens=(0, 1), cur=1)
+    s = make_state(phase="exchange", tokens=(0, 1), current=1)
     assert s.legal_actions() == [0, 1]
     act(s, "exchange")
-    assert s.token == [0, 0] and s.decision() == "arrange"
+    assert s.tokens == [0, 0] and s.decision() == "arrange"
     s2 = make_state(phase="arrange", tokens=(0, 0))
     assert s2.decision() == "arrange"
 
@@ -222,37 +229,37 @@ def test_A4_2_forty_on_cartouche_1_ends_at_once() -> None:
 def test_A5_1_lower_cartouche_2_acts_first() -> None:
     s = make_state(hands=("1234", "1234"))
     ev = arrange_both(s, "1423", "4321")
-    assert s.first == 1 and s.current_player() == 1
+    assert s.first_player == 1 and s.current_player() == 1
     assert find(ev, "order")[0].data == {"first": 1, "reason": "cartouche2"}
 
 
 def test_A5_2_equal_cartouche_2_lower_cartouche_1_acts_first() -> None:
     s = make_state(hands=("1234", "1234"))
     ev = arrange_both(s, "2314", "1324")
-    assert s.first == 1 and find(ev, "order")[0].data["reason"] == "cartouche1"
+    assert s.first_player == 1 and find(ev, "order")[0].data["reason"] == "cartouche1"
     assert s.scores() == (2, 0)
 
 
 def test_A5_3_war_repeated_ties() -> None:
     s = make_state(hands=("1234", "1234"), decks=("3214", "3241"))
-    disc_before = [d[:] for d in s.disc]
+    disc_before = [d[:] for d in s.discards]
     ev = arrange_both(s, "1234", "1234")
-    assert s.war == [(3, 3), (2, 2), (1, 4)]
-    assert s.first == 0 and find(ev, "order")[0].data["reason"] == "war"
+    assert s.war_cards == [(3, 3), (2, 2), (1, 4)]
+    assert s.first_player == 0 and find(ev, "order")[0].data["reason"] == "war"
     assert len(find(ev, "war")) == 3
     # [house] war cards go to their owner's discard pile.
-    assert s.deck[0] == [4] and s.deck[1] == [1]
-    assert [s.disc[0][v - 1] - disc_before[0][v - 1] for v in (1, 2, 3, 4)] == [1, 1, 1, 0]
-    assert [s.disc[1][v - 1] - disc_before[1][v - 1] for v in (1, 2, 3, 4)] == [0, 1, 1, 1]
+    assert s.decks[0] == [4] and s.decks[1] == [1]
+    assert [s.discards[0][v - 1] - disc_before[0][v - 1] for v in (1, 2, 3, 4)] == [1, 1, 1, 0]
+    assert [s.discards[1][v - 1] - disc_before[1][v - 1] for v in (1, 2, 3, 4)] == [0, 1, 1, 1]
     assert s.view(1).war == ((3, 3), (2, 2), (1, 4))
 
 
 def test_A5_3_war_reshuffles_an_empty_deck() -> None:
     s = make_state(hands=("1234", "1234"), decks=("", "4"))
     ev = arrange_both(s, "1234", "1234")
-    assert s.war[0][1] == 4 and s.first in (0, 1)
+    assert s.war_cards[0][1] == 4 and s.first_player in (0, 1)
     assert find(ev, "reshuffle")[0].player == 0
-    assert len(s.deck[0]) == 32 - len(s.war)
+    assert len(s.decks[0]) == 32 - len(s.war_cards)
     s.validate()
 
 
@@ -260,7 +267,7 @@ def test_A5_3_war_cannot_reveal_seat_0_first() -> None:
     same = "1234" * 8  # both decks identical: 32 ties, then nobody can reveal
     s = make_state(hands=("1234", "1234"), decks=(same, same))
     arrange_both(s, "4321", "4321")
-    assert len(s.war) == 33 and s.war[-1] == (0, 0)
-    assert s.first == 0 and s.current_player() == 0
-    assert s.disc[0] == [8, 8, 8, 8] and s.deck[0] == []
+    assert len(s.war_cards) == 33 and s.war_cards[-1] == (0, 0)
+    assert s.first_player == 0 and s.current_player() == 0
+    assert s.discards[0] == [8, 8, 8, 8] and s.decks[0] == []
     s.validate()

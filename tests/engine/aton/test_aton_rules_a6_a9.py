@@ -31,16 +31,16 @@ def last_place(
     carts[1 - first] = "2241"
     return make_state(
         phase="place",
-        cur=1 - first,
-        first=first,
-        step=1,
-        rev=(4, 4),
-        carts=(carts[0], carts[1]),
+        current=1 - first,
+        first_player=first,
+        acting_second=1,
+        revealed=(4, 4),
+        cartouches=(carts[0], carts[1]),
         board=board,
         kingdom=kingdom,
         scores=scores,
-        rnd=rnd,
-        todo=1,
+        round=rnd,
+        remaining=1,
     )
 
 
@@ -101,7 +101,7 @@ def test_A6_2_remove_own_counter_with_a_1() -> None:
 
 
 def test_A6_2_no_removal_in_the_first_round() -> None:
-    s = make_state(hands=("1234", "1234"), board={"T1.5": 1}, rnd=1)
+    s = make_state(hands=("1234", "1234"), board={"T1.5": 1}, round=1)
     ev = arrange_both(s, "2413", "3412")
     assert find(ev, "removal")[0].data["count"] == 0
     assert s.decision() == "place" and s.board[5] == 1
@@ -217,12 +217,12 @@ def test_A6_4_green_only_the_acting_player_is_checked() -> None:
 
 def test_A7_1_exact_discard_counts() -> None:
     s = last_place(BOARD_EQUAL, kingdom=(0, 0))
-    assert len(s.deck[0]) >= 4 and len(s.deck[1]) >= 4  # no reshuffle at the next draw
-    before = [d[:] for d in s.disc]
+    assert len(s.decks[0]) >= 4 and len(s.decks[1]) >= 4  # no reshuffle at the next draw
+    before = [d[:] for d in s.discards]
     act(s, "place T4.8")
-    assert s.rnd == 3 and s.cart == [[0, 0, 0, 0], [0, 0, 0, 0]] and s.rev == [0, 0]
-    assert s.disc[0] == [before[0][0] + 2, before[0][1], before[0][2] + 1, before[0][3] + 1]  # 1134
-    assert s.disc[1] == [before[1][0] + 1, before[1][1] + 2, before[1][2], before[1][3] + 1]  # 2241
+    assert s.round == 3 and s.cartouches == [[0, 0, 0, 0], [0, 0, 0, 0]] and s.revealed == [0, 0]
+    assert s.discards[0] == [before[0][0] + 2, before[0][1], before[0][2] + 1, before[0][3] + 1]  # 1134
+    assert s.discards[1] == [before[1][0] + 1, before[1][1] + 2, before[1][2], before[1][3] + 1]  # 2241
 
 
 # --- A8 -------------------------------------------------------------------------------
@@ -231,7 +231,7 @@ def test_A7_1_exact_discard_counts() -> None:
 def test_A8_1_scoring_round_only_with_a_full_kingdom() -> None:
     s = last_place(BOARD_LINES, kingdom=(4, 3))
     ev = act(s, "place T4.8")
-    assert "scoring_round" not in kinds(ev) and s.rnd == 3 and s.kingdom == [4, 3]
+    assert "scoring_round" not in kinds(ev) and s.round == 3 and s.kingdom == [4, 3]
     s = last_place(BOARD_LINES, kingdom=(4, 4))
     ev = act(s, "place T4.8")
     assert "scoring_round" in kinds(ev)
@@ -314,7 +314,7 @@ def test_A8_4_reset_order_equal_scores_first_actor_and_each_temple() -> None:
     assert seq == [(0, 1), (0, 2), (0, 3), (0, 4)]
     assert s.current_player() == 1 and texts(s) == ["reset T1.1", "reset T1.5"]
     act(s, "reset T1.1", "reset T2.2", "reset T3.1", "reset T4.11")
-    assert s.rnd == 3 and s.stock == [26, 26] and s.kingdom == [0, 0]  # counters back to stock
+    assert s.round == 3 and s.stock == [26, 26] and s.kingdom == [0, 0]  # counters back to stock
     assert s.board[0] == 0 and s.board[4] == -1 and s.board[5] == 1 and s.board[44] == 1
 
 
@@ -334,7 +334,7 @@ def test_A8_4_higher_score_resets_first_and_empty_temples_are_skipped() -> None:
         act(s, texts(s)[0])
     # seat 1 has counters in all four temples; seat 0 has none in temples 2 and 4: skipped.
     assert order == [(1, 1), (1, 2), (1, 3), (1, 4), (0, 1), (0, 3)]
-    assert s.rnd == 3
+    assert s.round == 3
 
 
 # --- A9 -------------------------------------------------------------------------------
@@ -343,7 +343,7 @@ def test_A8_4_higher_score_resets_first_and_empty_temples_are_skipped() -> None:
 def test_A9_3_round_limit_after_round_100() -> None:
     s = last_place(BOARD_EQUAL, kingdom=(0, 0), rnd=99, scores=(5, 3))
     act(s, "place T4.8")
-    assert s.rnd == 100 and not s.is_terminal()
+    assert s.round == 100 and not s.is_terminal()
     s = last_place(BOARD_EQUAL, kingdom=(0, 0), rnd=100, scores=(5, 3))
     ev = act(s, "place T4.8")
     o = s.outcome()
@@ -380,7 +380,7 @@ def test_A9_1_immediate_win_ends_mid_round() -> None:
     arrange_both(s, "4321", "2413")
     act(s, "place T2.11")  # A6.4: no clean-up, no scoring, no further round
     assert s.decision() == "over" and s.current_player() == -1 and s.legal_actions() == []
-    assert s.rnd == 2 and s.cart[0] == [4, 3, 2, 1] and s.view(None).revealed == (4, 2)
+    assert s.round == 2 and s.cartouches[0] == [4, 3, 2, 1] and s.view(None).revealed == (4, 2)
     s.validate()
 
 

@@ -102,7 +102,7 @@ def test_state_text_shows_board_and_hidden_parts() -> None:
     s = GAME.new_initial_state(seed=4)
     text = s.to_text()
     assert "row1" in text and "row3" in text and "T4" in text
-    assert "".join(map(str, s.hand[0])) in text and "deck (top last)" in text
+    assert "".join(map(str, s.hands[0])) in text and "deck (top last)" in text
     assert str(s) == text
 
 

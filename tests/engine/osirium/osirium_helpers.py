@@ -72,15 +72,15 @@ def build(
         pool[t] -= 1
         return t
 
-    s.board_t = [-1] * 16
-    s.board_r = [0] * 16
+    s.cell_type = [-1] * 16
+    s.cell_rotation = [0] * 16
     for key, spec in (board or {}).items():
         parts = spec.split()
         t = use(parts[0])
         rot = int(parts[1][1:]) // 90 if len(parts) > 1 else 0
         c = cell(key)
-        s.board_t[c] = t
-        s.board_r[c] = CANON_OF[t][rot]
+        s.cell_type[c] = t
+        s.cell_rotation[c] = CANON_OF[t][rot]
     s.hands = [[use(x) for x in h] for h in (hands or [[] for _ in range(n)])]
     s.broken = [[use(x) for x in b] for b in (broken or [[] for _ in range(n)])]
     s.discard = [use(x) for x in (discard or [])]
@@ -96,31 +96,30 @@ def build(
         s.market = [-1 if x is None else use(x) for x in market]
     leftover = [t for t in range(NUM_TYPES) for _ in range(pool[t])]
     if rest == "pile":
-        s.pile = leftover + top
+        s.draw_pile = leftover + top
     elif rest == "discard":
-        s.pile = top
+        s.draw_pile = top
         s.discard += leftover
     else:
         raise AssertionError(rest)
     # Rituals.
-    s.slots = [list(x) for x in (slots or [[-1, -1, -1] for _ in range(n)])]
+    s.ritual_slots = [list(x) for x in (slots or [[-1, -1, -1] for _ in range(n)])]
     s.completed = [[rid * 2 + pr for rid, pr in c] for c in (completed or [[] for _ in range(n)])]
     s.ankhs = [sum(RITUALS[c // 2].ankhs(c % 2) for c in done) for done in s.completed]
-    used = {r for row in s.slots for r in row if r >= 0} | {c // 2 for row in s.completed for c in row}
+    used = {r for row in s.ritual_slots for r in row if r >= 0} | {c // 2 for row in s.completed for c in row}
     if simple is None:
-        s.simple = [r.id for r in RITUALS if not r.advanced and r.id not in used]
+        s.simple_rituals = [r.id for r in RITUALS if not r.advanced and r.id not in used]
     else:
-        s.simple = list(simple)
+        s.simple_rituals = list(simple)
     if advanced is None:
-        s.advanced = [r.id for r in RITUALS if r.advanced and r.id not in used]
+        s.advanced_rituals = [r.id for r in RITUALS if r.advanced and r.id not in used]
     else:
-        s.advanced = list(advanced)
+        s.advanced_rituals = list(advanced)
     if exalt is not None:
-        s.exalt = list(exalt)
-    s.cur = cur
+        s.exaltations = list(exalt)
+    s.current = cur
     s.round = round
-    s._derive_board()
-    s._sets = None
+    s.derive_board()
     s.validate()
     return s
 

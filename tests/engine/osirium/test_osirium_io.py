@@ -295,9 +295,9 @@ def test_O6_views_show_own_private_cards_only() -> None:
     assert all(row[2] == HIDDEN_SIMPLE for row in pub.rituals)
     assert pub.hand_sizes == (4, 4, 4) and pub.draw_pile_size == 44
     v1 = s.view(1)
-    assert v1.exaltations[1] == s.exalt[1] and v1.exaltations[0] == -1
-    assert v1.rituals[1][2] == s.slots[1][2] and v1.rituals[0][2] == HIDDEN_SIMPLE
-    assert v1.rituals[0][:2] == tuple(s.slots[0][:2])  # face-up rituals are public
+    assert v1.exaltations[1] == s.exaltations[1] and v1.exaltations[0] == -1
+    assert v1.rituals[1][2] == s.ritual_slots[1][2] and v1.rituals[0][2] == HIDDEN_SIMPLE
+    assert v1.rituals[0][:2] == tuple(s.ritual_slots[0][:2])  # face-up rituals are public
     assert v1.hand is not None and len(v1.hand) == 4
     json.dumps(v1.to_dict())
     text = v1.to_text()
@@ -309,13 +309,13 @@ def test_O6_nothing_hidden_leaks_into_a_view() -> None:
     s = _play(5, 3, 150)
     base = s.view(0)
     t = s.clone()
-    pool = list(reversed(s.pile + s.hands[1] + s.hands[2]))
+    pool = list(reversed(s.draw_pile + s.hands[1] + s.hands[2]))
     k1, k2 = len(s.hands[1]), len(s.hands[2])
-    t.hands[1], t.hands[2], t.pile = pool[:k1], pool[k1 : k1 + k2], pool[k1 + k2 :]
+    t.hands[1], t.hands[2], t.draw_pile = pool[:k1], pool[k1 : k1 + k2], pool[k1 + k2 :]
     assert (t.hands[1], t.hands[2]) != (s.hands[1], s.hands[2])
-    t.simple.reverse()
-    t.advanced.reverse()
-    t.exalt[1], t.exalt[2] = s.exalt[2], s.exalt[1]
+    t.simple_rituals.reverse()
+    t.advanced_rituals.reverse()
+    t.exaltations[1], t.exaltations[2] = s.exaltations[2], s.exaltations[1]
     t.rng = ChanceRng(bytes(32))
     assert t.view(0) == base
     assert t.view(0).to_text() == base.to_text()
@@ -341,7 +341,7 @@ def test_O6_board_drawing_shows_colours_and_arrows() -> None:
 def test_sample_keeps_the_view_and_redeals_the_hidden() -> None:
     for seed in range(8):
         s = _play(seed, 2 + seed % 3, 30 + 25 * seed, {"teams": True} if seed % 3 == 2 else None)
-        for p in range(s.n):
+        for p in range(s.player_count):
             rng = random.Random(seed * 10 + p)
             t = s.sample_consistent_state(p, rng)
             t.validate()
@@ -349,12 +349,12 @@ def test_sample_keeps_the_view_and_redeals_the_hidden() -> None:
             if not s.is_terminal() and p == s.current_player():
                 assert t.legal_actions() == s.legal_actions()
             # public parts are identical
-            assert t.board_t == s.board_t and t.market == s.market and t.discard == s.discard
+            assert t.cell_type == s.cell_type and t.market == s.market and t.discard == s.discard
 
 
 def test_determinisation_is_uniform_over_hidden_cards() -> None:
     s = GAME.new_initial_state(2, 21)
-    unknown = Counter(s.pile + s.hands[1])  # what seat 0 cannot see
+    unknown = Counter(s.draw_pile + s.hands[1])  # what seat 0 cannot see
     total = sum(unknown.values())
     rng = random.Random(5)
     trials = 3000
@@ -363,20 +363,21 @@ def test_determinisation_is_uniform_over_hidden_cards() -> None:
     faces: Counter[int] = Counter()
     for _ in range(trials):
         t = s.sample_consistent_state(0, rng)
-        assert Counter(t.pile + t.hands[1]) == unknown
-        assert t.hands[0] == s.hands[0] and t.exalt[0] == s.exalt[0] and t.slots[0] == s.slots[0]
+        assert Counter(t.draw_pile + t.hands[1]) == unknown
+        assert t.hands[0] == s.hands[0] and t.exaltations[0] == s.exaltations[0]
+        assert t.ritual_slots[0] == s.ritual_slots[0]
         seen.update(t.hands[1])
-        exalts[t.exalt[1]] += 1
-        faces[t.slots[1][2]] += 1
+        exalts[t.exaltations[1]] += 1
+        faces[t.ritual_slots[1][2]] += 1
     # each unknown card lands in seat 1's hand with probability 4/total (per copy)
     for ty, k in unknown.items():
         expect = trials * 4 * k / total
         assert abs(seen[ty] - expect) < 5 * expect**0.5 + 5, (ty, seen[ty], expect)
     # seat 1's exaltation is uniform over the 9 others
-    assert set(exalts) == set(range(10)) - {s.exalt[0]}
+    assert set(exalts) == set(range(10)) - {s.exaltations[0]}
     assert max(exalts.values()) - min(exalts.values()) < 0.35 * trials / 9
     # seat 1's face-down ritual is uniform over the simple rituals seat 0 cannot see
-    pool = set(s.simple) | {s.slots[1][2]}
+    pool = set(s.simple_rituals) | {s.ritual_slots[1][2]}
     assert set(faces) == pool and all(not RITUALS[r].advanced for r in faces)
     assert max(faces.values()) - min(faces.values()) < 0.4 * trials / len(pool)
 
@@ -385,7 +386,7 @@ def test_terminal_sample_keeps_revealed_exaltations() -> None:
     s = _play(2, 2, 10_000)
     assert s.is_terminal()
     t = s.sample_consistent_state(0, random.Random(1))
-    assert t.exalt == s.exalt and t.view(0) == s.view(0) and t.outcome() == s.outcome()
+    assert t.exaltations == s.exaltations and t.view(0) == s.view(0) and t.outcome() == s.outcome()
 
 
 def test_events_hide_private_draws_from_others() -> None:

@@ -82,10 +82,10 @@ def test_O2_setup_deals_hands_market_rituals_exaltations(n: int) -> None:
     s = GAME.new_initial_state(n, 5)
     assert [len(h) for h in s.hands] == [4] * n
     assert all(t >= 0 for t in s.market)
-    assert len(s.pile) == 60 - 4 * n - 4
-    assert all(len(row) == 3 and all(not RITUALS[r].advanced for r in row) for row in s.slots)
-    assert len(s.simple) == 16 - 3 * n and len(s.advanced) == 24
-    assert len(set(s.exalt)) == n
+    assert len(s.draw_pile) == 60 - 4 * n - 4
+    assert all(len(row) == 3 and all(not RITUALS[r].advanced for r in row) for row in s.ritual_slots)
+    assert len(s.simple_rituals) == 16 - 3 * n and len(s.advanced_rituals) == 24
+    assert len(set(s.exaltations)) == n
     assert s.scores() == (0,) * n and s.current_player() == 0 and s.round_number() == 1
     # O2.1 default deities
     assert s.view(None).deities == ("Isis", "Anubis", "Bastet", "Seth")[:n]
@@ -141,7 +141,7 @@ def test_O3_1a_full_board_clear_then_place_on_freed_cell_only() -> None:
     assert not any(t.startswith("place") for t in texts)
     act(s, "clear 1,1")
     assert s.decision() == "place" and s.phase == PLACE
-    assert s.board_t[cell("1,1")] == -1
+    assert s.cell_type[cell("1,1")] == -1
     assert s.discard[-1] == TYPE_BY_NAME["green-corner"]  # to the discard, not a broken pile
     assert s.broken == [[], []]
     assert legal_texts(s) == [f"place blue-tee@1,1 r{r}" for r in (0, 90, 180, 270)]
@@ -224,9 +224,9 @@ def test_O3_5_pass_only_first_discard_then_draw_four_with_reshuffle() -> None:
     assert len(s.hands[0]) == 4
     assert Counter(s.hands[0]) >= Counter([TYPE_BY_NAME["yellow-single"], TYPE_BY_NAME["yellow-cross"]])
     assert any(e.kind == "reshuffle" for e in ev)
-    assert len(s.discard) + len(s.pile) == 1
+    assert len(s.discard) + len(s.draw_pile) == 1
     assert s.current_player() == 1  # passing ends the turn
-    assert s.board_t == [-1] * 16 and s.ankhs == [0, 0]
+    assert s.cell_type == [-1] * 16 and s.ankhs == [0, 0]
 
 
 def test_O3_5_no_pass_after_any_other_action() -> None:
@@ -241,11 +241,11 @@ def test_O3_5_no_pass_after_any_other_action() -> None:
 
 def test_O3_6_pile_empty_reshuffles_discard_for_a_draw() -> None:
     s = build(hands=[["red-tee"], []], pile=[], rest="discard")
-    assert s.pile == []
+    assert s.draw_pile == []
     n_discard = len(s.discard)
     act(s, "place red-tee@0,0 r0")
     ev = act(s, "draw pile")
-    assert len(s.hands[0]) == 1 and len(s.pile) == n_discard - 1 and s.discard == []
+    assert len(s.hands[0]) == 1 and len(s.draw_pile) == n_discard - 1 and s.discard == []
     assert ev[0].kind == "reshuffle"
 
 
@@ -264,7 +264,7 @@ def test_O4_1_facing_arrows_link_one_way_arrow_does_not() -> None:
 def test_O4_1_no_link_across_empty_cell_or_diagonal() -> None:
     s = build(board={"0,0": "blue-cross", "0,2": "red-cross", "1,1": "green-cross"})
     assert s.links == 0
-    assert all_links(s.arrows) == 0
+    assert all_links(s.cell_arrows) == 0
 
 
 def test_O4_2_touching_but_not_linked_set_does_not_match() -> None:
@@ -291,7 +291,7 @@ def _brute_force(s: OsiriumState) -> dict[int, list[int]]:
     from engine.osirium.board import EDGE_CELLS
 
     linked = {EDGE_CELLS[e] for e in range(24) if s.links >> e & 1}
-    occ = [c for c in range(16) if s.board_t[c] >= 0]
+    occ = [c for c in range(16) if s.cell_type[c] >= 0]
     out: dict[int, list[int]] = {}
     for k in (3, 4, 5):
         for combo in itertools.combinations(occ, k):
@@ -305,7 +305,7 @@ def _brute_force(s: OsiriumState) -> dict[int, list[int]]:
                         stack.append(b)
             if len(seen) == k:
                 m = sum(1 << c for c in combo)
-                out.setdefault(set_signature(m, s.colmask), []).append(m)
+                out.setdefault(set_signature(m, s.colour_cells), []).append(m)
     return {sig: sorted(ms) for sig, ms in out.items()}
 
 
@@ -315,12 +315,12 @@ def test_O4_2_O5_1_matching_finds_every_connected_set_with_exact_colours() -> No
     for seed in range(30):
         s = GAME.new_initial_state(2, seed)
         # random play until the board is fairly full, then compare with brute force
-        while not s.is_terminal() and bin(s.occ).count("1") < 6 + seed % 9:
+        while not s.is_terminal() and bin(s.occupied).count("1") < 6 + seed % 9:
             s.apply(rng.choice(s.legal_actions()))
         if s.is_terminal():
             continue
         expect = _brute_force(s)
-        assert {sig: sorted(ms) for sig, ms in s._sig_sets().items()} == expect, seed
+        assert {sig: sorted(ms) for sig, ms in s.sets_by_signature().items()} == expect, seed
         checked += sum(len(ms) for ms in expect.values())
     assert checked > 20
     # With every edge linked, the enumeration gives each grid-connected set of 3..5 cells once.
@@ -359,13 +359,13 @@ def test_O5_2_O5_3_O5_4_order_cast_scores_breaks_one_rest_stays() -> None:
     ev = act(s, "cast s0 order 0,0+0,1+0,2")
     assert s.ankhs[0] == 3 and s.scores() == (3, 0)
     assert s.completed[0] == [0 * 2 + 0]  # O5.4 completed with the principle
-    assert s.slots[0][0] == -1 and s.view(1).rituals[0][0] == -1
+    assert s.ritual_slots[0][0] == -1 and s.view(1).rituals[0][0] == -1
     assert [e.kind for e in ev] == ["cast", "ankhs"]
     assert s.decision() == "break"
     assert legal_texts(s) == ["break 0,0", "break 0,1", "break 0,2"]
     act(s, "break 0,1")
     # O5.3: the unbroken amulets stay
-    assert s.board_t[cell("0,0")] >= 0 and s.board_t[cell("0,2")] >= 0 and s.board_t[cell("0,1")] == -1
+    assert s.cell_type[cell("0,0")] >= 0 and s.cell_type[cell("0,2")] >= 0 and s.cell_type[cell("0,1")] == -1
     assert s.broken[0] == [TYPE_BY_NAME["blue-straight"]]
     assert s.scores() == (4, 0)  # 1 per broken amulet
     assert s.decision() == "refill"
@@ -381,7 +381,7 @@ def test_O5_3_each_broken_set_reachable_one_way_only() -> None:
     }
     s = build(board=board, slots=[[23, -1, -1], [-1, -1, -1]])
     act(s, "cast s0 chaos 1,0+1,1+1,2+1,3")
-    assert s.cast_left == 3
+    assert s.breaks_left == 3
     results: list[frozenset[int]] = []
 
     def walk(st: object, broken: tuple[int, ...]) -> None:
@@ -406,7 +406,7 @@ def test_O5_5_refill_choice_slot2_face_down() -> None:
     act(s, "cast s2 order 0,0+0,1+0,2", "break 0,0")
     assert legal_texts(s) == ["refill simple", "refill advanced"]
     ev = act(s, "refill advanced")
-    rid = s.slots[0][2]
+    rid = s.ritual_slots[0][2]
     assert RITUALS[rid].advanced and rid == 39  # top of the advanced pile
     assert s.view(1).rituals[0][2] == HIDDEN_ADVANCED
     assert s.view(0).rituals[0][2] == rid
@@ -421,16 +421,16 @@ def test_O5_5_only_a_non_empty_pile_is_offered_and_skip_when_both_empty() -> Non
     s = build(board=dict(ROW3), slots=[[0, -1, -1], [-1, -1, -1]])
     act(s, "cast s0 order 0,0+0,1+0,2")
     only_simple = s.clone()
-    only_simple.advanced = []
+    only_simple.advanced_rituals = []
     only_simple.apply(A.BREAK + cell("0,0"))
     assert only_simple.legal_actions() == [A.REFILL]
     only_advanced = s.clone()
-    only_advanced.simple = []
+    only_advanced.simple_rituals = []
     only_advanced.apply(A.BREAK + cell("0,0"))
     assert only_advanced.legal_actions() == [A.REFILL + 1]
-    s.simple, s.advanced = [], []
+    s.simple_rituals, s.advanced_rituals = [], []
     ev = s.apply_action(A.BREAK + cell("0,0"))
-    assert s.decision() == "main" and s.slots[0][0] == -1
+    assert s.decision() == "main" and s.ritual_slots[0][0] == -1
     assert any(e.kind == "refill_skipped" for e in ev)
 
 
@@ -443,7 +443,7 @@ def test_O5_6_fifth_ritual_ends_after_breaks_without_refill() -> None:
     assert not s.is_terminal()
     ev = act(s, "break 0,1")
     assert s.is_terminal() and s.decision() == "over"
-    assert s.slots[0][0] == -1  # no refill
+    assert s.ritual_slots[0][0] == -1  # no refill
     assert s.ended_by == 0
     o = s.outcome()
     assert o is not None and o.reason == "fifth_ritual"
@@ -464,7 +464,7 @@ def test_O7_isis_moves_an_amulet_with_any_rotation_once() -> None:
     assert len(isis) == 15 * 2  # 15 empty cells × 2 arrow sets of a straight
     assert "isis 0,0>0,0 r0" not in isis
     act(s, "isis 0,0>2,3 r90")
-    assert s.board_t[cell("0,0")] == -1 and s.board_r[cell("2,3")] == 1
+    assert s.cell_type[cell("0,0")] == -1 and s.cell_rotation[cell("2,3")] == 1
     assert "pass" not in legal_texts(s)
     assert not any(t.startswith("isis") for t in legal_texts(s))
     act(s, "place red-tee@0,0 r0", "draw pile", "end", "pass")
@@ -486,9 +486,9 @@ def test_O7_isis_not_on_a_full_board_and_not_in_other_steps() -> None:
 def test_O7_anubis_breaks_into_own_broken_pile() -> None:
     s = build(board={"1,1": "yellow-tee"}, hands=[["red-tee"], []], deities=["anubis", "isis"])
     act(s, "anubis 1,1")
-    assert s.board_t[cell("1,1")] == -1
+    assert s.cell_type[cell("1,1")] == -1
     assert s.broken[0] == [TYPE_BY_NAME["yellow-tee"]] and s.scores() == (1, 0)
-    assert s.power_used == [True, False]
+    assert s.powers_used == [True, False]
     assert "pass" not in legal_texts(s)
 
 
@@ -518,7 +518,7 @@ def test_O7_seth_rotates_to_a_different_arrow_set_never_a_cross() -> None:
     # a non-canonical rotation text reads as the canonical one for that amulet
     assert s.string_to_action("seth 0,0 r270") == s.string_to_action("seth 0,0 r90")
     act(s, "seth 0,0 r90")
-    assert s.arrows[cell("0,0")] == E | W
+    assert s.cell_arrows[cell("0,0")] == E | W
 
 
 def test_O7_powers_not_during_break_refill_draw() -> None:
@@ -693,7 +693,7 @@ def test_O10_steps_and_choices_in_random_games() -> None:
 def test_hidden_slot_deck_is_public() -> None:
     s = GAME.new_initial_state(2, 3)
     assert s.view(1).rituals[0][2] == HIDDEN_SIMPLE
-    assert s.view(0).rituals[0][2] == s.slots[0][2]
+    assert s.view(0).rituals[0][2] == s.ritual_slots[0][2]
 
 
 def test_O1_1_O9_1_two_to_four_players() -> None:

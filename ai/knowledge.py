@@ -1,0 +1,125 @@
+"""What a bot knows about a game, as one typed object passed to the search.
+
+OpenSpiel's ``MCTSBot(game, uct_c, max_simulations, evaluator, ...)`` is given its evaluator;
+heka's search (:class:`ai.mcts.Search`) and greedy baseline (:class:`ai.greedy.GreedyBot`)
+are given a :class:`GameKnowledge`: the heuristic evaluator, the guided rollout policy, the
+default cut-off, rollout, widening and prior, the root ordering and the baseline's rules of
+thumb of one game. :class:`GameKnowledge` itself knows nothing of any game (scores only,
+random rollouts to the end, no ordering), which is what a game without its own knowledge
+gets; ``ai/aton/`` and ``ai/osirium/`` subclass it. :func:`ai.games.knowledge_for` names the
+built-in ones.
+
+The search evaluates a new leaf by a *rollout*: it plays the (determinised) state forward
+with a rollout policy, either to the end of the game (the true returns) or for at most
+``cutoff`` actions, after which :meth:`GameKnowledge.evaluate` estimates every seat's return
+in [-1, 1]. Evaluators and rollout policies read the *determinised* state the search hands
+them (a sampled world, never the real state), so they may read any of its public fields;
+root orderings and the greedy baseline decide for the player to act from that player's
+information only (``state.view(player)``).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable, Sequence
+from typing import Generic, TypeAlias, TypeVar
+
+from engine.core import State
+
+S = TypeVar("S", bound=State)
+
+#: ``cutoff`` value meaning "roll out to the end of the game".
+FULL_ROLLOUT = -1
+#: Rollout policy names: uniformly random, or the game's guided policy.
+ROLLOUTS: tuple[str, ...] = ("random", "guided")
+
+#: A rollout policy: one of ``legal`` (the state's legal actions), drawn with the rng.
+RolloutPolicy: TypeAlias = Callable[[S, list[int], random.Random], int]
+
+
+def squash(x: float) -> float:
+    """Map an unbounded advantage to (-1, 1) (``tanh``)."""
+    return math.tanh(x)
+
+
+def score_values(scores: Sequence[int], scale: float) -> tuple[float, ...]:
+    """Each seat's value ``tanh((own score - best other score) / scale)``."""
+    out = []
+    for i, mine in enumerate(scores):
+        best_other = max(v for j, v in enumerate(scores) if j != i)
+        out.append(math.tanh((mine - best_other) / scale))
+    return tuple(out)
+
+
+def team_average(values: Sequence[float], teams: Sequence[int]) -> tuple[float, ...]:
+    """Give both members of a team the mean of their values (O9.3: shared return)."""
+    sums: dict[int, float] = {}
+    counts: dict[int, int] = {}
+    for v, t in zip(values, teams, strict=True):
+        sums[t] = sums.get(t, 0.0) + v
+        counts[t] = counts.get(t, 0) + 1
+    return tuple(sums[t] / counts[t] for t in teams)
+
+
+#: Scores within EPS of the best count as equal (ties are broken by the rng).
+EPS = 1e-9
+
+
+def best_action(actions: Sequence[int], score: Callable[[int], float], rng: random.Random) -> int:
+    """The highest-scoring of ``actions``; ties (within :data:`EPS`) broken by ``rng``."""
+    scored = [(score(a), a) for a in actions]
+    top = max(s for s, _ in scored)
+    return rng.choice([a for s, a in scored if s >= top - EPS])
+
+
+class GameKnowledge(Generic[S]):
+    """The knowledge of a game the bots use; these defaults know nothing of any game.
+
+    Subclasses override what they measured better (``docs/bots.md``): the evaluator, a
+    guided rollout policy, the defaults of :class:`ai.mcts.MctsParams` left to the game, a
+    root ordering and the greedy baseline's choice.
+    """
+
+    #: The game this knowledge is for (``None``: any game).
+    game: str | None = None
+    #: Default rollout policy (:data:`ROLLOUTS`).
+    default_rollout: str = "random"
+    #: Default progressive-widening factor and root-prior weight (0: off).
+    default_widen: float = 0.0
+    default_prior: float = 0.0
+    #: Scale of the score advantage mapped through tanh by the default evaluator.
+    score_scale: float = 10.0
+
+    def default_cutoff(self, players: int) -> int:
+        """Rollout length before the evaluator takes over (:data:`FULL_ROLLOUT`: none)."""
+        return FULL_ROLLOUT
+
+    def evaluate(self, state: S) -> Sequence[float]:
+        """Per-seat estimated returns in [-1, 1] of a non-terminal (sampled) state: by
+        default the score difference, ``tanh(difference / score_scale)``."""
+        return score_values(state.scores(), self.score_scale)
+
+    def guided_policy(self) -> RolloutPolicy[S] | None:
+        """The game's guided rollout policy (``rollout=guided``), ``None`` when it has none:
+        the search then plays uniformly random rollouts (its inlined draw)."""
+        return None
+
+    def root_order(self, state: S, legal: list[int]) -> list[int] | None:
+        """``legal`` (the player to act's actions at the search's root) from the most to the
+        least promising, from that player's view only; ``None``: the game has no ordering
+        (no progressive widening, no prior)."""
+        return None
+
+    def greedy_action(self, state: S, rng: random.Random) -> int:
+        """The greedy baseline's choice for the player to act, from that player's
+        information only. By default: an action that wins at once in a world sampled
+        consistently with the player's view, else a random one."""
+        player = state.current_player()
+        legal = state.legal_actions()
+        world = state.sample_consistent_state(player, rng)
+        for a in legal:
+            child = world.child(a)
+            if child.is_terminal() and child.returns()[player] > 0:
+                return a
+        return rng.choice(legal)

@@ -1,0 +1,205 @@
+"""The terminal play loop of ``heka play``, local or through a server.
+
+:func:`play_loop` talks to a small :class:`Session` abstraction rather than to the engine,
+so the same loop drives a game played in this process (``service.commands.play``'s
+``LocalSession``) or held by a running heka server (``service.remote_play``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+from typing import Protocol, TextIO
+
+HELP = """commands:
+  <number> or <action text>   play that action (a unique start of the text is enough)
+  ?, diag                     the last bot's diagnostics (search statistics)
+  b, board                    draw the board again
+  l, list                     list your legal actions again
+  help                        this help
+  q, quit                     leave the game"""
+
+
+# ---------------------------------------------------------------------------------------
+# The session abstraction
+# ---------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class BotTurn:
+    """What the person learns of one bot decision."""
+
+    player: int
+    bot: str
+    #: The action text, or ``None`` for a secret decision (Aton's exchange / arrangement).
+    action_text: str | None
+    decision: str
+    #: Texts of the events the person may see.
+    events: tuple[str, ...]
+    #: Readable diagnostics (already filtered of what the person may not see).
+    diagnostics: str
+
+
+class Session(Protocol):
+    """One game as seen by the person in ``seat``: everything the play loop needs."""
+
+    seat: int
+
+    def title(self) -> str: ...
+
+    def players_text(self) -> str:
+        """Who sits where (shown once at the start)."""
+        ...
+
+    def is_over(self) -> bool: ...
+
+    def current_player(self) -> int: ...
+
+    def decision(self) -> str: ...
+
+    def view_text(self) -> str:
+        """The board from the person's view."""
+        ...
+
+    def legal_actions(self) -> list[tuple[int, str]]:
+        """The person's legal actions (id, text), when it is their turn."""
+        ...
+
+    def parse_action(self, text: str) -> int:
+        """An action id from its text; raise ``ValueError`` with a helpful message."""
+        ...
+
+    def apply(self, action: int) -> list[str]:
+        """Play the person's action; the texts of the events they may see."""
+        ...
+
+    def bot_turn(self) -> BotTurn:
+        """Let the bot to act play one decision."""
+        ...
+
+    def outcome_text(self) -> str: ...
+
+
+# ---------------------------------------------------------------------------------------
+# Local session: engine and bots in this process
+# ---------------------------------------------------------------------------------------
+
+
+# ---------------------------------------------------------------------------------------
+# The loop
+# ---------------------------------------------------------------------------------------
+
+
+def _columns(items: list[str], width: int) -> list[str]:
+    cell = max(len(s) for s in items) + 2
+    per_row = max(1, width // cell)
+    if len(items) <= 10 or per_row == 1:
+        return items
+    rows = (len(items) + per_row - 1) // per_row
+    out = []
+    for r in range(rows):
+        row = [items[c * rows + r] for c in range(per_row) if c * rows + r < len(items)]
+        out.append("".join(x.ljust(cell) for x in row))
+    return [line.rstrip() for line in out]
+
+
+def _choose(text: str, legal: list[tuple[int, str]], session: Session) -> tuple[int | None, str]:
+    """The action the person meant, or ``None`` and why not."""
+    if text.isdigit():
+        n = int(text)
+        if 1 <= n <= len(legal):
+            return legal[n - 1][0], ""
+        return None, f"no action number {n}: choose 1 to {len(legal)}"
+    ids = {a for a, _ in legal}
+    try:
+        action = session.parse_action(text)
+    except ValueError:
+        action = None
+    if action is not None:
+        if action in ids:
+            return action, ""
+        return None, f"{text!r} is not legal now"
+    low = text.lower()
+    matches = [(a, t) for a, t in legal if t.lower().startswith(low)] or [
+        (a, t) for a, t in legal if low in t.lower()
+    ]
+    if len(matches) == 1:
+        return matches[0][0], ""
+    if matches:
+        sample = "; ".join(t for _, t in matches[:5])
+        more = "; ..." if len(matches) > 5 else ""
+        return None, f"{text!r} matches {len(matches)} actions ({sample}{more})"
+    return None, f"unknown action {text!r} (type a number, an action text, or help)"
+
+
+def play_loop(session: Session, inp: TextIO, out: TextIO) -> int:
+    """Play to the end (or until ``quit`` / end of input); returns the exit code."""
+
+    def say(text: str = "") -> None:
+        out.write(text + "\n")
+        out.flush()
+
+    width = min(shutil.get_terminal_size((100, 24)).columns, 120)
+    say(f"=== {session.title()}: {session.players_text()} ===")
+    say("type help for commands")
+    last_diag = "no bot has played yet"
+    show_board = True
+    while not session.is_over():
+        player = session.current_player()
+        if player != session.seat:
+            turn = session.bot_turn()
+            last_diag = turn.diagnostics
+            what = turn.action_text if turn.action_text is not None else f"(secret {turn.decision} decision)"
+            say(f"seat {turn.player} ({turn.bot}): {what}")
+            for e in turn.events:
+                say(f"    {e}")
+            show_board = True
+            continue
+        legal = session.legal_actions()
+        if show_board:
+            say("")
+            say(session.view_text())
+            say("")
+            say(f"your decision: {session.decision()}")
+            for line in _columns([f"{i:>3}. {t}" for i, (_, t) in enumerate(legal, 1)], width):
+                say(line)
+            show_board = False
+        out.write(f"seat {session.seat} [{session.decision()}, 1-{len(legal)}]> ")
+        out.flush()
+        raw = inp.readline()
+        if raw == "":
+            say("\nend of input: leaving the game")
+            return 0
+        text = raw.strip()
+        if not text:
+            continue
+        cmd = text.lower()
+        if cmd in ("q", "quit", "exit"):
+            say("leaving the game")
+            return 0
+        if cmd in ("help", "h"):
+            say(HELP)
+            continue
+        if cmd in ("?", "diag", "diagnostics"):
+            say(last_diag)
+            continue
+        if cmd in ("b", "board"):
+            say(session.view_text())
+            continue
+        if cmd in ("l", "list"):
+            for line in _columns([f"{i:>3}. {t}" for i, (_, t) in enumerate(legal, 1)], width):
+                say(line)
+            continue
+        action, why = _choose(text, legal, session)
+        if action is None:
+            say(why)
+            continue
+        say(f"you: {dict(legal)[action]}")
+        for e in session.apply(action):
+            say(f"    {e}")
+        show_board = True
+    say("")
+    say(session.view_text())
+    say("")
+    say(f"=== game over === {session.outcome_text()}")
+    return 0
