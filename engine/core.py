@@ -221,14 +221,19 @@ class Game(abc.ABC):
         ``game_rng(name, seed)``: the same seed then always deals the same game."""
 
     @abc.abstractmethod
-    def serialize_state(self, state: State) -> str:
+    def serialize_state(self, state: State, *, version: int | None = None) -> str:
         """The compact, versioned, exact text of one of this game's states
-        (``<game>:<version>:...``; :meth:`State.serialize` calls this)."""
+        (``<game>:<version>:...``; :meth:`State.serialize` calls this). ``version``: an
+        earlier version, for servers of the previous release during a rolling upgrade;
+        ``ValueError`` when the state cannot be written in it."""
 
     @abc.abstractmethod
-    def deserialize_state(self, data: str) -> State:
+    def deserialize_state(self, data: str, *, validate: bool = True) -> State:
         """Inverse of :meth:`serialize_state`: a validated state, or
-        :class:`StateFormatError`."""
+        :class:`StateFormatError`. ``validate=False`` skips the invariant checks (the text
+        is still parsed strictly) for a text of the current version that this program
+        wrote itself: the service's search workers, whose jobs carry a state the server
+        already opened and checked."""
 
     @abc.abstractmethod
     def action_info(self, action: int) -> ActionInfo:

@@ -3,7 +3,7 @@
 Methods raise :class:`service.errors.ServiceError` or let engine errors propagate; the
 interceptor (:mod:`service.interceptors`) maps them to statuses in one place. The server
 keeps no game: every state comes from the request's token (opened once per call) and leaves
-in a new one. The bot loop and bot settings are plain functions in :mod:`service.play`.
+in a new one. The bot loop and bot settings are plain functions in :mod:`service.bots`.
 
 Every response that carries game content is addressed to the request's ``viewer`` and holds
 nothing that seat may not see (docs/security.md).
@@ -14,23 +14,21 @@ from __future__ import annotations
 import contextlib
 import secrets
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
 import grpc
 
-from engine.aton.codec import encode as encode_aton
 from engine.core import SECRET_ACTION, ActionParseError, Game, IllegalActionError, State
-from engine.osirium.codec import encode as encode_osirium
 from engine.registry import get_game, list_games
-from service import convert, metrics, play
+from service import bots, convert, metrics
+from service.bots import BotPlan, PlayedTurn
 from service.config import Config
 from service.envelope import KeyRing
 from service.errors import ServiceError, failed_precondition, invalid, resource_exhausted
 from service.gen.heka.v1 import game_service_pb2 as pb
 from service.gen.heka.v1 import game_service_pb2_grpc as pb_grpc
-from service.play import BotPlan, PlayedTurn
 from service.statecache import StateCache
 from service.workers import CapacityFull, SearchJob, SearchPool, Ticket
 
@@ -47,14 +45,11 @@ _APPLY_EVENTS_FIELD = _field(pb.ApplyActionResponse, "events")
 _LISTED_ACTIONS_FIELD = _field(pb.ListLegalActionsResponse, "actions")
 _STOP_REASON = pb.StopReason.DESCRIPTOR
 
-#: Writers of the previous release's state versions, by game (``previous_state_versions``):
-#: that release reads these, so tokens stay readable across a rolling upgrade or a rollback.
-#: They need the previous release's generator (SplitMix64), which games created in that
-#: mode get (``StateKey.game_rng``).
-PREVIOUS_STATE_WRITERS: dict[str, Callable[[Any], str]] = {
-    "aton": lambda s: encode_aton(s, version=1),
-    "osirium": lambda s: encode_osirium(s, version=2),
-}
+#: The previous release's state versions, by game (``previous_state_versions``): that
+#: release reads these, so tokens stay readable across a rolling upgrade or a rollback. They
+#: need the previous release's generator (SplitMix64), which games created in that mode get
+#: (``StateKey.game_rng``).
+PREVIOUS_STATE_VERSIONS: dict[str, int] = {"aton": 1, "osirium": 2}
 
 
 def _legal_hint(state: State, viewer: int | None) -> str:
@@ -75,7 +70,7 @@ class GameService(pb_grpc.GameServiceServicer):
         self.searches = searches
         self.actions = convert.ActionCache()
         self.states = StateCache(config.state_cache_size)
-        self._previous_writers = PREVIOUS_STATE_WRITERS if config.previous_state_versions else {}
+        self._previous_versions = PREVIOUS_STATE_VERSIONS if config.previous_state_versions else {}
         self._games_response = pb.ListGamesResponse(games=[convert.game_info(g) for g in list_games()])
 
     # ------------------------------------------------------------------------------------
@@ -84,21 +79,29 @@ class GameService(pb_grpc.GameServiceServicer):
 
     def _open(self, token: str, expected_game: str = "", *, mutable: bool = False) -> State:
         """The state in ``token`` (verified). Shared with the state cache unless ``mutable``:
-        callers that change the state get their own copy. A token decoded here is cached
-        either way, so that the next call with it (from any client reaching this process)
-        skips the decoding."""
-        state = self.states.get(token)
-        shared = state is not None
-        if state is None:
+        callers that change the state get their own copy."""
+        return self._open_with_text(token, expected_game, mutable=mutable)[0]
+
+    def _open_with_text(
+        self, token: str, expected_game: str = "", *, mutable: bool = False
+    ) -> tuple[State, str]:
+        """The state in ``token`` (verified, decoded once per call) and its text, which a
+        search worker can take as it is. A token decoded here is cached either way, so that
+        the next call with it (from any client reaching this process) skips the decoding."""
+        entry = self.states.get(token)
+        shared = entry is not None
+        if entry is None:
             opened = self.keys.open(token)
             state = self._game_of(opened.serialized).deserialize_state(opened.serialized)
-            self.states.put(token, state)  # a no-op when the cache is off
+            entry = (state, opened.serialized)
+            self.states.put(token, state, opened.serialized)  # a no-op when the cache is off
             shared = self.states.size > 0
+        state, text = entry
         if mutable and shared:
             state = state.clone()
         if expected_game:
             self._check_game(state, expected_game)
-        return state
+        return state, text
 
     @staticmethod
     def _game_of(serialized: str) -> Game:
@@ -119,9 +122,10 @@ class GameService(pb_grpc.GameServiceServicer):
 
     def _seal(self, state: State) -> str:
         """A token for ``state``, which the caller must not change afterwards (it is cached)."""
-        writer = self._previous_writers.get(state.game.descriptor.name)
-        token = self.keys.seal(writer(state) if writer is not None else state.serialize())
-        self.states.put(token, state)
+        version = self._previous_versions.get(state.game.descriptor.name)
+        text = state.game.serialize_state(state, version=version)
+        token = self.keys.seal(text)
+        self.states.put(token, state, text)
         return token
 
     # ------------------------------------------------------------------------------------
@@ -238,9 +242,11 @@ class GameService(pb_grpc.GameServiceServicer):
         ticket: Ticket | None,
         *,
         limit: float | None = None,
+        text: str | None = None,
     ) -> tuple[int, Any]:
         """Run one search; returns (action, diagnostics). A worker job carries the state's
-        text, already verified here."""
+        text: ``text`` when the caller has it (the token's, already verified here), else
+        the state is encoded once; the worker decodes it without checking it again."""
         game_name = state.game.descriptor.name
         deadline, call_deadline = self._search_deadline(context, limit)
         if plan.inline:
@@ -254,7 +260,7 @@ class GameService(pb_grpc.GameServiceServicer):
             return decision.action, decision.diagnostics
         job = SearchJob(
             game=game_name,
-            serialized=state.serialize(),
+            serialized=text if text is not None else state.serialize(),
             spec=plan.spec,
             label=plan.label,
             seed=seed,
@@ -302,17 +308,20 @@ class GameService(pb_grpc.GameServiceServicer):
             raise resource_exhausted(str(exc), "capacity") from None
 
     def _play_bots(
-        self, state: State, plans: Mapping[int, BotPlan], moves: int, context: Any
+        self, state: State, plans: Mapping[int, BotPlan], moves: int, context: Any, text: str | None = None
     ) -> tuple[list[PlayedTurn], Any]:
-        """The bot seats of ``plans`` play (``service.play.play_bots``), holding one search
-        slot for the whole call, within the server's cap on its total time."""
+        """The bot seats of ``plans`` play (``service.bots.play_bots``), holding one search
+        slot for the whole call, within the server's cap on its total time. ``text``: the
+        state's text as it is now (the token's), for the first search."""
         limit = time.monotonic() + self.config.max_advance_seconds
+        first = state.move_number()
         with self._slot(plans, context) as ticket:
 
             def choose(s: State, plan: BotPlan, seed: int, end: float) -> tuple[int, Any]:
-                return self._search(s, plan, context, seed, ticket, limit=end)
+                current_text = text if s.move_number() == first else None
+                return self._search(s, plan, context, seed, ticket, limit=end, text=current_text)
 
-            turns, stop = play.play_bots(
+            turns, stop = bots.play_bots(
                 state,
                 plans,
                 moves=moves,
@@ -357,8 +366,8 @@ class GameService(pb_grpc.GameServiceServicer):
         ``bots``); their turns and stop reason go into ``resp``."""
         if not request.bots:
             return
-        plans = play.bot_plans(request.bots, state.num_players, self.config)
-        moves = play.max_moves(request.max_bot_moves, self.config)
+        plans = bots.bot_plans(request.bots, state.num_players, self.config)
+        moves = bots.max_moves(request.max_bot_moves, self.config)
         turns, stop = self._play_bots(state, plans, moves, context)
         self._bot_turns(resp.bot_turns, state.game, turns, viewer, request.trusted_backend)
         resp.stop_reason = stop
@@ -386,7 +395,7 @@ class GameService(pb_grpc.GameServiceServicer):
             raise invalid("options", str(exc), "bad_options") from None
         seed = request.seed if request.HasField("seed") else secrets.randbits(64)
         chance = self.keys.signing.game_rng(
-            game.descriptor.name, seed, previous_versions=bool(self._previous_writers)
+            game.descriptor.name, seed, previous_versions=bool(self._previous_versions)
         )
         state = game.new_initial_state(request.num_players or None, seed=seed, options=options, rng=chance)
         viewer = self._optional_seat(state, request, "viewer")
@@ -454,7 +463,7 @@ class GameService(pb_grpc.GameServiceServicer):
         else:
             raise invalid("action", "give the action as action_id or action_text", "bad_request")
         if request.bots:  # check the bots before anything is applied
-            play.bot_plans(request.bots, state.num_players, self.config)
+            bots.bot_plans(request.bots, state.num_players, self.config)
         secret = viewer != actor and state.public_action(action) == SECRET_ACTION
         events = self._apply(state, action, viewer)
         resp = pb.ApplyActionResponse()
@@ -471,7 +480,7 @@ class GameService(pb_grpc.GameServiceServicer):
         return resp
 
     def BotMove(self, request: pb.BotMoveRequest, context: grpc.ServicerContext) -> pb.BotMoveResponse:
-        state = self._open(request.state, request.game, mutable=request.apply)
+        state, text = self._open_with_text(request.state, request.game, mutable=request.apply)
         viewer = self._optional_seat(state, request, "viewer")
         actor = self._to_act(state, self._optional_seat(state, request, "player"))
         private = request.trusted_backend or viewer == actor
@@ -485,9 +494,9 @@ class GameService(pb_grpc.GameServiceServicer):
                 "private_move",
                 {"current_player": str(actor)},
             )
-        plan = play.bot_plan(request.bot, "bot", self.config)
+        plan = bots.bot_plan(request.bot, "bot", self.config)
         with self._slot([plan], context) as ticket:
-            action, diag = self._search(state, plan, context, plan.seed, ticket)
+            action, diag = self._search(state, plan, context, plan.seed, ticket, text=text)
         game = state.game
         secret = not private and state.public_action(action) == SECRET_ACTION
         resp = pb.BotMoveResponse(
@@ -505,14 +514,14 @@ class GameService(pb_grpc.GameServiceServicer):
     def AdvanceBots(
         self, request: pb.AdvanceBotsRequest, context: grpc.ServicerContext
     ) -> pb.AdvanceBotsResponse:
-        state = self._open(request.state, request.game, mutable=True)
+        state, text = self._open_with_text(request.state, request.game, mutable=True)
         viewer = self._optional_seat(state, request, "viewer")
-        plans = play.bot_plans(request.bots, state.num_players, self.config)
+        plans = bots.bot_plans(request.bots, state.num_players, self.config)
         if not plans:
             raise invalid("bots", "name at least one bot seat", "bad_request")
-        moves = play.max_moves(request.max_bot_moves, self.config)
+        moves = bots.max_moves(request.max_bot_moves, self.config)
         self._to_act(state, None)
-        turns, stop = self._play_bots(state, plans, moves, context)
+        turns, stop = self._play_bots(state, plans, moves, context, text)
         resp = pb.AdvanceBotsResponse(stop_reason=stop)
         self._bot_turns(resp.bot_turns, state.game, turns, viewer, request.trusted_backend)
         self._finish(resp, state, request, viewer)

@@ -54,13 +54,13 @@ class AtonGame(Game):
         resolve_options(self.descriptor, options)
         return AtonState.initial(check_seed(self.descriptor, seed), rng)
 
-    def serialize_state(self, state: State) -> str:
+    def serialize_state(self, state: State, *, version: int | None = None) -> str:
         if not isinstance(state, AtonState):
             raise TypeError(f"aton: cannot serialise a {type(state).__name__}")
-        return encode(state)
+        return encode(state) if version is None else encode(state, version)
 
-    def deserialize_state(self, data: str) -> AtonState:
-        return decode(data)
+    def deserialize_state(self, data: str, *, validate: bool = True) -> AtonState:
+        return decode(data, validate=validate)
 
     def action_info(self, action: int) -> ActionInfo:
         return board.action_info(action)

@@ -139,12 +139,13 @@ def encode(s: OsiriumState, version: int = VERSION) -> str:
     ) + (f";mv={s.moves}" if prefix == PREFIX else "")
 
 
-def decode(data: str) -> OsiriumState:
-    """The state serialised in ``data`` (version 2 or 1), validated."""
+def decode(data: str, *, validate: bool = True) -> OsiriumState:
+    """The state serialised in ``data`` (version 3, 2 or 1), validated (a version-3 text
+    this program wrote itself may skip it: ``validate=False``)."""
     if not isinstance(data, str):
         raise StateFormatError("osirium: a serialised state must be a string")
     if data.startswith(PREFIX):
-        return _decode_v2(data[len(PREFIX) :], chance=True)
+        return _decode_v2(data[len(PREFIX) :], chance=True, validate=validate)
     if data.startswith(PREFIX_V2):
         return _decode_v2(data[len(PREFIX_V2) :], chance=False)
     if data.startswith(PREFIX_V1):
@@ -201,7 +202,7 @@ def _flags(text: str, n: int, field: str) -> list[bool]:
     return [v == 1 for v in _ids(text, _FLAGS, field, "a flag 0 or 1")]
 
 
-def _decode_v2(body: str, *, chance: bool) -> OsiriumState:
+def _decode_v2(body: str, *, chance: bool, validate: bool = True) -> OsiriumState:
     """Versions 3 and 2 (``chance``: version 3, whose generator may be keyed BLAKE2b)."""
     f: dict[str, str] = {}
     for item in body.split(";"):
@@ -284,14 +285,16 @@ def _decode_v2(body: str, *, chance: bool) -> OsiriumState:
             raise ValueError
     except ValueError:
         raise _fail("rng", f"expected a generator state, got {text[:80]!r}") from None
-    return _finish(s, rng)
+    return _finish(s, rng, validate=validate)
 
 
-def _finish(s: OsiriumState, rng: SerialRng) -> OsiriumState:
-    """Derive the board masks, check every invariant, and settle the outcome."""
+def _finish(s: OsiriumState, rng: SerialRng, *, validate: bool = True) -> OsiriumState:
+    """Derive the board masks, check every invariant (unless told not to), and settle the
+    outcome."""
     s.rng = rng
     s.derive_board()
-    s.validate(derived=False)
+    if validate:
+        s.validate(derived=False)
     s.settle_outcome()
     return s
 

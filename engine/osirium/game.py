@@ -18,7 +18,7 @@ from engine.core import (
 )
 from engine.osirium import actions as A
 from engine.osirium.cards import DEITIES, MAX_ROUNDS
-from engine.osirium.codec import decode, encode
+from engine.osirium.codec import decode, encode, encode_v1
 from engine.osirium.state import OsiriumState
 from engine.rng import SerialRng, game_rng
 
@@ -90,15 +90,18 @@ class OsiriumGame(Game):
         chance = rng if rng is not None else game_rng("osirium", seed)
         return OsiriumState.new(n, chance, [_DEITY_IDS.index(d) for d in names], teams)
 
-    def serialize_state(self, state: State) -> str:
+    def serialize_state(self, state: State, *, version: int | None = None) -> str:
         if not isinstance(state, OsiriumState):
             raise TypeError(f"osirium: cannot serialise a {type(state).__name__}")
-        return encode(state)
+        if version == 1:
+            return encode_v1(state)
+        return encode(state) if version is None else encode(state, version)
 
-    def deserialize_state(self, data: str) -> OsiriumState:
+    def deserialize_state(self, data: str, *, validate: bool = True) -> OsiriumState:
         """A state from its text (``osirium:3:``, or an earlier release's ``osirium:2:`` or
-        ``osirium:1:``), validated; :class:`~engine.core.StateFormatError` otherwise."""
-        return decode(data)
+        ``osirium:1:``), validated unless ``validate`` is false (version 3 only);
+        :class:`~engine.core.StateFormatError` otherwise."""
+        return decode(data, validate=validate)
 
     def action_info(self, action: int) -> ActionInfo:
         return A.action_info(action)

@@ -164,10 +164,10 @@ class RaceGame(Game):
         opts = resolve_options(self.descriptor, options)
         return RaceState(self, n, opts["teams"])
 
-    def serialize_state(self, state: State) -> str:
+    def serialize_state(self, state: State, *, version: int | None = None) -> str:
         return state.serialize()
 
-    def deserialize_state(self, data: str) -> State:
+    def deserialize_state(self, data: str, *, validate: bool = True) -> State:
         raise NotImplementedError
 
     def action_info(self, action: int) -> ActionInfo:

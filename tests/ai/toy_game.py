@@ -276,10 +276,10 @@ class DuelGame(Game):
         s.deck = deck[2 * HAND :]
         return s
 
-    def serialize_state(self, state: State) -> str:
+    def serialize_state(self, state: State, *, version: int | None = None) -> str:
         return state.serialize()
 
-    def deserialize_state(self, data: str) -> DuelState:
+    def deserialize_state(self, data: str, *, validate: bool = True) -> DuelState:
         if not data.startswith("duel:1:"):
             raise StateFormatError("not a duel state")
         d = json.loads(data[len("duel:1:") :])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import contextlib
 import io
 import re
 import tempfile
@@ -356,14 +357,15 @@ def test_state_cache_is_a_bounded_lru() -> None:
     from service.statecache import StateCache
 
     states = [get_game("aton").new_initial_state(2, seed=i) for i in range(3)]
+    texts = [s.serialize() for s in states]
     cache = StateCache(2)
-    cache.put("a", states[0])
-    cache.put("b", states[1])
-    assert cache.get("a") is states[0]  # "a" is now the most recent
-    cache.put("c", states[2])
-    assert cache.get("b") is None and cache.get("a") is states[0] and len(cache) == 2
+    cache.put("a", states[0], texts[0])
+    cache.put("b", states[1], texts[1])
+    assert cache.get("a") == (states[0], texts[0])  # "a" is now the most recent
+    cache.put("c", states[2], texts[2])
+    assert cache.get("b") is None and cache.get("a") == (states[0], texts[0]) and len(cache) == 2
     off = StateCache(0)
-    off.put("a", states[0])
+    off.put("a", states[0], texts[0])
     assert off.get("a") is None
 
 
@@ -385,10 +387,12 @@ def test_apply_action_caches_the_token_it_decoded_and_never_changes_the_cached_s
     context: Any = None
     assert service.states.get(token) is None
     first = service.ApplyAction(request, context)
-    cached = service.states.get(token)
-    assert cached is not None and cached.serialize() == body
+    entry = service.states.get(token)
+    assert entry is not None and entry[1] == body
+    cached = entry[0]
+    assert cached.serialize() == body
     second = service.ApplyAction(request, context)  # served from the cache
-    assert service.states.get(token) is cached and cached.serialize() == body
+    assert service.states.get(token) == (cached, body) and cached.serialize() == body
     assert keys.open(first.state).serialized == keys.open(second.state).serialized != body
     assert list(first.events) == list(second.events)
 
@@ -578,3 +582,48 @@ def test_retry_hints_carry_a_quota_failure_only_for_resource_exhausted() -> None
     )
     assert kinds(dead) == {"ErrorInfo", "RetryInfo"}
     assert kinds(resource_exhausted("busy", "capacity")) == {"ErrorInfo", "RetryInfo", "QuotaFailure"}
+
+
+def test_a_bot_move_encodes_once_and_its_worker_decodes_without_checking_again(monkeypatch: Any) -> None:
+    """Issue 14: one BotMove with apply opens its token once (decoded and checked), hands
+    the worker the token's own text (no encoding for the job) which the worker parses
+    without checking again, and encodes once, for the new token."""
+    from engine.aton.game import AtonGame
+    from engine.registry import get_game
+    from service.config import Config
+    from service.gen.heka.v1 import game_service_pb2 as pb
+    from service.servicer import GameService
+    from service.workers import SearchResult, run_search
+
+    counts = {"encode": 0, "decode": 0, "checked": 0}
+    real_serialize, real_deserialize = AtonGame.serialize_state, AtonGame.deserialize_state
+
+    def serialize(self: Any, state: Any, *, version: int | None = None) -> str:
+        counts["encode"] += 1
+        return real_serialize(self, state, version=version)
+
+    def deserialize(self: Any, data: str, *, validate: bool = True) -> Any:
+        counts["decode"] += 1
+        counts["checked"] += validate
+        return real_deserialize(self, data, validate=validate)
+
+    monkeypatch.setattr(AtonGame, "serialize_state", serialize)
+    monkeypatch.setattr(AtonGame, "deserialize_state", deserialize)
+
+    class InlinePool:  # the worker's own function, in this process
+        def run(self, job: Any, timeout: float) -> SearchResult:
+            return run_search(job)
+
+    class Context:
+        def time_remaining(self) -> None:
+            return None
+
+    keys = KeyRing.ephemeral_ring()
+    service = GameService(Config(state_cache_size=0), keys, InlinePool())  # type: ignore[arg-type]
+    token = keys.seal(real_serialize(get_game("aton"), get_game("aton").new_initial_state(2, seed=6)))
+    counts.update(encode=0, decode=0, checked=0)
+    bot = pb.BotSettings(kind=pb.BOT_KIND_GREEDY, seed=1)
+    service._slot = lambda *_: contextlib.nullcontext()  # type: ignore[method-assign]
+    resp = service.BotMove(pb.BotMoveRequest(state=token, bot=bot, apply=True), Context())
+    assert resp.state and resp.action.text
+    assert counts == {"encode": 1, "decode": 2, "checked": 1}

@@ -1,4 +1,4 @@
-"""The service's game logic as plain functions, testable without gRPC: a request's bot
+"""Bots in the service, as plain functions testable without gRPC: a request's bot
 settings as a validated plan, and the loop in which bot seats play until another seat must
 act (AdvanceBots, and the bots of CreateGame and ApplyAction).
 
