@@ -20,7 +20,8 @@ from typing import Any
 from google.protobuf import struct_pb2, unknown_fields
 from google.protobuf.descriptor import EnumDescriptor, FieldDescriptor
 
-from engine.aton.board import KINDS, NUM_TEMPLES, SLOTS
+from engine.aton.board import KINDS, NUM_SQUARES, NUM_TEMPLES, SLOTS
+from engine.aton.flow import ExchangeChoice
 from engine.aton.view import AtonView
 from engine.core import SECRET_ACTION, ActionInfo, Event, Game, GameDescriptor, Outcome, State
 from engine.osirium.board import (
@@ -468,23 +469,36 @@ _SQUARE_KINDS = {
     "1": pb.SQUARE_KIND_BONUS1,
     "2": pb.SQUARE_KIND_BONUS2,
 }
-_EXCHANGE_CHOICES = {"keep": pb.ATON_EXCHANGE_CHOICE_KEEP, "exchange": pb.ATON_EXCHANGE_CHOICE_EXCHANGE}
+_EXCHANGE_CHOICES = {
+    ExchangeChoice.KEEP: pb.ATON_EXCHANGE_CHOICE_KEEP,
+    ExchangeChoice.EXCHANGE: pb.ATON_EXCHANGE_CHOICE_EXCHANGE,
+}
 
 
-def fill_aton_view(msg: pb.AtonView, v: Any) -> None:
+def _square_message(i: int, owner: int) -> pb.AtonSquare:
+    msg = pb.AtonSquare(slot=i % SLOTS, index=i, kind=_SQUARE_KINDS[KINDS[i]])
+    if owner >= 0:
+        msg.owner = owner
+    return msg
+
+
+#: The board's squares are fixed: ``AtonSquare`` by square, then owner + 1 (0: empty),
+#: built once and copied.
+_SQUARE_MESSAGES: tuple[tuple[pb.AtonSquare, ...], ...] = tuple(
+    tuple(_square_message(i, owner) for owner in (-1, 0, 1)) for i in range(NUM_SQUARES)
+)
+
+
+def fill_aton_view(msg: pb.AtonView, v: AtonView) -> None:
     """An engine ``AtonView`` (engine/aton/view.py) as a typed ``AtonView`` message."""
     msg.round = v.round
     msg.decision = decision_value(v.decision)
-    if v.decision != "over" and v.current_player >= 0:
+    if v.current_player >= 0:  # -1 once over
         msg.current_player = v.current_player
+    board = v.board
     for t in range(NUM_TEMPLES):
-        temple = msg.temples.add(number=t + 1)
-        for slot in range(SLOTS):
-            i = t * SLOTS + slot
-            kind = _SQUARE_KINDS.get(KINDS[i], pb.SQUARE_KIND_UNSPECIFIED)
-            square = temple.squares.add(slot=slot, index=i, kind=kind)
-            if v.board[i] >= 0:
-                square.owner = v.board[i]
+        squares = range(t * SLOTS, (t + 1) * SLOTS)
+        msg.temples.add(number=t + 1).squares.extend([_SQUARE_MESSAGES[i][board[i] + 1] for i in squares])
     for p in range(len(v.scores)):
         seat = msg.seats.add(
             seat=p,
@@ -514,11 +528,10 @@ def fill_aton_view(msg: pb.AtonView, v: Any) -> None:
         msg.reset_temple = v.reset_temple
     msg.hand.extend(v.hand)
     if v.exchange_decision is not None:
-        choice = _EXCHANGE_CHOICES.get(v.exchange_decision, pb.ATON_EXCHANGE_CHOICE_UNSPECIFIED)
-        msg.exchange_decision = choice
+        msg.exchange_decision = _EXCHANGE_CHOICES[v.exchange_decision]
     if v.winners is not None:
         msg.winners.extend(v.winners)
-    if v.reason:
+    if v.reason is not None:
         msg.reason = reason_value(v.reason)
     msg.kingdom_total = sum(v.kingdom)
 

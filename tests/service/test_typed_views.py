@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from service_helpers import KEY1
 
-from engine.aton.board import KINDS
+from engine.aton.board import EXCHANGE, KEEP, KINDS
 from engine.core import State
 from engine.osirium.board import TYPE_ARROWS, TYPE_NAME
 from engine.osirium.cards import DEITIES, HIDDEN_SLOT
@@ -97,9 +97,14 @@ def check_aton(state: State, viewer: int | None) -> None:
             assert all(pos <= v.revealed[q] for pos in shown)
     # A10.2: the viewer's own hand only; none in the public view.
     assert list(t.hand) == list(v.hand)
+    if v.exchange_decision is None:  # none pending, or not the viewer's (A3.2)
+        assert t.exchange_decision == pb.ATON_EXCHANGE_CHOICE_UNSPECIFIED
+    else:
+        choice = pb.AtonExchangeChoice.Name(t.exchange_decision)
+        assert choice == "ATON_EXCHANGE_CHOICE_" + v.exchange_decision.upper()
     if viewer is None:
         assert not t.hand
-        assert t.exchange_decision == pb.ATON_EXCHANGE_CHOICE_UNSPECIFIED
+        assert v.exchange_decision is None
 
 
 @pytest.mark.parametrize("seed", [1, 2])
@@ -135,6 +140,25 @@ def test_aton_typed_view_hides_the_opponent_hand() -> None:
         seen_hidden_cartouche |= len(theirs) < len(mine)
         state.apply_action(rng.choice(state.legal_actions()))
     assert seen_hidden_cartouche, "some committed cartouche of seat 1 must be hidden from seat 0"
+
+
+@pytest.mark.parametrize(("action", "choice"), [(KEEP, "KEEP"), (EXCHANGE, "EXCHANGE")])
+def test_aton_typed_view_shows_the_own_exchange_decision_only(action: int, choice: str) -> None:
+    """A3.2: a seat's pending exchange decision is in its own typed view, in no other."""
+    state = get_game("aton").new_initial_state(2, seed=3)
+    rng = random.Random(3)
+    while not (state.decision() == "exchange" and action in state.legal_actions()):
+        state.apply_action(rng.choice(state.legal_actions()))
+    seat = state.current_player()
+    state.apply_action(action)
+    assert state.decision() == "exchange" and state.current_player() == 1 - seat  # still secret
+    mine = convert.view_message(state, seat).aton
+    assert pb.AtonExchangeChoice.Name(mine.exchange_decision) == "ATON_EXCHANGE_CHOICE_" + choice
+    for viewer in (1 - seat, None):
+        other = convert.view_message(state, viewer).aton
+        assert other.exchange_decision == pb.ATON_EXCHANGE_CHOICE_UNSPECIFIED
+    for viewer in (seat, 1 - seat, None):
+        check_aton(state, viewer)
 
 
 # ---------------------------------------------------------------------------------------
