@@ -22,6 +22,8 @@ from google.protobuf.descriptor import EnumDescriptor, FieldDescriptor
 
 from engine.aton.board import KINDS, NUM_SQUARES, NUM_TEMPLES, SLOTS
 from engine.aton.flow import ExchangeChoice
+from engine.aton.flow import Phase as AtonPhase
+from engine.aton.flow import Reason as AtonReason
 from engine.aton.view import AtonView
 from engine.core import SECRET_ACTION, ActionInfo, Event, Game, GameDescriptor, Outcome, State
 from engine.osirium.board import (
@@ -48,6 +50,8 @@ from engine.osirium.cards import (
     S,
     W,
 )
+from engine.osirium.flow import Phase as OsiriumPhase
+from engine.osirium.flow import Reason as OsiriumReason
 from engine.osirium.view import EMPTY_SLOT, HIDDEN_ADVANCED, HIDDEN_SIMPLE, OsiriumView
 from service.gen.heka.v1 import game_service_pb2 as pb
 
@@ -87,14 +91,22 @@ _DECISION = pb.Decision.DESCRIPTOR
 _REASON = pb.OutcomeReason.DESCRIPTOR
 
 
+#: Both games' decisions and outcome reasons as enum values, computed once (by the naming
+#: rule; a StrEnum member hashes and compares as its string, so a plain name finds it too).
+_DECISIONS: dict[str, int] = {p: enum_value(_DECISION, p) for p in (*AtonPhase, *OsiriumPhase)}
+_REASONS: dict[str, int] = {r: enum_value(_REASON, r) for r in (*AtonReason, *OsiriumReason)}
+
+
 def decision_value(name: str) -> Any:
-    """The ``Decision`` of an engine decision name ("exchange", "main", "over"...)."""
-    return enum_value(_DECISION, name)
+    """The ``Decision`` of an engine decision (``Phase.MAIN``, or a name: "exchange"...)."""
+    value = _DECISIONS.get(name)
+    return enum_value(_DECISION, name) if value is None else value
 
 
 def reason_value(name: str) -> Any:
-    """The ``OutcomeReason`` of an engine outcome reason ("temple", "fifth_ritual"...)."""
-    return enum_value(_REASON, name)
+    """The ``OutcomeReason`` of an engine outcome reason (``Reason.TEMPLE``, "fifth_ritual"...)."""
+    value = _REASONS.get(name)
+    return enum_value(_REASON, name) if value is None else value
 
 
 # ---------------------------------------------------------------------------------------
