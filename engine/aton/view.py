@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from engine.aton.board import KINDS, NUM_TEMPLES, SLOTS
+from engine.aton.board import KINDS, NUM_SQUARES, NUM_TEMPLES, SLOTS
 from engine.aton.flow import ExchangeChoice, Phase, Reason
 from engine.core import View
 
@@ -91,17 +91,25 @@ def _cell(owner: int, kind: str) -> str:
     return ("+" + kind if kind in "12" else " " + kind) + mark
 
 
+#: Each square's text by square, then owner + 1 (0: empty), built once (a view's text is
+#: drawn on every GetView: bench/view_speed.py).
+_SQUARE_TEXT: tuple[tuple[str, str, str], ...] = tuple(
+    (_cell(-1, KINDS[i]), _cell(0, KINDS[i]), _cell(1, KINDS[i])) for i in range(NUM_SQUARES)
+)
+_BOARD_HEAD = "     " + "  ".join(f"T{t + 1}".center(4 * 4 - 1) for t in range(NUM_TEMPLES))
+_BOARD_KEY = "     (cell = kind Y yellow, K grey, B blue, G green, +1/+2 bonus; then owner 0/1 or .)"
+
+
 def render_board(board: tuple[int, ...] | list[int]) -> list[str]:
     """The four temples side by side, one text line per row (A1.6)."""
-    width = 4 * 4 - 1
-    lines = ["     " + "  ".join(f"T{t + 1}".center(width) for t in range(NUM_TEMPLES))]
+    lines = [_BOARD_HEAD]
     for row in range(3):
         cells = []
         for t in range(NUM_TEMPLES):
             base = t * SLOTS + row * 4
-            cells.append(" ".join(_cell(board[i], KINDS[i]) for i in range(base, base + 4)))
+            cells.append(" ".join([_SQUARE_TEXT[i][board[i] + 1] for i in range(base, base + 4)]))
         lines.append(f"row{row + 1} " + "  ".join(cells))
-    lines.append("     (cell = kind Y yellow, K grey, B blue, G green, +1/+2 bonus; then owner 0/1 or .)")
+    lines.append(_BOARD_KEY)
     return lines
 
 

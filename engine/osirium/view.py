@@ -9,6 +9,7 @@ from typing import Any
 from engine.core import View
 from engine.osirium.board import (
     CELLS,
+    NUM_TYPES,
     SIZE,
     TYPE_ARROWS,
     TYPE_LETTER,
@@ -28,35 +29,43 @@ HIDDEN_ADVANCED = -3
 def render_board(cells: list[tuple[int, int]]) -> str:
     """The 4×4 board as text: each cell 5×3 characters, colour letter in the middle,
     arrows drawn on the sides they point to (``^ > v <``); ``.`` is an empty cell."""
-    sep = "   +" + "+".join(["-----"] * SIZE) + "+"
-    lines = ["      " + "     ".join(str(c) for c in range(SIZE)), sep]
+    lines = [_BOARD_HEAD, _BOARD_RULE]
     for r in range(SIZE):
-        top, mid, bot = [], [], []
-        for c in range(SIZE):
-            t, rot = cells[r * SIZE + c]
-            if t < 0:
-                top.append("     ")
-                mid.append("  .  ")
-                bot.append("     ")
-                continue
-            a = TYPE_ARROWS[t][rot]
-            top.append("  ^  " if a & N else "     ")
-            mid.append(("<" if a & W else " ") + " " + TYPE_LETTER[t] + " " + (">" if a & E else " "))
-            bot.append("  v  " if a & S else "     ")
-        lines.append("   |" + "|".join(top) + "|")
-        lines.append(f" {r} |" + "|".join(mid) + "|")
-        lines.append("   |" + "|".join(bot) + "|")
-        lines.append(sep)
+        art = [_CELL_ART[(t + 1) * 4 + rot] for t, rot in cells[r * SIZE : (r + 1) * SIZE]]
+        lines.append("   |" + "|".join([a[0] for a in art]) + "|")
+        lines.append(f" {r} |" + "|".join([a[1] for a in art]) + "|")
+        lines.append("   |" + "|".join([a[2] for a in art]) + "|")
+        lines.append(_BOARD_RULE)
     return "\n".join(lines)
 
 
+def _cell_art(t: int, rot: int) -> tuple[str, str, str]:
+    """The three lines of one cell of :func:`render_board`."""
+    if t < 0:
+        return ("     ", "  .  ", "     ")
+    a = TYPE_ARROWS[t][rot]
+    return (
+        "  ^  " if a & N else "     ",
+        ("<" if a & W else " ") + " " + TYPE_LETTER[t] + " " + (">" if a & E else " "),
+        "  v  " if a & S else "     ",
+    )
+
+
+# The board drawing's fixed parts, and each cell's lines by ``(type + 1) * 4 + rotation``
+# (a view's text is drawn on every GetView: bench/view_speed.py).
+_BOARD_HEAD = "      " + "     ".join(str(c) for c in range(SIZE))
+_BOARD_RULE = "   +" + "+".join(["-----"] * SIZE) + "+"
+_CELL_ART: tuple[tuple[str, str, str], ...] = tuple(
+    _cell_art(t, rot) for t in range(-1, NUM_TYPES) for rot in range(4)
+)
+
+
 def ritual_text(rid: int) -> str:
-    if rid == EMPTY_SLOT:
-        return "(empty)"
-    if rid == HIDDEN_SIMPLE:
-        return "(face down, simple)"
-    if rid == HIDDEN_ADVANCED:
-        return "(face down, advanced)"
+    """A ritual slot's value as text: the ritual's card, or an empty or face-down slot."""
+    return _RITUAL_TEXT[rid] if rid >= 0 else _SLOT_TEXT[rid]
+
+
+def _ritual_card_text(rid: int) -> str:
     r = RITUALS[rid]
     colours = ("B", "R", "G", "Y")
     req = "".join(colours[i] * k for i, k in enumerate(r.requirement))
@@ -64,6 +73,14 @@ def ritual_text(rid: int) -> str:
         f"#{rid} {r.name} [{req}] order {r.order_ankhs}/{r.order_breaks}"
         f" chaos {r.chaos_ankhs}/{r.chaos_breaks}"
     )
+
+
+_RITUAL_TEXT: tuple[str, ...] = tuple(_ritual_card_text(rid) for rid in range(len(RITUALS)))
+_SLOT_TEXT = {
+    EMPTY_SLOT: "(empty)",
+    HIDDEN_SIMPLE: "(face down, simple)",
+    HIDDEN_ADVANCED: "(face down, advanced)",
+}
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
