@@ -20,11 +20,38 @@ from typing import Any
 from google.protobuf import struct_pb2, unknown_fields
 from google.protobuf.descriptor import EnumDescriptor, FieldDescriptor
 
-from engine.aton.board import KINDS, NUM_TEMPLES, SLOTS
+from engine.aton.board import KINDS, NUM_SQUARES, NUM_TEMPLES, SLOTS
+from engine.aton.flow import ExchangeChoice
+from engine.aton.flow import Phase as AtonPhase
+from engine.aton.flow import Reason as AtonReason
 from engine.aton.view import AtonView
 from engine.core import SECRET_ACTION, ActionInfo, Event, Game, GameDescriptor, Outcome, State
-from engine.osirium.board import SIZE, TYPE_ARROWS, TYPE_BY_NAME, TYPE_COLOUR, TYPE_PATTERN, cells_of
-from engine.osirium.cards import DEITIES, EXALTATIONS, RITUALS, E, N, S, W
+from engine.osirium.board import (
+    CELLS,
+    NUM_TYPES,
+    SIZE,
+    TYPE_ARROWS,
+    TYPE_BY_NAME,
+    TYPE_COLOUR,
+    TYPE_NAME,
+    TYPE_PATTERN,
+    cells_of,
+)
+from engine.osirium.cards import (
+    DEITIES,
+    EXALTATIONS,
+    MARKET_SIZE,
+    RITUALS,
+    Deity,
+    E,
+    Exaltation,
+    N,
+    Principle,
+    S,
+    W,
+)
+from engine.osirium.flow import Phase as OsiriumPhase
+from engine.osirium.flow import Reason as OsiriumReason
 from engine.osirium.view import EMPTY_SLOT, HIDDEN_ADVANCED, HIDDEN_SIMPLE, OsiriumView
 from service.gen.heka.v1 import game_service_pb2 as pb
 
@@ -64,14 +91,22 @@ _DECISION = pb.Decision.DESCRIPTOR
 _REASON = pb.OutcomeReason.DESCRIPTOR
 
 
+#: Both games' decisions and outcome reasons as enum values, computed once (by the naming
+#: rule; a StrEnum member hashes and compares as its string, so a plain name finds it too).
+_DECISIONS: dict[str, int] = {p: enum_value(_DECISION, p) for p in (*AtonPhase, *OsiriumPhase)}
+_REASONS: dict[str, int] = {r: enum_value(_REASON, r) for r in (*AtonReason, *OsiriumReason)}
+
+
 def decision_value(name: str) -> Any:
-    """The ``Decision`` of an engine decision name ("exchange", "main", "over"...)."""
-    return enum_value(_DECISION, name)
+    """The ``Decision`` of an engine decision (``Phase.MAIN``, or a name: "exchange"...)."""
+    value = _DECISIONS.get(name)
+    return enum_value(_DECISION, name) if value is None else value
 
 
 def reason_value(name: str) -> Any:
-    """The ``OutcomeReason`` of an engine outcome reason ("temple", "fifth_ritual"...)."""
-    return enum_value(_REASON, name)
+    """The ``OutcomeReason`` of an engine outcome reason (``Reason.TEMPLE``, "fifth_ritual"...)."""
+    value = _REASONS.get(name)
+    return enum_value(_REASON, name) if value is None else value
 
 
 # ---------------------------------------------------------------------------------------
@@ -446,23 +481,36 @@ _SQUARE_KINDS = {
     "1": pb.SQUARE_KIND_BONUS1,
     "2": pb.SQUARE_KIND_BONUS2,
 }
-_EXCHANGE_CHOICES = {"keep": pb.ATON_EXCHANGE_CHOICE_KEEP, "exchange": pb.ATON_EXCHANGE_CHOICE_EXCHANGE}
+_EXCHANGE_CHOICES = {
+    ExchangeChoice.KEEP: pb.ATON_EXCHANGE_CHOICE_KEEP,
+    ExchangeChoice.EXCHANGE: pb.ATON_EXCHANGE_CHOICE_EXCHANGE,
+}
 
 
-def fill_aton_view(msg: pb.AtonView, v: Any) -> None:
+def _square_message(i: int, owner: int) -> pb.AtonSquare:
+    msg = pb.AtonSquare(slot=i % SLOTS, index=i, kind=_SQUARE_KINDS[KINDS[i]])
+    if owner >= 0:
+        msg.owner = owner
+    return msg
+
+
+#: The board's squares are fixed: ``AtonSquare`` by square, then owner + 1 (0: empty),
+#: built once and copied.
+_SQUARE_MESSAGES: tuple[tuple[pb.AtonSquare, ...], ...] = tuple(
+    tuple(_square_message(i, owner) for owner in (-1, 0, 1)) for i in range(NUM_SQUARES)
+)
+
+
+def fill_aton_view(msg: pb.AtonView, v: AtonView) -> None:
     """An engine ``AtonView`` (engine/aton/view.py) as a typed ``AtonView`` message."""
     msg.round = v.round
     msg.decision = decision_value(v.decision)
-    if v.decision != "over" and v.current_player >= 0:
+    if v.current_player >= 0:  # -1 once over
         msg.current_player = v.current_player
+    board = v.board
     for t in range(NUM_TEMPLES):
-        temple = msg.temples.add(number=t + 1)
-        for slot in range(SLOTS):
-            i = t * SLOTS + slot
-            kind = _SQUARE_KINDS.get(KINDS[i], pb.SQUARE_KIND_UNSPECIFIED)
-            square = temple.squares.add(slot=slot, index=i, kind=kind)
-            if v.board[i] >= 0:
-                square.owner = v.board[i]
+        squares = range(t * SLOTS, (t + 1) * SLOTS)
+        msg.temples.add(number=t + 1).squares.extend([_SQUARE_MESSAGES[i][board[i] + 1] for i in squares])
     for p in range(len(v.scores)):
         seat = msg.seats.add(
             seat=p,
@@ -492,11 +540,10 @@ def fill_aton_view(msg: pb.AtonView, v: Any) -> None:
         msg.reset_temple = v.reset_temple
     msg.hand.extend(v.hand)
     if v.exchange_decision is not None:
-        choice = _EXCHANGE_CHOICES.get(v.exchange_decision, pb.ATON_EXCHANGE_CHOICE_UNSPECIFIED)
-        msg.exchange_decision = choice
+        msg.exchange_decision = _EXCHANGE_CHOICES[v.exchange_decision]
     if v.winners is not None:
         msg.winners.extend(v.winners)
-    if v.reason:
+    if v.reason is not None:
         msg.reason = reason_value(v.reason)
     msg.kingdom_total = sum(v.kingdom)
 
@@ -510,14 +557,18 @@ _PATTERNS = (
     pb.AMULET_PATTERN_TEE,
     pb.AMULET_PATTERN_CROSS,
 )
-_PRINCIPLES = {"order": pb.PRINCIPLE_ORDER, "chaos": pb.PRINCIPLE_CHAOS}
+#: ``Principle`` by the engine's principle (engine/osirium/cards.py ``Principle``).
+_PRINCIPLES = tuple(enum_value(pb.Principle.DESCRIPTOR, p.name.lower()) for p in Principle)
+_DIRECTIONS = (
+    (N, pb.DIRECTION_NORTH),
+    (E, pb.DIRECTION_EAST),
+    (S, pb.DIRECTION_SOUTH),
+    (W, pb.DIRECTION_WEST),
+)
 
 
-def _fill_amulet(msg: pb.Amulet, name: str) -> None:
-    t = TYPE_BY_NAME[name]
-    msg.colour = _COLOURS[TYPE_COLOUR[t]]
-    msg.pattern = _PATTERNS[TYPE_PATTERN[t]]
-    msg.name = name
+def _amulet_message(t: int) -> pb.Amulet:
+    return pb.Amulet(colour=_COLOURS[TYPE_COLOUR[t]], pattern=_PATTERNS[TYPE_PATTERN[t]], name=TYPE_NAME[t])
 
 
 def _ritual_message(rid: int) -> pb.Ritual:
@@ -536,57 +587,87 @@ def _ritual_message(rid: int) -> pb.Ritual:
     return msg
 
 
-#: Ritual cards are fixed: each message is built once and copied.
+def _deity_message(d: Deity) -> pb.DeityBoard:
+    return pb.DeityBoard(
+        id=d.id,
+        name=d.name,
+        text=d.text,
+        power=enum_value(pb.DeityPower.DESCRIPTOR, d.power),
+        deity=enum_value(pb.Deity.DESCRIPTOR, d.name),
+    )
+
+
+def _exaltation_message(x: Exaltation) -> pb.Exaltation:
+    return pb.Exaltation(id=x.id, name=x.name, text=x.text, ankhs=x.ankhs)
+
+
+def _cell_message(cell: int, t: int, rot: int) -> pb.OsiriumCell:
+    msg = pb.OsiriumCell(cell=cell, row=cell // SIZE, column=cell % SIZE)
+    if t >= 0:
+        msg.amulet.CopyFrom(_AMULET_MESSAGES[t])
+        msg.rotation_degrees = rot * 90
+        arrows = TYPE_ARROWS[t][rot]
+        msg.arrows.extend(d for bit, d in _DIRECTIONS if arrows & bit)
+    return msg
+
+
+# Cards, deity boards and board cells are fixed: each message is built once and copied.
+_AMULET_MESSAGES: tuple[pb.Amulet, ...] = tuple(_amulet_message(t) for t in range(NUM_TYPES))
 _RITUAL_MESSAGES: tuple[pb.Ritual, ...] = tuple(_ritual_message(rid) for rid in range(len(RITUALS)))
-_DEITIES_BY_NAME = {d.name: d for d in DEITIES}
-_DIRECTIONS = (
-    (N, pb.DIRECTION_NORTH),
-    (E, pb.DIRECTION_EAST),
-    (S, pb.DIRECTION_SOUTH),
-    (W, pb.DIRECTION_WEST),
+_DEITY_MESSAGES: tuple[pb.DeityBoard, ...] = tuple(_deity_message(d) for d in DEITIES)
+_EXALTATION_MESSAGES: tuple[pb.Exaltation, ...] = tuple(_exaltation_message(x) for x in EXALTATIONS)
+#: ``OsiriumCell`` by cell, then ``(type + 1) * 4 + rotation`` (an empty cell: type -1).
+_CELL_MESSAGES: tuple[tuple[pb.OsiriumCell, ...], ...] = tuple(
+    tuple(_cell_message(cell, t, rot) for t in range(-1, NUM_TYPES) for rot in range(4))
+    for cell in range(CELLS)
 )
+_EMPTY_MARKET_SLOTS: tuple[pb.MarketSlot, ...] = tuple(pb.MarketSlot(slot=k) for k in range(MARKET_SIZE))
+#: Amulet types by name: the wire lists the discard pile, broken piles and hands sorted by
+#: name (proto/heka/v1/game_service.proto), the engine view sorts them by type.
+_BY_NAME = sorted(range(NUM_TYPES), key=TYPE_NAME.__getitem__)
+_NAME_RANK: tuple[int, ...] = tuple(_BY_NAME.index(t) for t in range(NUM_TYPES))
+
+
+def _amulets_by_name(types: Iterable[int]) -> list[pb.Amulet]:
+    return [_AMULET_MESSAGES[t] for t in sorted(types, key=_NAME_RANK.__getitem__)]
+
+
+def _fill_amulet(msg: pb.Amulet, name: str) -> None:
+    """An amulet named in an action's or event's fields (``"red-tee"``)."""
+    msg.CopyFrom(_AMULET_MESSAGES[TYPE_BY_NAME[name]])
 
 
 def _fill_ritual(msg: pb.Ritual, rid: int) -> None:
     msg.CopyFrom(_RITUAL_MESSAGES[rid])
 
 
-def fill_osirium_view(msg: pb.OsiriumView, v: Any) -> None:
-    """An engine ``OsiriumView`` (engine/osirium/view.py) as a typed ``OsiriumView``."""
+def fill_osirium_view(msg: pb.OsiriumView, v: OsiriumView) -> None:
+    """An engine ``OsiriumView`` (engine/osirium/view.py) as a typed ``OsiriumView``: amulets,
+    deities, rituals and exaltations by id, from messages built once."""
     msg.num_players = v.num_players
     msg.decision = decision_value(v.decision)
     if v.current_player >= 0:
         msg.current_player = v.current_player
     msg.round = v.round
-    for c, text in enumerate(v.board):
-        cell = msg.board.add(cell=c, row=c // SIZE, column=c % SIZE)
-        if text:  # "<colour>-<pattern> r<degrees>"
-            name, rot = text.split(" r")
-            _fill_amulet(cell.amulet, name)
-            cell.rotation_degrees = int(rot)
-            arrows = TYPE_ARROWS[TYPE_BY_NAME[name]][int(rot) // 90]
-            cell.arrows.extend(d for bit, d in _DIRECTIONS if arrows & bit)
-    for k, name in enumerate(v.market):
-        slot = msg.market.add(slot=k)
-        if name:
-            _fill_amulet(slot.amulet, name)
+    rotations = v.cell_rotations
+    msg.board.extend([_CELL_MESSAGES[c][(t + 1) * 4 + rotations[c]] for c, t in enumerate(v.cell_types)])
+    for k, t in enumerate(v.market):
+        if t >= 0:
+            msg.market.add(slot=k, amulet=_AMULET_MESSAGES[t])
+        else:
+            msg.market.append(_EMPTY_MARKET_SLOTS[k])
     msg.draw_pile_size = v.draw_pile_size
-    for name in v.discard:
-        _fill_amulet(msg.discard.add(), name)
+    msg.discard.extend(_amulets_by_name(v.discard))
     for p in range(v.num_players):
         seat = msg.seats.add(
             seat=p,
             team=v.teams[p],
+            deity=_DEITY_MESSAGES[v.deities[p]],
             power_used=v.powers_used[p],
             hand_size=v.hand_sizes[p],
             ritual_ankhs=v.ritual_ankhs[p],
             score=v.scores[p],
         )
-        d = _DEITIES_BY_NAME[v.deities[p]]
-        board = seat.deity
-        board.id, board.name, board.text = d.id, d.name, d.text
-        board.power = enum_value(pb.DeityPower.DESCRIPTOR, d.power)
-        board.deity = enum_value(pb.Deity.DESCRIPTOR, d.name)
         for k, rid in enumerate(v.rituals[p]):
             slot_msg = seat.rituals.add(slot=k, empty=rid == EMPTY_SLOT)
             if rid == HIDDEN_SIMPLE:  # O6: the deck of a face-down card is public
@@ -596,14 +677,10 @@ def fill_osirium_view(msg: pb.OsiriumView, v: Any) -> None:
             elif rid >= 0:
                 _fill_ritual(slot_msg.ritual, rid)
         for rid, principle in v.completed[p]:
-            done = seat.completed.add(principle=_PRINCIPLES.get(principle, pb.PRINCIPLE_UNSPECIFIED))
-            _fill_ritual(done.ritual, rid)
-        for name in v.broken[p]:
-            _fill_amulet(seat.broken.add(), name)
+            seat.completed.add(ritual=_RITUAL_MESSAGES[rid], principle=_PRINCIPLES[principle])
+        seat.broken.extend(_amulets_by_name(v.broken[p]))
         if v.exaltations[p] >= 0:  # -1: unknown to this viewer
-            x = EXALTATIONS[v.exaltations[p]]
-            seat.exaltation.id, seat.exaltation.name = x.id, x.name
-            seat.exaltation.text, seat.exaltation.ankhs = x.text, x.ankhs
+            seat.exaltation.CopyFrom(_EXALTATION_MESSAGES[v.exaltations[p]])
     msg.simple_pile_size = v.simple_pile_size
     msg.advanced_pile_size = v.advanced_pile_size
     msg.started = v.started
@@ -617,8 +694,8 @@ def fill_osirium_view(msg: pb.OsiriumView, v: Any) -> None:
         msg.cast.breaks_left = left
         if last >= 0:
             msg.cast.last_broken_cell = last
-    for name in v.hand or ():
-        _fill_amulet(msg.hand.add(), name)
+    if v.hand is not None:
+        msg.hand.extend(_amulets_by_name(v.hand))
     msg.result = v.result
 
 

@@ -39,7 +39,8 @@ from engine.aton.board import (
     RESET_BASE,
     hand_key,
 )
-from engine.aton.state import AtonState, Phase
+from engine.aton.flow import Phase
+from engine.aton.state import AtonState
 from engine.aton.view import AtonView
 
 Arrangement = tuple[int, int, int, int]

@@ -163,15 +163,17 @@ class _Context:
         self.teams = view.teams
         self.exaltation = EXALTATIONS[view.exaltations[p]]
         self.exaltation_kind = self.exaltation.kind
-        self.completed = view.completed_rituals(p)
-        self.broken_colours = [TYPE_COLOUR[t] for t in view.broken_types(p)]
-        self.hand = view.hand_types()
-        self.market = view.market_types()
+        self.completed = view.completed[p]
+        self.broken_colours = [TYPE_COLOUR[t] for t in view.broken[p]]
+        self.hand = view.hand or ()
+        self.market = view.market
         self.ritual_slots = view.rituals[p]
         self.public_totals = [view.ritual_ankhs[q] + len(view.broken[q]) for q in range(self.n)]
         # The board, as the engine keeps it.
-        self.cell_type, rotations = view.cells()
-        self.arrows, self.colour_cells, self.occupied, self.links = board_masks(self.cell_type, rotations)
+        self.cell_type = view.cell_types
+        self.arrows, self.colour_cells, self.occupied, self.links = board_masks(
+            list(view.cell_types), list(view.cell_rotations)
+        )
         # Own rituals (all three slots are known to their owner, O6.2).
         self.my_sigs: dict[int, list[int]] = {}
         self.need = [0, 0, 0, 0]

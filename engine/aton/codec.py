@@ -25,7 +25,8 @@ on request for a state whose generator allows it.
 from __future__ import annotations
 
 from engine.aton.board import CARDS_PER_VALUE, COUNTERS, KINGDOM_SIZE, MAX_ROUNDS, NUM_SQUARES
-from engine.aton.state import AtonState, Phase, Reason
+from engine.aton.flow import Phase, Reason
+from engine.aton.state import AtonState
 from engine.core import StateFormatError
 from engine.rng import Rng, rng_from_text
 

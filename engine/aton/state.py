@@ -63,6 +63,7 @@ from engine.aton.board import (
     cartouche_1_points,
     square_name,
 )
+from engine.aton.flow import ExchangeChoice, Phase, Reason
 from engine.aton.view import AtonView, render
 from engine.core import (
     SECRET_ACTION,
@@ -75,28 +76,6 @@ from engine.core import (
     StateFormatError,
 )
 from engine.rng import Rng, SerialRng, game_rng
-
-
-class Phase(enum.StrEnum):
-    """The decision the seat to act faces (``State.decision()``), or the end."""
-
-    EXCHANGE = "exchange"  # A3.2: keep the hand or spend the token
-    ARRANGE = "arrange"  # A3.3: four cards on the cartouches
-    REMOVE = "remove"  # A6.2: remove a counter
-    PLACE = "place"  # A6.3: place a counter
-    RESET = "reset"  # A8.4: take an own counter back to stock
-    OVER = "over"
-
-
-class Reason(enum.StrEnum):
-    """How an Aton game ended (``Outcome.reason``)."""
-
-    POINTS = "points"  # A4.2: 40 points on cartouche 1
-    TEMPLE = "temple"  # A6.4: a whole temple
-    YELLOW = "yellow"  # A6.4: all yellow squares
-    GREEN = "green"  # A6.4: all green squares
-    SCORING = "scoring"  # A8.3 / A9.2: 40 points after a scoring round
-    ROUND_LIMIT = "round_limit"  # A9.3 [house]
 
 
 class EventKind(enum.StrEnum):
@@ -146,6 +125,9 @@ REMOVE_PHASE = Phase.REMOVE
 PLACE_PHASE = Phase.PLACE
 RESET_PHASE = Phase.RESET
 OVER = Phase.OVER
+
+#: ``ExchangeChoice`` by the state's ``exchange_choice`` (0 keep, 1 exchange).
+_EXCHANGE_CHOICES = (ExchangeChoice.KEEP, ExchangeChoice.EXCHANGE)
 
 _SECRET_BELOW = REMOVE_BASE  # keep/exchange/arrange ids are secret (A3.2, A3.3)
 
@@ -951,12 +933,12 @@ class AtonState(State):
             carts.append(
                 (c[0] if r > 0 else 0, c[1] if r > 1 else 0, c[2] if r > 2 else 0, c[3] if r > 3 else 0)
             )
-        own_choice: str | None = None
+        own_choice: ExchangeChoice | None = None
         hand: tuple[int, ...] = ()
         if player is not None:
             hand = tuple(self.hands[player])
             if self.exchange_choice[player] >= 0:
-                own_choice = "exchange" if self.exchange_choice[player] else "keep"
+                own_choice = _EXCHANGE_CHOICES[self.exchange_choice[player]]
         ph = self.phase
         d0, d1 = self.discards
         return AtonView(

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
-from engine.aton.board import KINDS, NUM_TEMPLES, SLOTS
+from engine.aton.board import KINDS, NUM_SQUARES, NUM_TEMPLES, SLOTS
+from engine.aton.flow import ExchangeChoice, Phase, Reason
 from engine.core import View
 
 #: Two seats, fixed-size tuples.
@@ -23,9 +25,9 @@ class AtonView(View):
 
     player: int | None
     round: int
-    #: Name of the pending decision ("exchange", "arrange", "remove", "place", "reset",
-    #: "over") and the seat to decide (-1 once over).
-    decision: str
+    #: The pending decision (exchange, arrange, remove, place, reset, or over) and the seat
+    #: to decide (-1 once over).
+    decision: Phase
     current_player: int
     #: Owner of each of the 48 squares (``12 * (temple - 1) + slot``), -1 when empty.
     board: tuple[int, ...]
@@ -48,8 +50,8 @@ class AtonView(View):
     revealed: Pair
     #: The viewer's own hand, sorted (empty for the public view).
     hand: tuple[int, ...]
-    #: The viewer's own pending exchange decision ("keep" / "exchange"), if any.
-    exchange_decision: str | None
+    #: The viewer's own pending exchange decision (keep / exchange), if any.
+    exchange_decision: ExchangeChoice | None
     #: Seat acting first this round once cartouche 2 is revealed (A5).
     first_player: int | None
     #: War cards of this round, one (seat 0, seat 1) pair per step; 0 = could not reveal.
@@ -64,10 +66,24 @@ class AtonView(View):
     reset_temple: int | None
     #: Set once the game is over.
     winners: tuple[int, ...] | None
-    reason: str | None
+    reason: Reason | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready fields (every value is already an immutable scalar or tuple), the
+        decision, exchange decision and outcome reason by name."""
+        out = {name: getattr(self, name) for name in _VIEW_FIELDS}
+        out["decision"] = self.decision.value
+        if self.exchange_decision is not None:
+            out["exchange_decision"] = self.exchange_decision.value
+        if self.reason is not None:
+            out["reason"] = self.reason.value
+        return out
 
     def to_text(self) -> str:
         return render(self)
+
+
+_VIEW_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(AtonView))
 
 
 def _cell(owner: int, kind: str) -> str:
@@ -75,17 +91,25 @@ def _cell(owner: int, kind: str) -> str:
     return ("+" + kind if kind in "12" else " " + kind) + mark
 
 
+#: Each square's text by square, then owner + 1 (0: empty), built once (a view's text is
+#: drawn on every GetView: bench/view_speed.py).
+_SQUARE_TEXT: tuple[tuple[str, str, str], ...] = tuple(
+    (_cell(-1, KINDS[i]), _cell(0, KINDS[i]), _cell(1, KINDS[i])) for i in range(NUM_SQUARES)
+)
+_BOARD_HEAD = "     " + "  ".join(f"T{t + 1}".center(4 * 4 - 1) for t in range(NUM_TEMPLES))
+_BOARD_KEY = "     (cell = kind Y yellow, K grey, B blue, G green, +1/+2 bonus; then owner 0/1 or .)"
+
+
 def render_board(board: tuple[int, ...] | list[int]) -> list[str]:
     """The four temples side by side, one text line per row (A1.6)."""
-    width = 4 * 4 - 1
-    lines = ["     " + "  ".join(f"T{t + 1}".center(width) for t in range(NUM_TEMPLES))]
+    lines = [_BOARD_HEAD]
     for row in range(3):
         cells = []
         for t in range(NUM_TEMPLES):
             base = t * SLOTS + row * 4
-            cells.append(" ".join(_cell(board[i], KINDS[i]) for i in range(base, base + 4)))
+            cells.append(" ".join([_SQUARE_TEXT[i][board[i] + 1] for i in range(base, base + 4)]))
         lines.append(f"row{row + 1} " + "  ".join(cells))
-    lines.append("     (cell = kind Y yellow, K grey, B blue, G green, +1/+2 bonus; then owner 0/1 or .)")
+    lines.append(_BOARD_KEY)
     return lines
 
 

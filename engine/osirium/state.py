@@ -73,35 +73,18 @@ from engine.osirium.cards import (
     Exaltation,
     ExaltationKind,
     Power,
+    Principle,
 )
+from engine.osirium.flow import Phase, Reason
 from engine.osirium.view import (
     EMPTY_SLOT,
     HIDDEN_ADVANCED,
     HIDDEN_SIMPLE,
     OsiriumView,
-    cell_text,
     render_board,
     ritual_text,
 )
 from engine.rng import Rng, SerialRng
-
-
-class Phase(enum.StrEnum):
-    """The step of a turn (O10): the decision the seat to act faces, or the end."""
-
-    MAIN = "main"  # O3: place, cast, use a power, pass or end the turn
-    PLACE = "place"  # O3.1a: place on the cell just cleared
-    DRAW = "draw"  # O3.2: draw after a placement
-    BREAK = "break"  # O5.3: break an amulet of the cast set
-    REFILL = "refill"  # O5.5: refill the emptied ritual slot
-    OVER = "over"
-
-
-class Reason(enum.StrEnum):
-    """How an Osirium game ended (``Outcome.reason``)."""
-
-    FIFTH_RITUAL = "fifth_ritual"  # O5.6 / O8.1
-    ROUND_LIMIT = "round_limit"  # O8.4 [house]
 
 
 class EventKind(enum.StrEnum):
@@ -141,6 +124,10 @@ OVER = Phase.OVER
 PHASES: tuple[Phase, ...] = tuple(Phase)
 
 _POWER = {d.id: d.power for d in DEITIES}
+#: A view's (ritual id, principle) by the state's ``completed`` entry (``id * 2 + principle``).
+_COMPLETED: tuple[tuple[int, Principle], ...] = tuple(
+    (c // 2, Principle(c % 2)) for c in range(2 * len(RITUALS))
+)
 # Module constants for the hot paths (an enum member read off its class costs ~70 ns in 3.11).
 _ANUBIS, _BASTET, _SETH, _ISIS = Power.BREAK, Power.MARKET, Power.ROTATE, Power.MOVE
 _HIGHER: tuple[int, ...] = tuple(FULL & ~((2 << c) - 1) for c in range(CELLS))
@@ -1026,20 +1013,21 @@ class OsiriumState(State):
             player=player,
             num_players=n,
             teams=self.teams(),
-            deities=tuple(DEITIES[d].name for d in self.deities),
+            deities=tuple(self.deities),
             powers_used=tuple(self.powers_used),
             current_player=self.current_player(),
-            decision=self.decision(),
+            decision=self.phase,
             round=self.round,
-            board=tuple(map(cell_text, self.cell_type, self.cell_rotation)),
-            market=tuple(TYPE_NAME[t] if t >= 0 else "" for t in self.market),
+            cell_types=tuple(self.cell_type),
+            cell_rotations=tuple(self.cell_rotation),
+            market=tuple(self.market),
             draw_pile_size=len(self.draw_pile),
-            discard=tuple(sorted(TYPE_NAME[t] for t in self.discard)),
+            discard=tuple(sorted(self.discard)),
             hand_sizes=tuple(len(h) for h in self.hands),
-            hand=None if player is None else tuple(sorted(TYPE_NAME[t] for t in self.hands[player])),
+            hand=None if player is None else tuple(sorted(self.hands[player])),
             rituals=tuple(rituals),
-            completed=tuple(tuple((c // 2, PRINCIPLES[c % 2]) for c in done) for done in self.completed),
-            broken=tuple(tuple(sorted(TYPE_NAME[t] for t in b)) for b in self.broken),
+            completed=tuple(tuple(map(_COMPLETED.__getitem__, done)) for done in self.completed),
+            broken=tuple(tuple(sorted(b)) for b in self.broken),
             ritual_ankhs=tuple(self.ankhs),
             exaltations=tuple(self.exaltations[q] if over or q == player else -1 for q in range(n)),
             simple_pile_size=len(self.simple_rituals),

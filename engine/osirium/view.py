@@ -3,20 +3,22 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from typing import Any
 
 from engine.core import View
 from engine.osirium.board import (
     CELLS,
+    NUM_TYPES,
     SIZE,
     TYPE_ARROWS,
-    TYPE_BY_NAME,
     TYPE_LETTER,
     TYPE_NAME,
     cell_name,
     cells_of,
 )
 from engine.osirium.cards import DEITIES, EXALTATIONS, PRINCIPLES, RITUALS, E, N, Principle, S, W
+from engine.osirium.flow import Phase
 
 #: ``rituals`` slot values that are not a ritual id.
 EMPTY_SLOT = -1
@@ -27,35 +29,43 @@ HIDDEN_ADVANCED = -3
 def render_board(cells: list[tuple[int, int]]) -> str:
     """The 4×4 board as text: each cell 5×3 characters, colour letter in the middle,
     arrows drawn on the sides they point to (``^ > v <``); ``.`` is an empty cell."""
-    sep = "   +" + "+".join(["-----"] * SIZE) + "+"
-    lines = ["      " + "     ".join(str(c) for c in range(SIZE)), sep]
+    lines = [_BOARD_HEAD, _BOARD_RULE]
     for r in range(SIZE):
-        top, mid, bot = [], [], []
-        for c in range(SIZE):
-            t, rot = cells[r * SIZE + c]
-            if t < 0:
-                top.append("     ")
-                mid.append("  .  ")
-                bot.append("     ")
-                continue
-            a = TYPE_ARROWS[t][rot]
-            top.append("  ^  " if a & N else "     ")
-            mid.append(("<" if a & W else " ") + " " + TYPE_LETTER[t] + " " + (">" if a & E else " "))
-            bot.append("  v  " if a & S else "     ")
-        lines.append("   |" + "|".join(top) + "|")
-        lines.append(f" {r} |" + "|".join(mid) + "|")
-        lines.append("   |" + "|".join(bot) + "|")
-        lines.append(sep)
+        art = [_CELL_ART[(t + 1) * 4 + rot] for t, rot in cells[r * SIZE : (r + 1) * SIZE]]
+        lines.append("   |" + "|".join([a[0] for a in art]) + "|")
+        lines.append(f" {r} |" + "|".join([a[1] for a in art]) + "|")
+        lines.append("   |" + "|".join([a[2] for a in art]) + "|")
+        lines.append(_BOARD_RULE)
     return "\n".join(lines)
 
 
+def _cell_art(t: int, rot: int) -> tuple[str, str, str]:
+    """The three lines of one cell of :func:`render_board`."""
+    if t < 0:
+        return ("     ", "  .  ", "     ")
+    a = TYPE_ARROWS[t][rot]
+    return (
+        "  ^  " if a & N else "     ",
+        ("<" if a & W else " ") + " " + TYPE_LETTER[t] + " " + (">" if a & E else " "),
+        "  v  " if a & S else "     ",
+    )
+
+
+# The board drawing's fixed parts, and each cell's lines by ``(type + 1) * 4 + rotation``
+# (a view's text is drawn on every GetView: bench/view_speed.py).
+_BOARD_HEAD = "      " + "     ".join(str(c) for c in range(SIZE))
+_BOARD_RULE = "   +" + "+".join(["-----"] * SIZE) + "+"
+_CELL_ART: tuple[tuple[str, str, str], ...] = tuple(
+    _cell_art(t, rot) for t in range(-1, NUM_TYPES) for rot in range(4)
+)
+
+
 def ritual_text(rid: int) -> str:
-    if rid == EMPTY_SLOT:
-        return "(empty)"
-    if rid == HIDDEN_SIMPLE:
-        return "(face down, simple)"
-    if rid == HIDDEN_ADVANCED:
-        return "(face down, advanced)"
+    """A ritual slot's value as text: the ritual's card, or an empty or face-down slot."""
+    return _RITUAL_TEXT[rid] if rid >= 0 else _SLOT_TEXT[rid]
+
+
+def _ritual_card_text(rid: int) -> str:
     r = RITUALS[rid]
     colours = ("B", "R", "G", "Y")
     req = "".join(colours[i] * k for i, k in enumerate(r.requirement))
@@ -65,43 +75,51 @@ def ritual_text(rid: int) -> str:
     )
 
 
-def _parse_cell(text: str) -> tuple[int, int]:
-    if not text:
-        return (-1, 0)
-    name, rot = text.split(" r")
-    return (TYPE_BY_NAME[name], int(rot) // 90)
+_RITUAL_TEXT: tuple[str, ...] = tuple(_ritual_card_text(rid) for rid in range(len(RITUALS)))
+_SLOT_TEXT = {
+    EMPTY_SLOT: "(empty)",
+    HIDDEN_SIMPLE: "(face down, simple)",
+    HIDDEN_ADVANCED: "(face down, advanced)",
+}
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class OsiriumView(View):
-    """One player's (or the public's) view of an Osirium state (O6).
+    """One player's (or the public's) view of an Osirium state (O6), as ids: texts are
+    rendered on demand (:meth:`to_text`, :meth:`to_dict`), never stored.
 
-    ``board``: per cell, row-major, ``"<colour>-<pattern> r<degrees>"`` or ``""``.
-    ``rituals``: per seat, the 3 deity-board slots: a ritual id, or -1 empty,
-    -2 face down simple, -3 face down advanced (the deck a face-down card came from is
-    public: it is the deck chosen at the refill). ``completed``: per seat, (ritual id,
-    principle). ``exaltations``: per seat, an exaltation id or -1 when unknown to the viewer
-    (all are revealed at the end). ``cast``: during break/refill steps,
-    (slot, set mask, breaks left, last broken cell), else ().
+    Amulets are amulet *types* (:data:`engine.osirium.board.TYPE_NAME` gives their names):
+    ``cell_types`` / ``cell_rotations`` per cell, row-major (-1 / 0 on an empty cell;
+    rotations are quarter turns clockwise, 0-3); ``market`` per slot (-1 empty); ``discard``,
+    ``hand`` (``None`` in the public view) and each seat's ``broken`` pile sorted by type.
+    ``deities``: per seat, a deity id (:data:`engine.osirium.cards.DEITIES`). ``rituals``:
+    per seat, the 3 deity-board slots: a ritual id, or -1 empty, -2 face down simple, -3 face
+    down advanced (the deck a face-down card came from is public: it is the deck chosen at
+    the refill). ``completed``: per seat, (ritual id, principle) in the order cast.
+    ``exaltations``: per seat, an exaltation id or -1 when unknown to the viewer (all are
+    revealed at the end). ``cast``: during break/refill steps, (slot, set mask, breaks left,
+    last broken cell), else (). ``decision``: the step of the seat to act (``"over"`` at the
+    end); ``result``: the outcome's text once over, else "".
     """
 
     player: int | None
     num_players: int
     teams: tuple[int, ...]
-    deities: tuple[str, ...]
+    deities: tuple[int, ...]
     powers_used: tuple[bool, ...]
     current_player: int
-    decision: str
+    decision: Phase
     round: int
-    board: tuple[str, ...]
-    market: tuple[str, ...]
+    cell_types: tuple[int, ...]
+    cell_rotations: tuple[int, ...]
+    market: tuple[int, ...]
     draw_pile_size: int
-    discard: tuple[str, ...]
+    discard: tuple[int, ...]
     hand_sizes: tuple[int, ...]
-    hand: tuple[str, ...] | None
+    hand: tuple[int, ...] | None
     rituals: tuple[tuple[int, ...], ...]
-    completed: tuple[tuple[tuple[int, str], ...], ...]
-    broken: tuple[tuple[str, ...], ...]
+    completed: tuple[tuple[tuple[int, Principle], ...], ...]
+    broken: tuple[tuple[int, ...], ...]
     ritual_ankhs: tuple[int, ...]
     exaltations: tuple[int, ...]
     simple_pile_size: int
@@ -114,31 +132,39 @@ class OsiriumView(View):
     result: str
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready fields (every value is already an immutable scalar or tuple)."""
-        return {name: getattr(self, name) for name in _VIEW_FIELDS}
-
-    # --- the same data as ids, for bots --------------------------------------------
-
-    def cells(self) -> tuple[list[int], list[int]]:
-        """The board as (amulet type per cell, -1 when empty; rotation per cell)."""
-        cells = [_parse_cell(c) for c in self.board]
-        return [t for t, _ in cells], [r for _, r in cells]
-
-    def hand_types(self) -> list[int]:
-        """The viewer's hand as amulet types (empty for the public view)."""
-        return [TYPE_BY_NAME[name] for name in self.hand or ()]
-
-    def market_types(self) -> list[int]:
-        """The market slots as amulet types, -1 for an empty slot."""
-        return [TYPE_BY_NAME[name] if name else -1 for name in self.market]
-
-    def broken_types(self, seat: int) -> list[int]:
-        """Seat ``seat``'s broken pile as amulet types."""
-        return [TYPE_BY_NAME[name] for name in self.broken[seat]]
-
-    def completed_rituals(self, seat: int) -> list[tuple[int, Principle]]:
-        """Seat ``seat``'s completed rituals as (ritual id, principle), in order."""
-        return [(rid, Principle[name.upper()]) for rid, name in self.completed[seat]]
+        """JSON-ready fields, amulets, deities, principles and the decision by name: ``board``
+        per cell ``"<colour>-<pattern> r<degrees>"`` or ``""``, ``market`` names or ``""``,
+        ``discard`` / ``hand`` / ``broken`` names sorted by name, ``completed`` (ritual id,
+        ``"order"`` / ``"chaos"``)."""
+        return {
+            "player": self.player,
+            "num_players": self.num_players,
+            "teams": self.teams,
+            "deities": tuple(DEITIES[d].name for d in self.deities),
+            "powers_used": self.powers_used,
+            "current_player": self.current_player,
+            "decision": self.decision.value,
+            "round": self.round,
+            "board": tuple(map(cell_text, self.cell_types, self.cell_rotations)),
+            "market": tuple(TYPE_NAME[t] if t >= 0 else "" for t in self.market),
+            "draw_pile_size": self.draw_pile_size,
+            "discard": amulet_names(self.discard),
+            "hand_sizes": self.hand_sizes,
+            "hand": None if self.hand is None else amulet_names(self.hand),
+            "rituals": self.rituals,
+            "completed": tuple(tuple((rid, PRINCIPLES[pr]) for rid, pr in done) for done in self.completed),
+            "broken": tuple(amulet_names(b) for b in self.broken),
+            "ritual_ankhs": self.ritual_ankhs,
+            "exaltations": self.exaltations,
+            "simple_pile_size": self.simple_pile_size,
+            "advanced_pile_size": self.advanced_pile_size,
+            "started": self.started,
+            "placed": self.placed,
+            "clear_cell": self.clear_cell,
+            "cast": self.cast,
+            "scores": self.scores,
+            "result": self.result,
+        }
 
     def to_text(self) -> str:
         who = "public" if self.player is None else f"seat {self.player}"
@@ -147,28 +173,31 @@ class OsiriumView(View):
             lines.append(f"to play: seat {self.current_player} ({self.decision})")
         else:
             lines.append(f"game over: {self.result}")
-        lines.append(render_board([_parse_cell(c) for c in self.board]))
-        lines.append("market: " + "  ".join(f"[{k}] {m or '-'}" for k, m in enumerate(self.market)))
+        lines.append(render_board(list(zip(self.cell_types, self.cell_rotations, strict=True))))
+        lines.append(
+            "market: "
+            + "  ".join(f"[{k}] {TYPE_NAME[t] if t >= 0 else '-'}" for k, t in enumerate(self.market))
+        )
         lines.append(
             f"draw pile {self.draw_pile_size}, discard {len(self.discard)}, "
             f"simple rituals {self.simple_pile_size}, advanced rituals {self.advanced_pile_size}"
         )
         if self.hand is not None:
-            lines.append("your hand: " + (", ".join(self.hand) or "(empty)"))
+            lines.append("your hand: " + (", ".join(amulet_names(self.hand)) or "(empty)"))
         for p in range(self.num_players):
             used = "used" if self.powers_used[p] else "available"
             team = f" team {self.teams[p]}" if len(set(self.teams)) < self.num_players else ""
             lines.append(
-                f"seat {p}{team}: {self.deities[p]} (power {used}), hand {self.hand_sizes[p]}, "
+                f"seat {p}{team}: {DEITIES[self.deities[p]].name} (power {used}), hand {self.hand_sizes[p]}, "
                 f"ritual Ankhs {self.ritual_ankhs[p]}, score {self.scores[p]}"
             )
             for k, rid in enumerate(self.rituals[p]):
                 lines.append(f"    s{k}: {ritual_text(rid)}")
             if self.completed[p]:
-                done = ", ".join(f"{RITUALS[r].name} ({pr})" for r, pr in self.completed[p])
+                done = ", ".join(f"{RITUALS[r].name} ({PRINCIPLES[pr]})" for r, pr in self.completed[p])
                 lines.append(f"    completed: {done}")
             if self.broken[p]:
-                lines.append(f"    broken: {', '.join(self.broken[p])}")
+                lines.append(f"    broken: {', '.join(amulet_names(self.broken[p]))}")
             if self.exaltations[p] >= 0:
                 x = EXALTATIONS[self.exaltations[p]]
                 lines.append(f"    exaltation: {x.name} ({x.text}, {x.ankhs} Ankhs)")
@@ -179,23 +208,17 @@ class OsiriumView(View):
         return "\n".join(lines)
 
 
-_VIEW_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(OsiriumView))
-
-
-def deity_name(d: int) -> str:
-    return DEITIES[d].name
-
-
-def principle_name(p: int) -> str:
-    return PRINCIPLES[p]
+def amulet_names(types: Iterable[int]) -> tuple[str, ...]:
+    """The names of amulet types, sorted by name (the order views show them in)."""
+    return tuple(sorted(TYPE_NAME[t] for t in types))
 
 
 def cell_text(t: int, rot: int) -> str:
-    """A board cell as the view shows it: ``"<colour>-<pattern> r<degrees>"``, ``""`` empty."""
+    """A board cell as text: ``"<colour>-<pattern> r<degrees>"``, ``""`` when empty."""
     return _CELL_TEXT[(t + 1) * 4 + rot]
 
 
-#: ``cell_text`` by ``(type + 1) * 4 + rotation`` (views are built on every call).
+#: ``cell_text`` by ``(type + 1) * 4 + rotation``.
 _CELL_TEXT: tuple[str, ...] = ("",) * 4 + tuple(
     f"{name} r{rot * 90}" for name in TYPE_NAME for rot in range(4)
 )

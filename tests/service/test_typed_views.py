@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from service_helpers import KEY1
 
-from engine.aton.board import KINDS
+from engine.aton.board import EXCHANGE, KEEP, KINDS
 from engine.core import State
-from engine.osirium.board import TYPE_ARROWS, TYPE_BY_NAME
-from engine.osirium.cards import HIDDEN_SLOT
+from engine.osirium.board import TYPE_ARROWS, TYPE_NAME
+from engine.osirium.cards import DEITIES, HIDDEN_SLOT
 from engine.osirium.view import EMPTY_SLOT
 from engine.registry import get_game
 from engine.rng import game_rng
@@ -97,9 +97,14 @@ def check_aton(state: State, viewer: int | None) -> None:
             assert all(pos <= v.revealed[q] for pos in shown)
     # A10.2: the viewer's own hand only; none in the public view.
     assert list(t.hand) == list(v.hand)
+    if v.exchange_decision is None:  # none pending, or not the viewer's (A3.2)
+        assert t.exchange_decision == pb.ATON_EXCHANGE_CHOICE_UNSPECIFIED
+    else:
+        choice = pb.AtonExchangeChoice.Name(t.exchange_decision)
+        assert choice == "ATON_EXCHANGE_CHOICE_" + v.exchange_decision.upper()
     if viewer is None:
         assert not t.hand
-        assert t.exchange_decision == pb.ATON_EXCHANGE_CHOICE_UNSPECIFIED
+        assert v.exchange_decision is None
 
 
 @pytest.mark.parametrize("seed", [1, 2])
@@ -137,9 +142,33 @@ def test_aton_typed_view_hides_the_opponent_hand() -> None:
     assert seen_hidden_cartouche, "some committed cartouche of seat 1 must be hidden from seat 0"
 
 
+@pytest.mark.parametrize(("action", "choice"), [(KEEP, "KEEP"), (EXCHANGE, "EXCHANGE")])
+def test_aton_typed_view_shows_the_own_exchange_decision_only(action: int, choice: str) -> None:
+    """A3.2: a seat's pending exchange decision is in its own typed view, in no other."""
+    state = get_game("aton").new_initial_state(2, seed=3)
+    rng = random.Random(3)
+    while not (state.decision() == "exchange" and action in state.legal_actions()):
+        state.apply_action(rng.choice(state.legal_actions()))
+    seat = state.current_player()
+    state.apply_action(action)
+    assert state.decision() == "exchange" and state.current_player() == 1 - seat  # still secret
+    mine = convert.view_message(state, seat).aton
+    assert pb.AtonExchangeChoice.Name(mine.exchange_decision) == "ATON_EXCHANGE_CHOICE_" + choice
+    for viewer in (1 - seat, None):
+        other = convert.view_message(state, viewer).aton
+        assert other.exchange_decision == pb.ATON_EXCHANGE_CHOICE_UNSPECIFIED
+    for viewer in (seat, 1 - seat, None):
+        check_aton(state, viewer)
+
+
 # ---------------------------------------------------------------------------------------
 # Osirium
 # ---------------------------------------------------------------------------------------
+
+
+def names(types: Any) -> list[str]:
+    """Amulet types by name, sorted by name: the order of the wire's piles and hands."""
+    return sorted(TYPE_NAME[k] for k in types)
 
 
 def check_osirium(state: State, viewer: int | None) -> None:
@@ -153,30 +182,37 @@ def check_osirium(state: State, viewer: int | None) -> None:
     assert t.round == v.round
     # Board (O1.2): 16 cells, row-major, amulet type, rotation and rotated arrows.
     assert [(c.cell, c.row, c.column) for c in t.board] == [(i, i // 4, i % 4) for i in range(16)]
-    for cell, text in zip(t.board, v.board, strict=True):
-        if not text:
-            assert not cell.HasField("amulet") and not cell.arrows
+    for cell, kind, rot in zip(t.board, v.cell_types, v.cell_rotations, strict=True):
+        if kind < 0:
+            assert not cell.HasField("amulet") and not cell.arrows and rot == 0
             continue
-        name, rot = text.split(" r")
+        name = TYPE_NAME[kind]
         assert cell.amulet.name == name
         assert pb.AmuletColour.Name(cell.amulet.colour) == "AMULET_COLOUR_" + name.split("-")[0].upper()
         assert pb.AmuletPattern.Name(cell.amulet.pattern) == "AMULET_PATTERN_" + name.split("-")[1].upper()
-        assert cell.rotation_degrees == int(rot)
+        assert cell.rotation_degrees == rot * 90
         bits = sum(DIRECTION_BIT[d] for d in cell.arrows)
-        assert bits == TYPE_ARROWS[TYPE_BY_NAME[name]][int(rot) // 90]
-    assert [m.amulet.name if m.HasField("amulet") else "" for m in t.market] == list(v.market)
-    assert [a.name for a in t.discard] == list(v.discard)
+        assert bits == TYPE_ARROWS[kind][rot]
+    assert [m.amulet.name if m.HasField("amulet") else "" for m in t.market] == [
+        TYPE_NAME[k] if k >= 0 else "" for k in v.market
+    ]
+    # Piles and hands: the engine view sorts them by type, the wire by name (proto comments).
+    assert list(v.discard) == sorted(v.discard)
+    assert [a.name for a in t.discard] == names(v.discard)
     assert t.draw_pile_size == v.draw_pile_size
     assert [s.score for s in t.seats] == list(v.scores) == list(state.scores())
     assert [s.team for s in t.seats] == list(v.teams) == list(state.teams())
-    assert [s.deity.name for s in t.seats] == list(v.deities)
-    assert [pb.Deity.Name(s.deity.deity) for s in t.seats] == ["DEITY_" + d.upper() for d in v.deities]
+    assert [s.deity.id for s in t.seats] == list(v.deities)
+    deities = [DEITIES[d].name for d in v.deities]
+    assert [s.deity.name for s in t.seats] == deities
+    assert [pb.Deity.Name(s.deity.deity) for s in t.seats] == ["DEITY_" + d.upper() for d in deities]
     assert [s.hand_size for s in t.seats] == list(v.hand_sizes)
     assert [s.ritual_ankhs for s in t.seats] == list(v.ritual_ankhs)
     for q, seat in enumerate(t.seats):
-        assert [a.name for a in seat.broken] == list(v.broken[q])
+        assert list(v.broken[q]) == sorted(v.broken[q])
+        assert [a.name for a in seat.broken] == names(v.broken[q])
         assert [(c.ritual.id, pb.Principle.Name(c.principle)) for c in seat.completed] == [
-            (r, "PRINCIPLE_" + p.upper()) for r, p in v.completed[q]
+            (r, "PRINCIPLE_" + p.name) for r, p in v.completed[q]
         ]
         for k, (slot, rid) in enumerate(zip(seat.rituals, v.rituals[q], strict=True)):
             assert slot.slot == k and slot.empty == (rid == EMPTY_SLOT)
@@ -191,9 +227,11 @@ def check_osirium(state: State, viewer: int | None) -> None:
         else:
             assert not seat.HasField("exaltation")
     # The viewer's own hand only; none in the public view.
-    assert [a.name for a in t.hand] == list(v.hand or ())
+    assert [a.name for a in t.hand] == names(v.hand or ())
     if viewer is None:
-        assert not t.hand
+        assert not t.hand and v.hand is None
+    else:
+        assert v.hand is not None and list(v.hand) == sorted(v.hand)
 
 
 @pytest.mark.parametrize(("players", "options"), [(2, {}), (4, {"teams": True})], ids=["2p", "4p-teams"])
@@ -217,7 +255,7 @@ def test_osirium_typed_view_hides_other_seats_secrets() -> None:
         assert not other.seats[1].rituals[HIDDEN_SLOT].HasField("ritual")
         assert not other.seats[1].HasField("exaltation")
         mine: Any = state.view(viewer)
-        assert [a.name for a in other.hand] == list(mine.hand or ())  # the viewer's own only
+        assert [a.name for a in other.hand] == names(mine.hand or ())  # the viewer's own only
         if viewer is None:
             assert not other.hand
     assert own.seats[1].hand_size == len(own.hand)

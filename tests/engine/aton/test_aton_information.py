@@ -10,7 +10,7 @@ from aton_helpers import act, arrange_both, make_state, texts
 
 from engine.aton import GAME
 from engine.aton.board import PLACE_BASE, REMOVE_BASE, RESET_BASE
-from engine.aton.state import AtonState
+from engine.aton.state import AtonState, ExchangeChoice, Phase
 from engine.core import SECRET_ACTION
 
 
@@ -54,8 +54,10 @@ def test_A10_2_hand_and_pending_decisions_private_to_owner() -> None:
     assert s.view(0).hand == (1, 1, 3, 4) and s.view(1).hand == (2, 2, 4, 4)
     assert "1134" not in s.view(1).to_text() and "your hand: 2244" in s.view(1).to_text()
     act(s, "exchange")
-    assert s.view(0).exchange_decision == "exchange"
+    assert s.view(0).exchange_decision is ExchangeChoice.EXCHANGE
     assert s.view(1).exchange_decision is None and s.view(None).exchange_decision is None
+    assert s.view(0).decision is Phase.EXCHANGE and s.view(0).to_dict()["exchange_decision"] == "exchange"
+    assert "your exchange decision: exchange" in s.view(0).to_text()
 
 
 def test_A10_nothing_hidden_appears_in_a_view() -> None:

@@ -12,10 +12,14 @@ from osirium_helpers import act, build
 from engine.core import ActionParseError, IllegalActionError, StateFormatError
 from engine.osirium import GAME, OsiriumState
 from engine.osirium import actions as A
-from engine.osirium.cards import RITUALS
+from engine.osirium.board import TYPE_BY_NAME
+from engine.osirium.cards import CHAOS, DEITIES, ORDER, RITUALS, Principle
 from engine.osirium.codec import KEYS, encode, encode_v1
+from engine.osirium.state import Phase
 from engine.osirium.view import HIDDEN_SIMPLE
 from engine.rng import ChanceRng, Rng
+
+DEITIES_BY_NAME = {d.name: d.id for d in DEITIES}
 
 # ---------------------------------------------------------------------------------------
 # Action ids and texts
@@ -302,6 +306,51 @@ def test_O6_views_show_own_private_cards_only() -> None:
     json.dumps(v1.to_dict())
     text = v1.to_text()
     assert "your hand" in text and "s2: (face down, simple)" in text
+
+
+def test_O6_view_holds_ids_and_renders_names_on_demand() -> None:
+    s = build(
+        board={"0,0": "red-tee r90", "3,3": "blue-single r180"},
+        hands=[["yellow-cross", "blue-tee", "red-single"], ["green-corner"]],
+        market=["red-corner", None, "blue-cross", "yellow-single"],
+        discard=["yellow-tee", "blue-straight", "green-single"],
+        broken=[["red-cross", "blue-corner"], []],
+        completed=[[(3, CHAOS), (0, ORDER)], []],
+        deities=["seth", "isis"],
+    )
+    v = s.view(0)
+    assert v.decision is Phase.MAIN and v.deities == (DEITIES_BY_NAME["Seth"], DEITIES_BY_NAME["Isis"])
+    assert v.cell_types[0] == TYPE_BY_NAME["red-tee"] and v.cell_rotations[0] == 1
+    assert v.cell_types[15] == TYPE_BY_NAME["blue-single"] and v.cell_rotations[15] == 2
+    assert v.cell_types.count(-1) == 14 and set(v.cell_rotations[1:15]) == {0}
+    assert v.market == (
+        TYPE_BY_NAME["red-corner"],
+        -1,
+        TYPE_BY_NAME["blue-cross"],
+        TYPE_BY_NAME["yellow-single"],
+    )
+    # Hands and piles sorted by type; the texts by name.
+    assert v.hand == tuple(sorted(TYPE_BY_NAME[n] for n in ("yellow-cross", "blue-tee", "red-single")))
+    assert v.discard == tuple(
+        sorted(TYPE_BY_NAME[n] for n in ("yellow-tee", "blue-straight", "green-single"))
+    )
+    assert v.broken[0] == tuple(sorted((TYPE_BY_NAME["red-cross"], TYPE_BY_NAME["blue-corner"])))
+    assert v.completed[0] == ((3, Principle.CHAOS), (0, Principle.ORDER))
+    assert all(type(p) is Principle for _, p in v.completed[0])
+    d = v.to_dict()
+    assert d["decision"] == "main" and d["deities"] == ("Seth", "Isis")
+    assert d["board"][0] == "red-tee r90" and d["board"][15] == "blue-single r180" and d["board"][1] == ""
+    assert d["market"] == ("red-corner", "", "blue-cross", "yellow-single")
+    assert d["hand"] == ("blue-tee", "red-single", "yellow-cross")
+    assert d["discard"] == ("blue-straight", "green-single", "yellow-tee")
+    assert d["broken"] == (("blue-corner", "red-cross"), ())
+    assert d["completed"] == (((3, "chaos"), (0, "order")), ())
+    assert "cell_types" not in d and json.loads(json.dumps(d))["board"][0] == "red-tee r90"
+    text = v.to_text()
+    assert "your hand: blue-tee, red-single, yellow-cross" in text
+    assert "market: [0] red-corner  [1] -  [2] blue-cross" in text
+    assert "seat 0: Seth" in text and "broken: blue-corner, red-cross" in text
+    assert f"completed: {RITUALS[3].name} (chaos), {RITUALS[0].name} (order)" in text
 
 
 def test_O6_nothing_hidden_leaks_into_a_view() -> None:

@@ -28,6 +28,11 @@ from engine.osirium.view import HIDDEN_ADVANCED, HIDDEN_SIMPLE
 ROW3 = {"0,0": "blue-straight r90", "0,1": "blue-straight r90", "0,2": "blue-straight r90"}
 
 
+def deity_names(s: OsiriumState) -> tuple[str, ...]:
+    """The deities of the public view (deity ids), by name."""
+    return tuple(DEITIES[d].name for d in s.view(None).deities)
+
+
 def mask(*cells: str) -> int:
     return sum(1 << cell(c) for c in cells)
 
@@ -88,13 +93,13 @@ def test_O2_setup_deals_hands_market_rituals_exaltations(n: int) -> None:
     assert len(set(s.exaltations)) == n
     assert s.scores() == (0,) * n and s.current_player() == 0 and s.round_number() == 1
     # O2.1 default deities
-    assert s.view(None).deities == ("Isis", "Anubis", "Bastet", "Seth")[:n]
+    assert deity_names(s) == ("Isis", "Anubis", "Bastet", "Seth")[:n]
 
 
 def test_O9_2_deities_option_each_at_most_once() -> None:
     s = GAME.new_initial_state(3, 1, {"deities": ["seth", "ISIS", "Bastet"]})
-    assert s.view(None).deities == ("Seth", "Isis", "Bastet")
-    assert GAME.new_initial_state(2, 1, {"deities": "anubis, seth"}).view(None).deities == ("Anubis", "Seth")
+    assert deity_names(s) == ("Seth", "Isis", "Bastet")
+    assert deity_names(GAME.new_initial_state(2, 1, {"deities": "anubis, seth"})) == ("Anubis", "Seth")
     for bad in (["isis", "isis"], ["isis"], ["isis", "ra"], 3):
         with pytest.raises(GameOptionsError):
             GAME.new_initial_state(2, 1, {"deities": bad})
@@ -716,7 +721,7 @@ def test_O1_2_at_most_one_amulet_per_cell() -> None:
 def test_O1_7_market_is_four_public_cards() -> None:
     s = GAME.new_initial_state(2, 9)
     market = s.view(None).market
-    assert len(market) == 4 and all(market)
+    assert len(market) == 4 and all(t >= 0 for t in market)
     assert s.view(0).market == s.view(1).market == market
 
 
