@@ -167,10 +167,6 @@ def fill_fields(msg: Any, data: Mapping[str, Any]) -> None:
             setattr(msg, name, _scalar(field, value))
 
 
-def _fill_square_ref(msg: Any, fields: Mapping[str, Any]) -> None:
-    _fill_square(msg, fields["square"])
-
-
 #: Fillers of the message types engine values become (completed at the end of the module).
 _FILLERS: dict[str, Any] = {"BoardCell": _fill_cell}
 
@@ -184,17 +180,14 @@ EVENTS_WITHOUT_DETAILS = frozenset(
 ACTIONS_WITHOUT_DETAILS = frozenset(("keep", "exchange", "pass", "end"))
 
 
-def _game_member(msg: Any, game: str) -> Any:
-    return getattr(msg, game)
-
-
 def fill_action_details(msg: pb.Action, game: str, info: ActionInfo) -> None:
     if info.kind in ACTIONS_WITHOUT_DETAILS:
         return
-    details = _game_member(msg, game)
-    member = getattr(details, _MEMBER.get(info.kind, info.kind))
+    member = getattr(getattr(msg, game), _MEMBER.get(info.kind, info.kind))
     if game == "aton" and info.kind in ("remove", "place", "reset"):
-        _fill_square_ref(member, info.fields)
+        square = info.fields["square"]
+        assert isinstance(square, int)
+        _fill_square(member, square)  # AtonSquareRef, its kind from the square
     else:
         fill_fields(member, info.fields)
 
@@ -202,8 +195,7 @@ def fill_action_details(msg: pb.Action, game: str, info: ActionInfo) -> None:
 def fill_event_details(msg: pb.Event, game: str, event: Event) -> None:
     if event.kind in EVENTS_WITHOUT_DETAILS:
         return
-    details = _game_member(msg, game)
-    member = getattr(details, _MEMBER.get(event.kind, event.kind))
+    member = getattr(getattr(msg, game), _MEMBER.get(event.kind, event.kind))
     fill_fields(member, event.data)
     if not event.data:
         member.SetInParent()
