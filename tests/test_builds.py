@@ -101,3 +101,27 @@ def test_root_parallel_workers_really_search() -> None:
         state, 0, params=params, seed=1, workers=2, limits=limits, should_stop=None, knowledge=None
     )
     assert len(results) == 2 and in_workers == 1
+
+
+def test_a_pure_bot_decides_in_a_pure_python_helper_like_the_bot_itself() -> None:
+    """``pure:<spec>`` (ai/purebuild.py, for arenas of one build against the other): the same
+    decision and statistics as ``<spec>`` run here, from a helper on the pure-Python build."""
+    from ai.api import BotSpecError, make_bot
+
+    state = get_game("aton").new_initial_state(2, 3)
+    for _ in range(3):
+        state.apply(state.legal_actions()[0])
+    pure = make_bot("pure:mcts:easy,ms=none")
+    here = make_bot("mcts:easy,ms=none")
+    try:
+        assert pure.name == "pure:" + here.name
+        a, b = pure.choose(state, seed=5), here.choose(state, seed=5)
+        assert a.action == b.action
+        assert a.diagnostics.actions == b.diagnostics.actions
+        assert pure._helper().pid != os.getpid()  # type: ignore[attr-defined]
+    finally:
+        pure.close()  # type: ignore[attr-defined]
+    with pytest.raises(BotSpecError):
+        make_bot("pure:")
+    with pytest.raises(BotSpecError):
+        make_bot("pure:mcts:nonsense=1")
