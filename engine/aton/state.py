@@ -171,9 +171,11 @@ def shuffle(rng: SerialRng, cards: list[int]) -> None:
     2**-58 for these sizes. About 8x cheaper than ``random.Random.shuffle`` on the generator,
     which matters because playouts shuffle 72 cards per game at setup alone.
     """
-    nxt = rng.next64
-    for i in range(len(cards) - 1, 0, -1):
-        j = (nxt() * (i + 1)) >> 64
+    n = len(cards)
+    words = rng.next64_many(n - 1) if n > 1 else []
+    for k in range(n - 1):  # i = n-1 .. 1 takes word k = n-1-i, as one next64() per step did
+        i = n - 1 - k
+        j = (words[k] * (i + 1)) >> 64
         cards[i], cards[j] = cards[j], cards[i]
 
 
@@ -1265,11 +1267,15 @@ class AtonState(State):
 # ---------------------------------------------------------------------------------------
 
 
-def instant_win(board: list[int] | tuple[int, ...], player: int) -> Reason | None:
+def instant_win(board: list[int], player: int) -> Reason | None:
     """A6.4: how ``player`` wins at once on ``board`` (a whole temple, all yellow or all
-    green squares), or ``None``."""
+    green squares), or ``None``. (Typed loops, not ``slice.count``: compiled, they are
+    machine comparisons; a temple usually fails on its first squares.)"""
     for lo in (0, 12, 24, 36):
-        if board[lo : lo + 12].count(player) == 12:
+        for i in range(lo, lo + SLOTS):
+            if board[i] != player:
+                break
+        else:
             return Reason.TEMPLE
     for i in YELLOW:
         if board[i] != player:
