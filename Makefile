@@ -84,9 +84,16 @@ test-pure: venv
 test-fast: venv compile
 	$(BIN)/pytest -q -m "not slow"
 
-bench: venv
+## The benchmarks of issue 15 in one run (prints figures, asserts nothing; about 15 min on 2
+## cores): the engines, the compiled build against pure Python (engine, search, bot latency per
+## preset), the per-call budget against ListGames (cache on and off, both builds), and the
+## recorded new-hard-against-old-hard arena (bench/results/, resumable: docs/bots.md).
+bench: venv compile
 	$(BIN)/python bench/aton_speed.py
 	$(BIN)/python bench/osirium_speed.py
+	$(BIN)/python bench/builds.py
+	$(BIN)/python bench/service_throughput.py --budget --seconds 3 --repeats 3 --positions 60
+	$(BIN)/python bench/arena_summary.py bench/results/aton_hard_compiled_vs_pure.json
 
 ## Deployment checks: hadolint, kubernetes-validate (the `ops` extra); see scripts/ci_checks.sh.
 OPS_STAMP := $(VENV)/.ops-installed
