@@ -5,10 +5,12 @@
 #   docker build -t heka:0.1.0 .
 #   docker run --rm -p 50051:50051 -p 9095:9095 -e HEKA_STATE_KEYS=... heka:0.1.0
 #
-# Two stages on one pinned base: the builder turns the source into wheels (ours and every
-# dependency's) and installs them into a virtualenv at /opt/heka; the runtime stage copies
-# only that virtualenv, so no compiler, build context, wheel cache or dev tool reaches the
-# final image. tests/deploy/test_smoke.py replays the builder's RUN commands verbatim in a
+# Two stages on one pinned Python release: the builder (the full Debian image of that
+# release, which has a C compiler) turns the source into wheels (ours, with engine/ and the
+# search compiled by mypyc: setup.py, and every dependency's) and installs them into a
+# virtualenv at /opt/heka; the runtime stage (the slim image of the same release) copies only
+# that virtualenv, so no compiler, build context, wheel cache or dev tool reaches the final
+# image. tests/deploy/test_deploy_smoke.py replays the builder's RUN commands verbatim in a
 # fresh virtualenv and starts the ENTRYPOINT below, so keep these commands plain.
 
 # Exact patch release of the slim Debian 12 image (same minor as CI's interpreter). Pin the
@@ -20,14 +22,18 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 
 # --- builder: wheels + virtualenv -------------------------------------------------------
-FROM base AS builder
+# Same release as the base, full image: gcc and the Python headers for the compiled build.
+FROM python:3.11.11-bookworm AS builder
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /src
-COPY pyproject.toml README.md ./
+COPY pyproject.toml setup.py README.md ./
 COPY proto/ proto/
 COPY engine/ engine/
 COPY ai/ ai/
 COPY service/ service/
-RUN python -m pip wheel --wheel-dir /wheels .
+RUN HEKA_COMPILE=1 python -m pip wheel --wheel-dir /wheels .
 RUN python -m venv /opt/heka \
     && /opt/heka/bin/python -m pip install --no-index --find-links /wheels heka
 

@@ -4,22 +4,34 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: all venv run serve simulate test test-fast lint typecheck bench clean proto ops-check api-check api-freeze \
-        examples-check
+.PHONY: all venv compile run serve simulate test test-fast test-pure lint typecheck bench clean proto ops-check \
+        api-check api-freeze examples-check
 
 all: test
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	HEKA_COMPILE=0 $(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
 venv: $(STAMP)
 
+## The compiled build (mypyc; setup.py lists the modules): C extensions next to their sources
+## (git-ignored), rebuilt when a source changes (the stamp). Without a C compiler it says so and
+## everything runs as pure Python; HEKA_PURE_PYTHON=1 forces pure Python in any case.
+COMPILE_STAMP := build/compiled.stamp
+$(COMPILE_STAMP): $(STAMP) setup.py $(shell find engine ai -name '*.py')
+	@echo "compiling engine/ and the search with mypyc (setup.py; about 1-2 min on 2 cores)"
+	HEKA_COMPILE=auto $(BIN)/python setup.py --quiet build_ext --inplace --parallel 2
+	@if ls engine/core.*.so >/dev/null 2>&1; then mkdir -p build && touch $@; \
+	else echo "make compile: no compiled build (reason above); running pure Python"; fi
+
+compile: $(COMPILE_STAMP)
+
 ## The main job: the server on its defaults (gRPC :50051, metrics :9095).
 run: serve
-serve: venv
+serve: venv compile
 	$(BIN)/heka serve
 
 ## Regenerate service/gen/ from proto/ (generated code is committed; a test checks it is current).
@@ -58,22 +70,35 @@ lint: venv
 typecheck: venv
 	$(BIN)/mypy
 
-## The tests: ruff, mypy (strict on engine/ and ai/), pytest (on TEST_JOBS processes).
+## The tests: ruff, mypy (strict on engine/ and ai/), pytest (on TEST_JOBS processes), on the
+## compiled build when there is one; tests/test_builds.py also runs the identity checks (golden
+## games, seeded bot decisions, conformance seeds) on pure Python and compares.
 TEST_JOBS ?= 2
-test: venv lint typecheck
+test: venv compile lint typecheck
 	$(BIN)/pytest -q -n $(TEST_JOBS) --durations=15
 
-test-fast: venv
+## The whole suite on the pure-Python modules (the reference build).
+test-pure: venv
+	HEKA_PURE_PYTHON=1 $(BIN)/pytest -q -n $(TEST_JOBS) --durations=15
+
+test-fast: venv compile
 	$(BIN)/pytest -q -m "not slow"
 
-bench: venv
+## The benchmarks of issue 15 in one run (prints figures, asserts nothing; about 15 min on 2
+## cores): the engines, the compiled build against pure Python (engine, search, bot latency per
+## preset), the per-call budget against ListGames (cache on and off, both builds), and the
+## recorded new-hard-against-old-hard arena (bench/results/, resumable: docs/bots.md).
+bench: venv compile
 	$(BIN)/python bench/aton_speed.py
 	$(BIN)/python bench/osirium_speed.py
+	$(BIN)/python bench/builds.py
+	$(BIN)/python bench/service_throughput.py --budget --seconds 3 --repeats 3 --positions 60
+	$(BIN)/python bench/arena_summary.py bench/results/aton_hard_compiled_vs_pure.json
 
 ## Deployment checks: hadolint, kubernetes-validate (the `ops` extra); see scripts/ci_checks.sh.
 OPS_STAMP := $(VENV)/.ops-installed
 $(OPS_STAMP): $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[dev,ops]'
+	HEKA_COMPILE=0 $(BIN)/python -m pip install --quiet -e '.[dev,ops]'
 	touch $(OPS_STAMP)
 
 ops-check: $(OPS_STAMP)
@@ -81,3 +106,4 @@ ops-check: $(OPS_STAMP)
 
 clean:
 	rm -rf $(VENV) $(TOOLS) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	find engine ai -name '*.so' -delete; rm -f heka__mypyc.*.so

@@ -19,6 +19,7 @@ from ai.bot import (
 )
 from ai.greedy import make_greedy
 from ai.mcts import make_mcts
+from ai.purebuild import PureBuildBot
 
 __all__ = [
     "ActionStat",
@@ -42,7 +43,7 @@ _FACTORIES: dict[str, Callable[[str], Bot]] = {
 
 
 def bot_kinds() -> list[str]:
-    return ["random", *sorted(_FACTORIES)]
+    return ["random", *sorted(_FACTORIES), "pure"]
 
 
 def split_bot_specs(text: str) -> list[str]:
@@ -75,6 +76,8 @@ def make_bot(spec: str) -> Bot:
         if params:
             raise BotSpecError("the random bot takes no parameters")
         return RandomBot()
+    if kind == "pure":  # pure:<spec>: <spec> decided by the pure-Python build (ai/purebuild.py)
+        return PureBuildBot(params.strip(), make_bot)
     factory = _FACTORIES.get(kind)
     if factory is None:
         raise BotSpecError(f"unknown bot kind {kind!r} (known: {', '.join(bot_kinds())})")

@@ -23,16 +23,17 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Callable, Sequence
-from typing import Generic, TypeAlias, TypeVar
+from typing import Final, Generic, TypeAlias, TypeVar
 
+from engine._mypyc import mypyc_attr
 from engine.core import State
 
 S = TypeVar("S", bound=State)
 
 #: ``cutoff`` value meaning "roll out to the end of the game".
-FULL_ROLLOUT = -1
+FULL_ROLLOUT: Final = -1
 #: Rollout policy names: uniformly random, or the game's guided policy.
-ROLLOUTS: tuple[str, ...] = ("random", "guided")
+ROLLOUTS: Final[tuple[str, ...]] = ("random", "guided")
 
 #: A rollout policy: one of ``legal`` (the state's legal actions), drawn with the rng.
 RolloutPolicy: TypeAlias = Callable[[S, list[int], random.Random], int]
@@ -63,7 +64,7 @@ def team_average(values: Sequence[float], teams: Sequence[int]) -> tuple[float, 
 
 
 #: Scores within EPS of the best count as equal (ties are broken by the rng).
-EPS = 1e-9
+EPS: Final = 1e-9
 
 
 def best_action(actions: Sequence[int], score: Callable[[int], float], rng: random.Random) -> int:
@@ -73,6 +74,7 @@ def best_action(actions: Sequence[int], score: Callable[[int], float], rng: rand
     return rng.choice([a for s, a in scored if s >= top - EPS])
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # games' knowledge may be plain Python
 class GameKnowledge(Generic[S]):
     """The knowledge of a game the bots use; these defaults know nothing of any game.
 

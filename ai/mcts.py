@@ -82,13 +82,14 @@ import random
 import time
 from collections.abc import Callable, MutableSequence, Sequence
 from concurrent.futures import Future, wait
-from typing import Any, Protocol, cast
+from typing import Any, Final, Protocol, cast
 
 from ai import presets
 from ai.bot import ActionStat, BotSpecError, Budget, Decision, Diagnostics
 from ai.games import knowledge_for
 from ai.knowledge import FULL_ROLLOUT, ROLLOUTS, GameKnowledge, team_average
 from ai.procpool import WorkerPool, default_start_method, get_context
+from engine._mypyc import mypyc_attr, picklable
 from engine.core import SECRET_ACTION, Game, State
 
 
@@ -102,9 +103,9 @@ class EventLike(Protocol):
 # Parameters
 # ---------------------------------------------------------------------------------------
 
-_NONE = ("none", "")
-_OFF = ("off", "none", "no")
-_BOOLS = {
+_NONE: Final = ("none", "")
+_OFF: Final = ("off", "none", "no")
+_BOOLS: Final = {
     "on": True,
     "true": True,
     "1": True,
@@ -231,10 +232,10 @@ class MctsParams:
 
 
 #: Spec key -> MctsParams field, from the fields' names and aliases.
-_SPEC_KEYS: dict[str, dataclasses.Field[object]] = {
+_SPEC_KEYS: Final[dict[str, dataclasses.Field[object]]] = {
     key: f for f in dataclasses.fields(MctsParams) for key in (f.name, *f.metadata["aliases"])
 }
-_KNOWN_KEYS = ", ".join(
+_KNOWN_KEYS: Final = ", ".join(
     f.name + "".join(f"/{a}" for a in f.metadata["aliases"]) for f in dataclasses.fields(MctsParams)
 )
 
@@ -295,6 +296,7 @@ def parse_params(params: str) -> tuple[str, MctsParams]:
 # ---------------------------------------------------------------------------------------
 
 
+@mypyc_attr(native_class=False)  # compiled, a subclass of a Python class must stay one
 class SearchRandom(random.Random):
     """The search's RNG: :class:`random.Random` (Mersenne Twister, seeded) with a faster
     ``shuffle`` (Fisher–Yates driven by ``random()``; determinisations shuffle a lot).
@@ -308,8 +310,8 @@ class SearchRandom(random.Random):
 
 
 # sqrt(ln k) and 1/sqrt(k) by k, grown on demand (UCB without per-edge log/sqrt calls).
-_SQRT_LOG: list[float] = [0.0, 0.0]
-_INV_SQRT: list[float] = [0.0, 1.0]
+_SQRT_LOG: Final[list[float]] = [0.0, 0.0]
+_INV_SQRT: Final[list[float]] = [0.0, 1.0]
 
 
 def _grow_tables(size: int) -> None:
@@ -375,7 +377,7 @@ class SearchResult:
 
 
 #: Root actions considered from the first iteration when widening (see ``MctsParams.widen``).
-WIDEN_BASE = 3
+WIDEN_BASE: Final = 3
 
 
 class Search:
@@ -686,7 +688,7 @@ class Search:
 # Root parallelism
 # ---------------------------------------------------------------------------------------
 
-_MASK64 = (1 << 64) - 1
+_MASK64: Final = (1 << 64) - 1
 
 
 def worker_seed(seed: int, index: int) -> int:
@@ -714,7 +716,7 @@ def _run_one(
 
 #: A root-parallel worker's stop flag (set by the parent when its own search was
 #: interrupted), given to the worker process when it starts.
-_WORKER_STOP: list[Callable[[], bool]] = []
+_WORKER_STOP: Final[list[Callable[[], bool]]] = []
 
 
 def _remember_stop(stop: EventLike) -> None:
@@ -732,6 +734,9 @@ class _WorkerJob:
     seed: int
     limits: Limits
     knowledge: GameKnowledge[State] | None
+
+
+picklable(MctsParams, Limits, SearchResult, _WorkerJob)
 
 
 def _search_in_worker(job: _WorkerJob) -> SearchResult:  # pragma: no cover - in a worker process

@@ -422,6 +422,43 @@ async def bench_sealing(args: argparse.Namespace) -> list[tuple[str, ...]]:
     return rows
 
 
+async def bench_budget(args: argparse.Namespace) -> list[tuple[str, ...]]:
+    """Issue 15, the per-call budget: server CPU per ListLegalActions and ApplyAction against
+    ListGames on the same server, with sealing (the default), state cache on and off, on the
+    compiled build and on the pure-Python one (HEKA_PURE_PYTHON=1), four servers interleaved
+    in the same run; each server measured on tokens it made itself."""
+    results: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    with contextlib.ExitStack() as stack:
+        servers = {}
+        for build in ("compiled", "pure"):
+            pure = {"HEKA_PURE_PYTHON": "1"} if build == "pure" else {}
+            servers[f"{build}, cache"] = heka(stack, 1, args.processes, **pure)
+            servers[f"{build}, no cache"] = heka(stack, 1, args.processes, HEKA_STATE_CACHE_SIZE="0", **pure)
+        pids = {k: server.grpc_pids() for k, server in servers.items()}
+        calls = {}
+        for k, server in servers.items():
+            pools = {
+                label: await collect_positions(server.target, game, players, args.positions)
+                for label, game, players in GAMES
+            }
+            calls[k] = cheap_calls(pools, "ListGames")
+        for rep in range(args.repeats):
+            print(f"# repeat {rep + 1}/{args.repeats}", flush=True)
+            for k, server in servers.items():
+                for name, scenario in calls[k]:
+                    results.setdefault((name, k), []).append(
+                        await measure(server.target, scenario, args, pids[k])
+                    )
+    rows = []
+    names = sorted({name for name, _ in results}, key=lambda x: (x != "ListGames", x))
+    for k in servers:
+        floor = statistics.median(x["cpu_us"] for x in results[("ListGames", k)])
+        for name in names:
+            cpu = statistics.median(x["cpu_us"] for x in results[(name, k)])
+            rows.append((k, name, f"{cpu:.0f}", f"{cpu / floor:.2f}"))
+    return rows
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--echo-server", type=int, default=None, help=argparse.SUPPRESS)
@@ -441,6 +478,11 @@ def main() -> int:
         action="store_true",
         help="only the cost of sealing: cheap calls on a sealing and a plaintext server, no state cache",
     )
+    parser.add_argument(
+        "--budget",
+        action="store_true",
+        help="only the per-call budget: cheap calls against ListGames, cache on/off, both builds",
+    )
     args = parser.parse_args()
     if args.echo_server is not None:
         run_echo_server(args.echo_server)
@@ -452,6 +494,17 @@ def main() -> int:
     if args.quick:
         args.seconds, args.positions, args.repeats = 1.0, 40, 1
         args.bot_runs = {"easy": 1, "medium": 1, "hard": 1}
+    if args.budget:
+        rows = asyncio.run(bench_budget(args))
+        header = ("server (sealed tokens)", "workload", "server CPU us/call", "x ListGames")
+        widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+        print(
+            f"\nserver CPU per call, medians of {args.repeats} x {args.seconds:g} s, "
+            f"{args.processes} gRPC processes"
+        )
+        for r in [header, *rows]:
+            print("  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)))
+        return 0
     if args.sealing:
         rows = asyncio.run(bench_sealing(args))
         header = ("workload (no state cache)", "sealed us/call", "plaintext us/call", "difference", "ratio")

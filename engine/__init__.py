@@ -1,5 +1,6 @@
 """heka's rules engine: Aton and Osirium behind one game interface (stdlib only)."""
 
+from engine import _build  # first: chooses the compiled or the pure-Python modules
 from engine.core import (
     SECRET_ACTION,
     TERMINAL,
@@ -21,6 +22,13 @@ from engine.core import (
 )
 from engine.registry import get_game, list_games, register_game
 
+
+def build() -> str:
+    """The build running in this process: ``"compiled"`` (mypyc) or ``"pure"`` (Python);
+    ``HEKA_PURE_PYTHON=1`` forces ``"pure"`` (``engine/_build.py``)."""
+    return _build.build()
+
+
 __all__ = [
     "SECRET_ACTION",
     "TERMINAL",
@@ -39,6 +47,7 @@ __all__ = [
     "StateFormatError",
     "UnknownGameError",
     "View",
+    "build",
     "get_game",
     "list_games",
     "register_game",

@@ -27,7 +27,9 @@ import contextlib
 import dataclasses
 import random
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeAlias
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Self, TypeAlias
+
+from engine._mypyc import mypyc_attr, picklable
 
 if TYPE_CHECKING:
     from engine.rng import SerialRng
@@ -37,11 +39,11 @@ if TYPE_CHECKING:
 # ---------------------------------------------------------------------------------------
 
 #: ``current_player()`` when the game is over.
-TERMINAL = -1
+TERMINAL: Final = -1
 
 #: ``public_action()`` of an action whose identity the other players do not learn when it
 #: is taken (Aton's secret exchange decision and arrangement).
-SECRET_ACTION = -1
+SECRET_ACTION: Final = -1
 
 # Values allowed inside events, options and action fields: JSON-like, immutable.
 Scalar: TypeAlias = int | float | str | bool | None
@@ -169,17 +171,18 @@ class Outcome:
         return not self.winners
 
 
-class View(abc.ABC):
+@mypyc_attr(allow_interpreted_subclasses=True)
+class View(metaclass=abc.ABCMeta):
     """What one player (or the public, ``player is None``) may see of a state.
 
     Implementations are frozen dataclasses (``slots=True``), compared by value: a state
     sampled by :meth:`State.sample_consistent_state` must give an equal view for the same
-    player.
+    player. Each has a field ``player: int | None``; it is not declared here, because in the
+    compiled build an attribute of this base would be read by ``dataclasses`` as the field's
+    default.
     """
 
     __slots__ = ()
-
-    player: int | None
 
     @abc.abstractmethod
     def to_text(self) -> str:
@@ -196,7 +199,8 @@ class View(abc.ABC):
 # ---------------------------------------------------------------------------------------
 
 
-class Game(abc.ABC):
+@mypyc_attr(allow_interpreted_subclasses=True)
+class Game(metaclass=abc.ABCMeta):
     """A rule set: descriptor, state factory, action texts, deserialisation."""
 
     descriptor: ClassVar[GameDescriptor]
@@ -228,7 +232,7 @@ class Game(abc.ABC):
         ``ValueError`` when the state cannot be written in it."""
 
     @abc.abstractmethod
-    def deserialize_state(self, data: str, *, validate: bool = True) -> State:
+    def deserialize_state(self, data: object, *, validate: bool = True) -> State:
         """Inverse of :meth:`serialize_state`: a validated state, or
         :class:`StateFormatError`. ``validate=False`` skips the invariant checks (the text
         is still parsed strictly) for a text of the current version that this program
@@ -236,7 +240,7 @@ class Game(abc.ABC):
         already opened and checked."""
 
     @abc.abstractmethod
-    def action_info(self, action: int) -> ActionInfo:
+    def action_info(self, action: object) -> ActionInfo:
         """Structured description of any action id; raises :class:`ActionParseError` for
         an id outside the game's action space."""
 
@@ -249,7 +253,8 @@ class Game(abc.ABC):
         case tolerant); raises :class:`ActionParseError`."""
 
 
-class State(abc.ABC):
+@mypyc_attr(allow_interpreted_subclasses=True)
+class State(metaclass=abc.ABCMeta):
     """A position of a game. Mutable, but only through ``apply``/``apply_action``.
 
     ``__slots__ = ()`` here, so that a game's state declaring its own ``__slots__`` really
@@ -406,12 +411,15 @@ class State(abc.ABC):
         return self.to_text()
 
 
+picklable(OptionSpec, GameDescriptor, Event, ActionInfo, Outcome)
+
+
 def legal_action_texts(state: State) -> list[str]:
     """Texts of the current legal actions (for errors and the CLI)."""
     return [state.action_to_string(a) for a in state.legal_actions()]
 
 
-def check_num_players(desc: GameDescriptor, num_players: int | None) -> int:
+def check_num_players(desc: GameDescriptor, num_players: object) -> int:
     """Validate a player count against a descriptor (shared by every game)."""
     n = desc.min_players if num_players is None else num_players
     if isinstance(n, bool) or not isinstance(n, int):
@@ -425,7 +433,7 @@ def check_num_players(desc: GameDescriptor, num_players: int | None) -> int:
     return n
 
 
-def check_seed(desc: GameDescriptor, seed: int) -> int:
+def check_seed(desc: GameDescriptor, seed: object) -> int:
     """Validate a game seed: a non-negative integer (shared by every game)."""
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise GameOptionsError(f"{desc.name}: the seed must be an integer, got {seed!r}")

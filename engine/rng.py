@@ -22,6 +22,7 @@ from __future__ import annotations
 import abc
 import hashlib
 import random
+import struct
 from typing import Any
 
 _MASK = (1 << 64) - 1
@@ -40,6 +41,12 @@ class SerialRng(random.Random, abc.ABC):
     @abc.abstractmethod
     def next64(self) -> int:
         """The next 64 random bits, as an int in [0, 2**64)."""
+
+    def next64_many(self, count: int) -> list[int]:
+        """The next ``count`` outputs of :meth:`next64`, in order (one call instead of
+        ``count``: the engines' shuffles)."""
+        nxt = self.next64
+        return [nxt() for _ in range(count)]
 
     @abc.abstractmethod
     def clone(self) -> SerialRng:
@@ -155,6 +162,24 @@ class ChanceRng(SerialRng):
             self._block = block
         self.used = i + 1
         return int.from_bytes(self._buffer[8 * word : 8 * word + 8], "little")
+
+    def next64_many(self, count: int) -> list[int]:
+        # The same words as ``count`` calls of next64, a block (8 words) at a time.
+        out: list[int] = []
+        i = self.used
+        end = i + count
+        while i < end:
+            block, word = divmod(i, _WORDS_PER_BLOCK)
+            if block != self._block:
+                self._buffer = hashlib.blake2b(
+                    block.to_bytes(8, "little"), key=self.key, person=_PERSON_STREAM
+                ).digest()
+                self._block = block
+            take = min(_WORDS_PER_BLOCK - word, end - i)
+            out.extend(struct.unpack_from(f"<{take}Q", self._buffer, 8 * word))
+            i += take
+        self.used = end
+        return out
 
     def clone(self) -> ChanceRng:
         r = ChanceRng.__new__(ChanceRng)

@@ -22,6 +22,7 @@ from collections.abc import Coroutine, Iterator
 from concurrent import futures
 from typing import Any, TypeVar
 
+import engine
 from service.config import Config, prepare_metrics_dir
 from service.envelope import VERSION, KeyRing, parse_keys
 
@@ -295,6 +296,7 @@ def announce_listening(
                 "key_id": keys.signing.key_id,
                 "ephemeral_key": keys.ephemeral,
                 "encrypted_tokens": keys.encrypt,
+                "build": engine.build(),
                 "pid": os.getpid(),
             }
         },

@@ -20,6 +20,7 @@ from typing import Any
 
 import grpc
 
+import engine
 from engine.core import SECRET_ACTION, ActionParseError, Game, IllegalActionError, State
 from engine.registry import get_game, list_games
 from service import bots, convert, metrics
@@ -71,7 +72,9 @@ class GameService(pb_grpc.GameServiceServicer):
         self.actions = convert.ActionCache()
         self.states = StateCache(config.state_cache_size)
         self._previous_versions = PREVIOUS_STATE_VERSIONS if config.previous_state_versions else {}
-        self._games_response = pb.ListGamesResponse(games=[convert.game_info(g) for g in list_games()])
+        self._games_response = pb.ListGamesResponse(
+            games=[convert.game_info(g) for g in list_games()], build=engine.build()
+        )
 
     # ------------------------------------------------------------------------------------
     # Tokens

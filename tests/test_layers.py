@@ -11,6 +11,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 ALLOWED = {"engine": {"engine"}, "ai": {"engine", "ai"}}
+#: Imports only a type checker (and mypyc) reads: under ``if TYPE_CHECKING:`` in these files.
+TYPE_CHECKING_ONLY = {"engine/_mypyc.py": {"mypy_extensions"}}
 
 
 def imported_roots(path: Path) -> set[str]:
@@ -29,9 +31,31 @@ def test_package_imports_only_what_its_layer_allows(package: str) -> None:
     files = sorted((ROOT / package).rglob("*.py"))
     assert files, f"{package}/ has no Python files"
     for path in files:
+        extra = TYPE_CHECKING_ONLY.get(path.relative_to(ROOT).as_posix(), set())
         for root in imported_roots(path):
-            ok = root in sys.stdlib_module_names or root in ALLOWED[package] or root == "__future__"
+            ok = (
+                root in sys.stdlib_module_names
+                or root in ALLOWED[package]
+                or root == "__future__"
+                or root in extra
+            )
             assert ok, f"{path.relative_to(ROOT)} imports {root!r}, not allowed in {package}/"
+
+
+def test_compile_time_imports_are_not_made_at_run_time() -> None:
+    """engine/_mypyc.py imports mypy_extensions for mypyc only: a process that imports every
+    engine and ai module has not imported it (the runtime image does not have it)."""
+    code = (
+        "import sys, pkgutil, importlib, engine, ai\n"
+        "for pkg in (engine, ai):\n"
+        "    for m in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + '.'):\n"
+        "        importlib.import_module(m.name)\n"
+        "print('mypy_extensions' in sys.modules)"
+    )
+    import subprocess
+
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.strip() == "False"
 
 
 def test_the_checker_catches_a_forbidden_import(tmp_path: Path) -> None:

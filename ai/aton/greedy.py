@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from typing import Final
 
 from ai.knowledge import best_action
 from engine.aton import board as aton
@@ -52,9 +53,9 @@ def _contest(d: int) -> float:
 
 
 #: Bonus for holding a square of a set that would then miss k squares to an instant win.
-_PROGRESS = {0: 10.0, 1: 6.0, 2: 4.0, 3: 3.0, 4: 2.0, 5: 1.2, 6: 0.8}
+_PROGRESS: Final = {0: 10.0, 1: 6.0, 2: 4.0, 3: 3.0, 4: 2.0, 5: 1.2, 6: 0.8}
 #: Bonus for the first counter in a set the opponent misses k squares of.
-_BLOCK = {1: 12.0, 2: 9.0, 3: 6.0, 4: 4.0, 5: 2.5, 6: 1.5}
+_BLOCK: Final = {1: 12.0, 2: 9.0, 3: 6.0, 4: 4.0, 5: 2.5, 6: 1.5}
 
 
 def square_value(board: Sequence[int], player: int, square: int) -> float:
@@ -82,7 +83,7 @@ def square_value(board: Sequence[int], player: int, square: int) -> float:
     elif t == 2:
         line = max(4.0, mine + 1.0)
     else:
-        line = aton.BLUE_SQUARE_POINTS * max(1, sum(1 for i in aton.BLUE if board[i] == player))
+        line = float(aton.BLUE_SQUARE_POINTS * max(1, sum(1 for i in aton.BLUE if board[i] == player)))
     value += 0.5 * line * _contest(mine - theirs)
     if kind == "B":
         value += 1.5

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import random
+from typing import Final
 
 from ai.aton.greedy import AtonGreedy
 from ai.knowledge import GameKnowledge, RolloutPolicy
@@ -25,9 +26,9 @@ from engine.aton.board import (
 from engine.aton.state import AtonState, scoring_lines, tally
 
 #: Scale of the Aton advantage (in points) mapped through tanh.
-SCALE = 12.0
-_YELLOW_SQUARES = len(YELLOW)
-_GREEN_SQUARES = len(GREEN)
+SCALE: Final = 12.0
+_YELLOW_SQUARES: Final = len(YELLOW)
+_GREEN_SQUARES: Final = len(GREEN)
 
 
 def evaluate(state: AtonState) -> tuple[float, float]:
@@ -84,9 +85,9 @@ def _static_square_values() -> tuple[float, ...]:
     return tuple(out)
 
 
-_SQUARE_VALUE = _static_square_values()
+_SQUARE_VALUE: Final = _static_square_values()
 #: Static value of the square of each remove/place action id.
-_ACTION_VALUE: tuple[float, ...] = tuple(
+_ACTION_VALUE: Final[tuple[float, ...]] = tuple(
     _SQUARE_VALUE[(a - REMOVE_BASE) % NUM_SQUARES] if REMOVE_BASE <= a < RESET_BASE else 0.0
     for a in range(NUM_ACTIONS)
 )
@@ -113,7 +114,7 @@ class AtonKnowledge(GameKnowledge[AtonState]):
     """Aton for the search and the greedy baseline. Defaults measured with
     ``bench/mcts_tune.py`` (``docs/bots.md``): guided rollouts, cut-off 20."""
 
-    game = "aton"
+    game: str | None = "aton"
     default_rollout = "guided"
 
     def __init__(self) -> None:

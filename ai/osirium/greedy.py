@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from typing import Final
 
 from ai.knowledge import EPS, best_action
 from engine.osirium import actions as A
@@ -58,7 +59,7 @@ from engine.osirium.cards import (
 from engine.osirium.state import OsiriumState, Phase
 
 #: Above this many Seth/Isis actions the main step does not weigh them one by one.
-MAX_POWERS_WEIGHED = 400
+MAX_POWERS_WEIGHED: Final = 400
 
 
 class OsiriumGreedy:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import random
+from typing import Final
 
 from ai.knowledge import GameKnowledge, RolloutPolicy
 from ai.osirium.greedy import OsiriumGreedy
@@ -15,9 +16,9 @@ from engine.osirium.cards import EXALTATIONS, RITUALS
 from engine.osirium.state import OsiriumState
 
 #: Scale of the Osirium advantage (in Ankhs) mapped through tanh.
-SCALE = 8.0
+SCALE: Final = 8.0
 #: Placements sampled per rollout placement; the one forming the most links is played.
-PLACE_SAMPLES = 4
+PLACE_SAMPLES: Final = 4
 
 
 def evaluate(state: OsiriumState) -> tuple[float, ...]:
@@ -100,7 +101,7 @@ class OsiriumKnowledge(GameKnowledge[OsiriumState]):
     The root ordering is the greedy baseline's (no widening or prior by default).
     """
 
-    game = "osirium"
+    game: str | None = "osirium"
     default_rollout = "guided"
     #: Default cut-off per seat (the cut-off grows with the player count).
     CUTOFF_PER_SEAT = 5

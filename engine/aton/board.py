@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from typing import Final
 
 from engine.core import ActionInfo, ActionParseError, FieldValue
 
@@ -30,51 +31,51 @@ from engine.core import ActionInfo, ActionParseError, FieldValue
 # Board (A1.6)
 # ---------------------------------------------------------------------------------------
 
-NUM_TEMPLES = 4
-SLOTS = 12
-NUM_SQUARES = NUM_TEMPLES * SLOTS  # 48
-COUNTERS = 29  # A1.3
-CARDS_PER_VALUE = 9  # A1.2
-DECK_SIZE = 36  # A1.2
-KINGDOM_SIZE = 8  # A1.7
-HAND_SIZE = 4  # A3.1
-WIN_POINTS = 40  # A4.2 / A8.3
-MAX_ROUNDS = 100  # A9.3 [house]
+NUM_TEMPLES: Final = 4
+SLOTS: Final = 12
+NUM_SQUARES: Final = NUM_TEMPLES * SLOTS  # 48
+COUNTERS: Final = 29  # A1.3
+CARDS_PER_VALUE: Final = 9  # A1.2
+DECK_SIZE: Final = 36  # A1.2
+KINGDOM_SIZE: Final = 8  # A1.7
+HAND_SIZE: Final = 4  # A3.1
+WIN_POINTS: Final = 40  # A4.2 / A8.3
+MAX_ROUNDS: Final = 100  # A9.3 [house]
 
 #: Square kinds, row by row, per temple (A1.6). "Y" yellow, "K" grey, "B" blue,
 #: "G" green, "1"/"2" bonus squares worth +1/+2 (neither yellow nor green).
-_LAYOUT = (
+_LAYOUT: Final = (
     "YYYY" "KK1B" "GGGG",
     "YYYY" "KK1B" "GGGG",
     "YYY1" "KKKB" "GGG1",
     "YYY2" "KKKB" "GGG2",
 )
-KINDS: tuple[str, ...] = tuple(k for temple in _LAYOUT for k in temple)
-YELLOW: tuple[int, ...] = tuple(i for i, k in enumerate(KINDS) if k == "Y")
-GREEN: tuple[int, ...] = tuple(i for i, k in enumerate(KINDS) if k == "G")
-GREY: tuple[int, ...] = tuple(i for i, k in enumerate(KINDS) if k == "K")
-BLUE: tuple[int, ...] = tuple(i for i, k in enumerate(KINDS) if k == "B")
+KINDS: Final[tuple[str, ...]] = tuple(k for temple in _LAYOUT for k in temple)
+YELLOW: Final[tuple[int, ...]] = tuple(i for i, k in enumerate(KINDS) if k == "Y")
+GREEN: Final[tuple[int, ...]] = tuple(i for i, k in enumerate(KINDS) if k == "G")
+GREY: Final[tuple[int, ...]] = tuple(i for i, k in enumerate(KINDS) if k == "K")
+BLUE: Final[tuple[int, ...]] = tuple(i for i, k in enumerate(KINDS) if k == "B")
 #: (square, printed value) of the bonus squares.
 BONUS: tuple[tuple[int, int], ...] = tuple((i, int(k)) for i, k in enumerate(KINDS) if k in "12")
 
 assert len(YELLOW) == 14 and len(GREEN) == 14 and len(GREY) == 10 and len(BLUE) == 4
 assert len(BONUS) == 6 and sum(v for _, v in BONUS) == 8
 
-KIND_NAMES = {"Y": "yellow", "K": "grey", "B": "blue", "G": "green", "1": "bonus +1", "2": "bonus +2"}
+KIND_NAMES: Final = {"Y": "yellow", "K": "grey", "B": "blue", "G": "green", "1": "bonus +1", "2": "bonus +2"}
 
 #: The squares of each temple (A1.6).
-TEMPLES: tuple[tuple[int, ...], ...] = tuple(
+TEMPLES: Final[tuple[tuple[int, ...], ...]] = tuple(
     tuple(range(SLOTS * t, SLOTS * (t + 1))) for t in range(NUM_TEMPLES)
 )
 #: The sets of squares whose complete occupation wins at once (A6.4): each temple, all
 #: yellow squares, all green squares.
-INSTANT_WIN_SETS: tuple[tuple[int, ...], ...] = (*TEMPLES, YELLOW, GREEN)
+INSTANT_WIN_SETS: Final[tuple[tuple[int, ...], ...]] = (*TEMPLES, YELLOW, GREEN)
 
 # A8.2 scoring lines (the rest is counted on the board: temple 1 the difference, temple 3
 # one per own counter there, bonus squares their printed value).
-TEMPLE_2_POINTS = 5  # temple 2 majority
-BLUE_SQUARE_POINTS = 3  # temple 4 majority: per own blue square, all temples
-GREY_MAJORITY_POINTS = 8  # majority of the grey squares
+TEMPLE_2_POINTS: Final = 5  # temple 2 majority
+BLUE_SQUARE_POINTS: Final = 3  # temple 4 majority: per own blue square, all temples
+GREY_MAJORITY_POINTS: Final = 8  # majority of the grey squares
 
 
 def allowed_squares(cartouche_3: int) -> range:
@@ -89,7 +90,7 @@ def cartouche_1_points(mine: int, theirs: int) -> int:
 
 #: A6.2: per cartouche-2 value (index 1-4), the counters to remove: (how many, whose:
 #: ``True`` for the player's own, ``False`` for the opponent's).
-REMOVALS: tuple[tuple[int, bool], ...] = ((0, False), (1, True), (0, False), (1, False), (2, False))
+REMOVALS: Final[tuple[tuple[int, bool], ...]] = ((0, False), (1, True), (0, False), (1, False), (2, False))
 
 
 def square_name(square: int) -> str:
@@ -101,16 +102,16 @@ def square_name(square: int) -> str:
 # Action ids (A11)
 # ---------------------------------------------------------------------------------------
 
-KEEP = 0
-EXCHANGE = 1
-ARRANGE_BASE = 2
-REMOVE_BASE = ARRANGE_BASE + 256  # 258
-PLACE_BASE = REMOVE_BASE + NUM_SQUARES  # 306
-RESET_BASE = PLACE_BASE + NUM_SQUARES  # 354
-NUM_ACTIONS = RESET_BASE + NUM_SQUARES  # 402
+KEEP: Final = 0
+EXCHANGE: Final = 1
+ARRANGE_BASE: Final = 2
+REMOVE_BASE: Final = ARRANGE_BASE + 256  # 258
+PLACE_BASE: Final = REMOVE_BASE + NUM_SQUARES  # 306
+RESET_BASE: Final = PLACE_BASE + NUM_SQUARES  # 354
+NUM_ACTIONS: Final = RESET_BASE + NUM_SQUARES  # 402
 
 #: ARRANGEMENTS[a - ARRANGE_BASE] = (c1, c2, c3, c4) card values on cartouches 1..4.
-ARRANGEMENTS: tuple[tuple[int, int, int, int], ...] = tuple(
+ARRANGEMENTS: Final[tuple[tuple[int, int, int, int], ...]] = tuple(
     (a, b, c, d) for a in range(1, 5) for b in range(1, 5) for c in range(1, 5) for d in range(1, 5)
 )
 
@@ -132,12 +133,12 @@ def _arrangements_of(key: int) -> tuple[int, ...]:
 
 #: ARRANGE_BY_HAND[hand_key(sorted hand)] = ascending distinct arrangement ids (A3.3: only
 #: distinct assignments are actions, so duplicate values give fewer than 24).
-ARRANGE_BY_HAND: tuple[tuple[int, ...], ...] = tuple(_arrangements_of(k) for k in range(256))
+ARRANGE_BY_HAND: Final[tuple[tuple[int, ...], ...]] = tuple(_arrangements_of(k) for k in range(256))
 
-_KIND_OF_BASE = ((RESET_BASE, "reset"), (PLACE_BASE, "place"), (REMOVE_BASE, "remove"))
+_KIND_OF_BASE: Final = ((RESET_BASE, "reset"), (PLACE_BASE, "place"), (REMOVE_BASE, "remove"))
 
 
-def action_info(action: int) -> ActionInfo:
+def action_info(action: object) -> ActionInfo:
     """Structured description of any Aton action id."""
     if isinstance(action, bool) or not isinstance(action, int) or not 0 <= action < NUM_ACTIONS:
         raise ActionParseError(f"aton: unknown action id {action!r} (ids are 0..{NUM_ACTIONS - 1})")
@@ -162,11 +163,11 @@ def action_info(action: int) -> ActionInfo:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-ACTION_TEXTS: tuple[str, ...] = tuple(action_info(a).text for a in range(NUM_ACTIONS))
+ACTION_TEXTS: Final[tuple[str, ...]] = tuple(action_info(a).text for a in range(NUM_ACTIONS))
 
-_SQUARE_RE = re.compile(r"^(remove|place|reset)\s*t\s*([1-4])\s*[.:/\s]\s*(\d{1,2})$")
-_ARRANGE_RE = re.compile(r"^arrange\s*([1-4])\s*([1-4])\s*([1-4])\s*([1-4])$")
-_SQUARE_BASES = {"remove": REMOVE_BASE, "place": PLACE_BASE, "reset": RESET_BASE}
+_SQUARE_RE: Final = re.compile(r"^(remove|place|reset)\s*t\s*([1-4])\s*[.:/\s]\s*(\d{1,2})$")
+_ARRANGE_RE: Final = re.compile(r"^arrange\s*([1-4])\s*([1-4])\s*([1-4])\s*([1-4])$")
+_SQUARE_BASES: Final = {"remove": REMOVE_BASE, "place": PLACE_BASE, "reset": RESET_BASE}
 
 
 def string_to_action(text: str) -> int:

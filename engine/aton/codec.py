@@ -24,28 +24,30 @@ on request for a state whose generator allows it.
 
 from __future__ import annotations
 
+from typing import Final
+
 from engine.aton.board import CARDS_PER_VALUE, COUNTERS, KINGDOM_SIZE, MAX_ROUNDS, NUM_SQUARES
 from engine.aton.flow import Phase, Reason
 from engine.aton.state import AtonState
 from engine.core import StateFormatError
 from engine.rng import Rng, rng_from_text
 
-VERSION = 2
+VERSION: Final = 2
 #: Versions :func:`decode` reads.
-READ_VERSIONS = ("1", "2")
-_KEYS = (
+READ_VERSIONS: Final = ("1", "2")
+_KEYS: Final = (
     "r", "mr", "ph", "cur", "f", "st", "td", "ov", "tg", "rs", "out", "b", "war", "p0", "p1", "rng", "mv",
 )  # fmt: skip
 #: Fields of version 1 (no move number).
-_V1_KEYS = _KEYS[:-1]
-_XDEC = {"-": -1, "k": 0, "x": 1}
-_XDEC_CHAR = {-1: "-", 0: "k", 1: "x"}
-_PHASES = {str(p): p for p in Phase}
-_REASONS = {str(r): r for r in Reason}
+_V1_KEYS: Final = _KEYS[:-1]
+_XDEC: Final = {"-": -1, "k": 0, "x": 1}
+_XDEC_CHAR: Final = {-1: "-", 0: "k", 1: "x"}
+_PHASES: Final = {str(p): p for p in Phase}
+_REASONS: Final = {str(r): r for r in Reason}
 
 
-_DIGIT = {v: str(v) for v in range(10)}
-_SQUARE_CHAR = {-1: ".", 0: "0", 1: "1"}
+_DIGIT: Final = {v: str(v) for v in range(10)}
+_SQUARE_CHAR: Final = {-1: ".", 0: "0", 1: "1"}
 
 
 def _digits(values: list[int]) -> str:
@@ -105,7 +107,7 @@ class _Parser:
         return [int(c) for c in text]
 
 
-def decode(data: str, *, validate: bool = True) -> AtonState:
+def decode(data: object, *, validate: bool = True) -> AtonState:
     """Parse a serialised state and validate it; :class:`StateFormatError` otherwise."""
     if not isinstance(data, str):
         raise StateFormatError(f"aton state: expected a string, got {type(data).__name__}")

@@ -59,10 +59,10 @@ class AtonGame(Game):
             raise TypeError(f"aton: cannot serialise a {type(state).__name__}")
         return encode(state) if version is None else encode(state, version)
 
-    def deserialize_state(self, data: str, *, validate: bool = True) -> AtonState:
+    def deserialize_state(self, data: object, *, validate: bool = True) -> AtonState:
         return decode(data, validate=validate)
 
-    def action_info(self, action: int) -> ActionInfo:
+    def action_info(self, action: object) -> ActionInfo:
         return board.action_info(action)
 
     def action_to_string(self, action: int) -> str:

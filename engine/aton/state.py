@@ -34,7 +34,7 @@ from __future__ import annotations
 import enum
 import operator
 import random
-from typing import Any, NamedTuple, Self
+from typing import Any, Final, NamedTuple, Self
 
 from engine.aton.board import (
     ARRANGE_BASE,
@@ -119,19 +119,19 @@ class FirstPlayerBy(enum.StrEnum):
 
 
 # The phases as module constants: the hot paths compare them by identity.
-EXCHANGE_PHASE = Phase.EXCHANGE
-ARRANGE_PHASE = Phase.ARRANGE
-REMOVE_PHASE = Phase.REMOVE
-PLACE_PHASE = Phase.PLACE
-RESET_PHASE = Phase.RESET
-OVER = Phase.OVER
+EXCHANGE_PHASE: Final = Phase.EXCHANGE
+ARRANGE_PHASE: Final = Phase.ARRANGE
+REMOVE_PHASE: Final = Phase.REMOVE
+PLACE_PHASE: Final = Phase.PLACE
+RESET_PHASE: Final = Phase.RESET
+OVER: Final = Phase.OVER
 
 #: ``ExchangeChoice`` by the state's ``exchange_choice`` (0 keep, 1 exchange).
-_EXCHANGE_CHOICES = (ExchangeChoice.KEEP, ExchangeChoice.EXCHANGE)
+_EXCHANGE_CHOICES: Final = (ExchangeChoice.KEEP, ExchangeChoice.EXCHANGE)
 
-_SECRET_BELOW = REMOVE_BASE  # keep/exchange/arrange ids are secret (A3.2, A3.3)
+_SECRET_BELOW: Final = REMOVE_BASE  # keep/exchange/arrange ids are secret (A3.2, A3.3)
 
-_OUTCOME_TEXT = {
+_OUTCOME_TEXT: Final = {
     Reason.POINTS: "reached 40 points on cartouche 1 (A4.2)",
     Reason.TEMPLE: "occupies a whole temple (A6.4)",
     Reason.YELLOW: "occupies all 14 yellow squares (A6.4)",
@@ -139,7 +139,7 @@ _OUTCOME_TEXT = {
     Reason.SCORING: "has the higher score after a scoring round reached 40 (A9.2)",
     Reason.ROUND_LIMIT: "has the higher score after the round limit (A9.3)",
 }
-_ORDER_TEXT = {
+_ORDER_TEXT: Final = {
     FirstPlayerBy.CARTOUCHE_2: "lower cartouche 2",
     FirstPlayerBy.CARTOUCHE_1: "equal cartouche 2, lower cartouche 1",
     FirstPlayerBy.WAR: "war",
@@ -153,9 +153,11 @@ def shuffle(rng: SerialRng, cards: list[int]) -> None:
     2**-58 for these sizes. About 8x cheaper than ``random.Random.shuffle`` on the generator,
     which matters because playouts shuffle 72 cards per game at setup alone.
     """
-    nxt = rng.next64
-    for i in range(len(cards) - 1, 0, -1):
-        j = (nxt() * (i + 1)) >> 64
+    n = len(cards)
+    words = rng.next64_many(n - 1) if n > 1 else []
+    for k in range(n - 1):  # i = n-1 .. 1 takes word k = n-1-i, as one next64() per step did
+        i = n - 1 - k
+        j = (words[k] * (i + 1)) >> 64
         cards[i], cards[j] = cards[j], cards[i]
 
 
@@ -240,7 +242,7 @@ class AtonState(State):
     def blank(cls) -> AtonState:
         """A state with every field at its start value and no cards dealt (the codec and
         scenario tests fill it in)."""
-        s = cls.__new__(cls)
+        s = cls()
         s.board = [-1] * NUM_SQUARES
         s.stock = [COUNTERS, COUNTERS]
         s.kingdom = [0, 0]
@@ -920,8 +922,8 @@ class AtonState(State):
     # Information
     # ------------------------------------------------------------------------------
 
-    def view(self, player: int | None) -> AtonView:
-        if player is not None and (isinstance(player, bool) or player not in (0, 1)):
+    def view(self, player: object) -> AtonView:
+        if player is not None and (type(player) is not int or player not in (0, 1)):
             raise IllegalActionError(f"aton: no seat {player!r} (seats are 0 and 1)")
         return self._view(player, omniscient=False)
 
@@ -970,11 +972,11 @@ class AtonState(State):
             reason=self.reason if ph is OVER else None,
         )
 
-    def sample_consistent_state(self, player: int, rng: random.Random) -> Self:
+    def sample_consistent_state(self, player: object, rng: random.Random) -> Self:
         """Re-deal what ``player`` cannot see (A10): the opponent's hand, deck and unrevealed
         cartouches from their unseen cards, the opponent's pending exchange decision, the
         player's own deck order (A10.3) and the engine's future randomness."""
-        if isinstance(player, bool) or player not in (0, 1):
+        if type(player) is not int or player not in (0, 1):
             raise IllegalActionError(f"aton: no seat {player!r} (seats are 0 and 1)")
         s = self.clone()
         o = 1 - player
@@ -1002,8 +1004,7 @@ class AtonState(State):
     # ------------------------------------------------------------------------------
 
     def clone(self) -> Self:
-        cls = type(self)
-        s = cls.__new__(cls)
+        s = type(self)()
         s.board = self.board[:]
         s.stock = self.stock[:]
         s.kingdom = self.kingdom[:]
@@ -1248,11 +1249,15 @@ class AtonState(State):
 # ---------------------------------------------------------------------------------------
 
 
-def instant_win(board: list[int] | tuple[int, ...], player: int) -> Reason | None:
+def instant_win(board: list[int], player: int) -> Reason | None:
     """A6.4: how ``player`` wins at once on ``board`` (a whole temple, all yellow or all
-    green squares), or ``None``."""
+    green squares), or ``None``. (Typed loops, not ``slice.count``: compiled, they are
+    machine comparisons; a temple usually fails on its first squares.)"""
     for lo in (0, 12, 24, 36):
-        if board[lo : lo + 12].count(player) == 12:
+        for i in range(lo, lo + SLOTS):
+            if board[i] != player:
+                break
+        else:
             return Reason.TEMPLE
     for i in YELLOW:
         if board[i] != player:
@@ -1280,13 +1285,13 @@ class Tally(NamedTuple):
     bonus: tuple[int, int]
 
 
-_YELLOW_AT = operator.itemgetter(*YELLOW)
-_GREEN_AT = operator.itemgetter(*GREEN)
-_GREY_AT = operator.itemgetter(*GREY)
-_BLUE_AT = operator.itemgetter(*BLUE)
+_YELLOW_AT: Final = operator.itemgetter(*YELLOW)
+_GREEN_AT: Final = operator.itemgetter(*GREEN)
+_GREY_AT: Final = operator.itemgetter(*GREY)
+_BLUE_AT: Final = operator.itemgetter(*BLUE)
 #: The bonus squares by printed value (A1.6): +1 and +2.
-_BONUS_1_AT = operator.itemgetter(*(sq for sq, v in BONUS if v == 1))
-_BONUS_2_AT = operator.itemgetter(*(sq for sq, v in BONUS if v == 2))
+_BONUS_1_AT: Final = operator.itemgetter(*(sq for sq, v in BONUS if v == 1))
+_BONUS_2_AT: Final = operator.itemgetter(*(sq for sq, v in BONUS if v == 2))
 assert all(v in (1, 2) for _, v in BONUS)
 
 

@@ -24,6 +24,7 @@ giving each arrow set is ever legal. The exact numbers follow from the card data
 from __future__ import annotations
 
 import re
+from typing import Final
 
 from engine.core import ActionInfo, ActionParseError, FieldValue
 from engine.osirium.board import (
@@ -43,23 +44,23 @@ from engine.osirium.board import (
 )
 from engine.osirium.cards import COLOURS, MARKET_SIZE, PATTERNS, PRINCIPLES, RITUAL_SLOTS
 
-PASS = 0
-END = 1
-REFILL = 2  # + deck (0 simple, 1 advanced)
-DRAW = REFILL + 2  # + market slot, or + MARKET_SIZE for the pile
-DRAW_PILE = DRAW + MARKET_SIZE
-BREAK = DRAW_PILE + 1  # + cell
-CLEAR = BREAK + CELLS
-ANUBIS = CLEAR + CELLS
-BASTET = ANUBIS + CELLS  # + market slot
-SETH = BASTET + MARKET_SIZE  # + cell*4 + rot
-ISIS = SETH + CELLS * 4  # + (from*16 + to)*4 + rot
-PLACE = ISIS + CELLS * CELLS * 4  # + otype*16 + cell
-CAST = PLACE + len(OTYPES) * CELLS  # + (slot*2 + principle)*MASKS + mask - 1
-MASKS = (1 << CELLS) - 1
-NUM_ACTIONS = CAST + RITUAL_SLOTS * 2 * MASKS
+PASS: Final = 0
+END: Final = 1
+REFILL: Final = 2  # + deck (0 simple, 1 advanced)
+DRAW: Final = REFILL + 2  # + market slot, or + MARKET_SIZE for the pile
+DRAW_PILE: Final = DRAW + MARKET_SIZE
+BREAK: Final = DRAW_PILE + 1  # + cell
+CLEAR: Final = BREAK + CELLS
+ANUBIS: Final = CLEAR + CELLS
+BASTET: Final = ANUBIS + CELLS  # + market slot
+SETH: Final = BASTET + MARKET_SIZE  # + cell*4 + rot
+ISIS: Final = SETH + CELLS * 4  # + (from*16 + to)*4 + rot
+PLACE: Final = ISIS + CELLS * CELLS * 4  # + otype*16 + cell
+CAST: Final = PLACE + len(OTYPES) * CELLS  # + (slot*2 + principle)*MASKS + mask - 1
+MASKS: Final = (1 << CELLS) - 1
+NUM_ACTIONS: Final = CAST + RITUAL_SLOTS * 2 * MASKS
 
-DECKS = ("simple", "advanced")
+DECKS: Final = ("simple", "advanced")
 
 
 def place_id(otype: int, cell: int) -> int:
@@ -71,11 +72,11 @@ def cast_id(slot: int, principle: int, mask: int) -> int:
 
 
 #: Per placement id ``PLACE + i``: (amulet type, canonical rotation, cell).
-PLACEMENTS: tuple[tuple[int, int, int], ...] = tuple(
+PLACEMENTS: Final[tuple[tuple[int, int, int], ...]] = tuple(
     (t, rot, cell) for t, rot in OTYPES for cell in range(CELLS)
 )
 #: Per placement id ``PLACE + i``: (cell, arrows of the amulet placed), for link counting.
-PLACEMENT_ARROWS: tuple[tuple[int, int], ...] = tuple(
+PLACEMENT_ARROWS: Final[tuple[tuple[int, int], ...]] = tuple(
     (cell, TYPE_ARROWS[t][rot]) for t, rot, cell in PLACEMENTS
 )
 
@@ -113,23 +114,23 @@ def _cells_text(mask: int) -> str:
     return "+".join(cell_name(c) for c in cells_of(mask))
 
 
-_INFO_MEMO: dict[int, ActionInfo] = {}
-_PARSE_MEMO: dict[str, int] = {}
-_MEMO_LIMIT = 20_000
+_INFO_MEMO: Final[dict[int, ActionInfo]] = {}
+_PARSE_MEMO: Final[dict[str, int]] = {}
+_MEMO_LIMIT: Final = 20_000
 
 
-def action_info(action: int) -> ActionInfo:
+def action_info(action: object) -> ActionInfo:
     """Structured description of any id in the action space (memoised)."""
     info = _INFO_MEMO.get(action) if type(action) is int else None
     if info is None:
         info = _action_info(action)
         if len(_INFO_MEMO) >= _MEMO_LIMIT:
             _INFO_MEMO.clear()
-        _INFO_MEMO[action] = info
+        _INFO_MEMO[info.id] = info
     return info
 
 
-def _action_info(action: int) -> ActionInfo:
+def _action_info(action: object) -> ActionInfo:
     if isinstance(action, bool) or not isinstance(action, int) or not 0 <= action < NUM_ACTIONS:
         raise ActionParseError(f"osirium: unknown action id {action!r} (ids are 0..{NUM_ACTIONS - 1})")
     a = action
@@ -191,15 +192,15 @@ def _action_info(action: int) -> ActionInfo:
 # Parsing
 # ---------------------------------------------------------------------------------------
 
-_CELL = r"(\d),(\d)"
-_ROT = r"r(\d+)"
-_RE_SIMPLE = re.compile(r"^(break|clear|anubis) " + _CELL + "$")
-_RE_DRAW = re.compile(r"^(draw|bastet) (market(\d)|pile)$")
-_RE_REFILL = re.compile(r"^refill (simple|advanced)$")
-_RE_SETH = re.compile(r"^seth " + _CELL + " " + _ROT + "$")
-_RE_ISIS = re.compile(r"^isis " + _CELL + ">" + _CELL + " " + _ROT + "$")
-_RE_PLACE = re.compile(r"^place ([a-z]+-[a-z]+)@" + _CELL + " " + _ROT + "$")
-_RE_CAST = re.compile(r"^cast s(\d) (order|chaos) (\d,\d(?:\+\d,\d)*)$")
+_CELL: Final = r"(\d),(\d)"
+_ROT: Final = r"r(\d+)"
+_RE_SIMPLE: Final = re.compile(r"^(break|clear|anubis) " + _CELL + "$")
+_RE_DRAW: Final = re.compile(r"^(draw|bastet) (market(\d)|pile)$")
+_RE_REFILL: Final = re.compile(r"^refill (simple|advanced)$")
+_RE_SETH: Final = re.compile(r"^seth " + _CELL + " " + _ROT + "$")
+_RE_ISIS: Final = re.compile(r"^isis " + _CELL + ">" + _CELL + " " + _ROT + "$")
+_RE_PLACE: Final = re.compile(r"^place ([a-z]+-[a-z]+)@" + _CELL + " " + _ROT + "$")
+_RE_CAST: Final = re.compile(r"^cast s(\d) (order|chaos) (\d,\d(?:\+\d,\d)*)$")
 
 
 def _normalise(text: str) -> str:

@@ -14,12 +14,14 @@ Cells are ``row * 4 + col``; a cell set is a 16-bit mask; the links are a 24-bit
 
 from __future__ import annotations
 
+from typing import Final
+
 from engine.osirium.cards import AMULETS, COLOUR_LETTERS, COLOURS, PATTERNS, RITUALS, E, N, S, W
 
-SIZE = 4
-CELLS = SIZE * SIZE
-FULL = (1 << CELLS) - 1
-ROTATIONS = (0, 1, 2, 3)  # quarter turns clockwise: 0, 90, 180, 270 degrees
+SIZE: Final = 4
+CELLS: Final = SIZE * SIZE
+FULL: Final = (1 << CELLS) - 1
+ROTATIONS: Final = (0, 1, 2, 3)  # quarter turns clockwise: 0, 90, 180, 270 degrees
 
 
 def cell_name(cell: int) -> str:
@@ -47,21 +49,21 @@ for _a in AMULETS:
 _type_keys.sort()
 
 #: type -> (colour, pattern)
-TYPE_KEYS: tuple[tuple[int, int], ...] = tuple(_type_keys)
-NUM_TYPES = len(TYPE_KEYS)
-TYPE_COLOUR: tuple[int, ...] = tuple(c for c, _ in TYPE_KEYS)
-TYPE_PATTERN: tuple[int, ...] = tuple(p for _, p in TYPE_KEYS)
-TYPE_NAME: tuple[str, ...] = tuple(f"{COLOURS[c]}-{PATTERNS[p].name}" for c, p in TYPE_KEYS)
-TYPE_LETTER: tuple[str, ...] = tuple(COLOUR_LETTERS[c] for c, _ in TYPE_KEYS)
-TYPE_BY_NAME: dict[str, int] = {name: t for t, name in enumerate(TYPE_NAME)}
+TYPE_KEYS: Final[tuple[tuple[int, int], ...]] = tuple(_type_keys)
+NUM_TYPES: Final = len(TYPE_KEYS)
+TYPE_COLOUR: Final[tuple[int, ...]] = tuple(c for c, _ in TYPE_KEYS)
+TYPE_PATTERN: Final[tuple[int, ...]] = tuple(p for _, p in TYPE_KEYS)
+TYPE_NAME: Final[tuple[str, ...]] = tuple(f"{COLOURS[c]}-{PATTERNS[p].name}" for c, p in TYPE_KEYS)
+TYPE_LETTER: Final[tuple[str, ...]] = tuple(COLOUR_LETTERS[c] for c, _ in TYPE_KEYS)
+TYPE_BY_NAME: Final[dict[str, int]] = {name: t for t, name in enumerate(TYPE_NAME)}
 #: How many cards of each type exist (O1.3): the invariant of validate().
-TYPE_COUNT: tuple[int, ...] = tuple(
+TYPE_COUNT: Final[tuple[int, ...]] = tuple(
     sum(1 for a in AMULETS if (a.colour, a.pattern) == key) for key in TYPE_KEYS
 )
 #: Card type of each physical amulet id.
-AMULET_TYPE: tuple[int, ...] = tuple(TYPE_KEYS.index((a.colour, a.pattern)) for a in AMULETS)
+AMULET_TYPE: Final[tuple[int, ...]] = tuple(TYPE_KEYS.index((a.colour, a.pattern)) for a in AMULETS)
 #: Arrows of each type at each rotation.
-TYPE_ARROWS: tuple[tuple[int, ...], ...] = tuple(
+TYPE_ARROWS: Final[tuple[tuple[int, ...], ...]] = tuple(
     tuple(rotate_arrows(PATTERNS[p].arrows, r) for r in ROTATIONS) for _, p in TYPE_KEYS
 )
 
@@ -77,16 +79,16 @@ def _canonical(arrows_by_rot: tuple[int, ...]) -> tuple[int, ...]:
 
 
 #: Canonical rotations of each type: the lowest rotation for each distinct arrow set.
-CANON_ROTS: tuple[tuple[int, ...], ...] = tuple(_canonical(a) for a in TYPE_ARROWS)
+CANON_ROTS: Final[tuple[tuple[int, ...], ...]] = tuple(_canonical(a) for a in TYPE_ARROWS)
 #: ``CANON_OF[t][r]``: the canonical rotation giving the same arrows as rotation r.
-CANON_OF: tuple[tuple[int, ...], ...] = tuple(
+CANON_OF: Final[tuple[tuple[int, ...], ...]] = tuple(
     tuple(TYPE_ARROWS[t].index(TYPE_ARROWS[t][r]) for r in ROTATIONS) for t in range(NUM_TYPES)
 )
 #: Oriented types: (type, canonical rotation), the unit of placement actions.
-OTYPES: tuple[tuple[int, int], ...] = tuple((t, r) for t in range(NUM_TYPES) for r in CANON_ROTS[t])
-OTYPE_INDEX: dict[tuple[int, int], int] = {ot: i for i, ot in enumerate(OTYPES)}
+OTYPES: Final[tuple[tuple[int, int], ...]] = tuple((t, r) for t in range(NUM_TYPES) for r in CANON_ROTS[t])
+OTYPE_INDEX: Final[dict[tuple[int, int], int]] = {ot: i for i, ot in enumerate(OTYPES)}
 #: Per type, the oriented-type indices (ascending).
-TYPE_OTYPES: tuple[tuple[int, ...], ...] = tuple(
+TYPE_OTYPES: Final[tuple[tuple[int, ...], ...]] = tuple(
     tuple(OTYPE_INDEX[(t, r)] for r in CANON_ROTS[t]) for t in range(NUM_TYPES)
 )
 
@@ -102,7 +104,7 @@ for _r in range(SIZE - 1):
     for _c in range(SIZE):
         _edges.append((_r * SIZE + _c, (_r + 1) * SIZE + _c))  # vertical
 #: Edge index -> (cell a, cell b), a < b.
-EDGE_CELLS: tuple[tuple[int, int], ...] = tuple(_edges)
+EDGE_CELLS: Final[tuple[tuple[int, int], ...]] = tuple(_edges)
 
 
 def _cell_links() -> tuple[tuple[tuple[int, int, int, int], ...], ...]:
@@ -121,9 +123,9 @@ def _cell_links() -> tuple[tuple[tuple[int, int, int, int], ...], ...]:
 
 
 #: Per cell: (arrow bit towards the neighbour, the neighbour's facing bit, neighbour, edge bit).
-CELL_LINKS: tuple[tuple[tuple[int, int, int, int], ...], ...] = _cell_links()
+CELL_LINKS: Final[tuple[tuple[tuple[int, int, int, int], ...], ...]] = _cell_links()
 #: Per cell: the mask of its edges.
-CELL_EDGE_MASK: tuple[int, ...] = tuple(sum(e for _, _, _, e in row) for row in CELL_LINKS)
+CELL_EDGE_MASK: Final[tuple[int, ...]] = tuple(sum(e for _, _, _, e in row) for row in CELL_LINKS)
 
 
 def links_formed(arrows: list[int], cell: int, piece: int) -> int:
@@ -183,11 +185,11 @@ def board_masks(cell_type: list[int], cell_rotation: list[int]) -> tuple[list[in
 # Connected sets (O4.2)
 # ---------------------------------------------------------------------------------------
 
-MIN_SET = min(r.size for r in RITUALS)
-MAX_SET = max(r.size for r in RITUALS)
-_HIGHER: tuple[int, ...] = tuple(FULL & ~((2 << v) - 1) for v in range(CELLS))
-_SETS_MEMO: dict[int, tuple[int, ...]] = {}
-_MEMO_LIMIT = 50_000
+MIN_SET: Final = min(r.size for r in RITUALS)
+MAX_SET: Final = max(r.size for r in RITUALS)
+_HIGHER: Final[tuple[int, ...]] = tuple(FULL & ~((2 << v) - 1) for v in range(CELLS))
+_SETS_MEMO: Final[dict[int, tuple[int, ...]]] = {}
+_MEMO_LIMIT: Final = 50_000
 
 
 def _enumerate_sets(links: int) -> tuple[int, ...]:
@@ -245,7 +247,7 @@ def colour_signature(counts: tuple[int, ...] | list[int]) -> int:
 
 
 #: Requirement signature of each ritual (O5.1: exactly the required colours).
-RITUAL_SIG: tuple[int, ...] = tuple(colour_signature(r.requirement) for r in RITUALS)
+RITUAL_SIG: Final[tuple[int, ...]] = tuple(colour_signature(r.requirement) for r in RITUALS)
 
 
 def set_signature(mask: int, colour_cells: list[int]) -> int:
@@ -280,7 +282,7 @@ def cells_of(mask: int) -> list[int]:
     return out
 
 
-_CELLS_MEMO: dict[int, tuple[int, ...]] = {}
+_CELLS_MEMO: Final[dict[int, tuple[int, ...]]] = {}
 
 
 def cell_tuple(mask: int) -> tuple[int, ...]:

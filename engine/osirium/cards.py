@@ -16,17 +16,20 @@ from __future__ import annotations
 import dataclasses
 import enum
 import itertools
+from typing import Final
+
+from engine._mypyc import picklable
 
 # ---------------------------------------------------------------------------------------
 # Colours, arrows, patterns (O1.3)
 # ---------------------------------------------------------------------------------------
 
-COLOURS: tuple[str, ...] = ("blue", "red", "green", "yellow")
+COLOURS: Final[tuple[str, ...]] = ("blue", "red", "green", "yellow")
 #: One-letter codes used by the board drawing.
-COLOUR_LETTERS: tuple[str, ...] = ("B", "R", "G", "Y")
+COLOUR_LETTERS: Final[tuple[str, ...]] = ("B", "R", "G", "Y")
 
 N, E, S, W = 1, 2, 4, 8
-ARROW_NAMES: tuple[tuple[int, str], ...] = ((N, "N"), (E, "E"), (S, "S"), (W, "W"))
+ARROW_NAMES: Final[tuple[tuple[int, str], ...]] = ((N, "N"), (E, "E"), (S, "S"), (W, "W"))
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -39,7 +42,7 @@ class Pattern:
     per_colour: int
 
 
-PATTERNS: tuple[Pattern, ...] = (
+PATTERNS: Final[tuple[Pattern, ...]] = (
     Pattern(0, "single", N, 2),
     Pattern(1, "straight", N | S, 3),
     Pattern(2, "corner", N | E, 4),
@@ -69,7 +72,7 @@ def _amulets() -> tuple[Amulet, ...]:
 
 
 #: The 60 amulets (O1.3 [house]): 15 per colour.
-AMULETS: tuple[Amulet, ...] = _amulets()
+AMULETS: Final[tuple[Amulet, ...]] = _amulets()
 
 # ---------------------------------------------------------------------------------------
 # Rituals (O1.4 [house])
@@ -85,7 +88,7 @@ class Principle(enum.IntEnum):
 
 ORDER, CHAOS = Principle.ORDER, Principle.CHAOS
 #: Principle names by value, as in action texts.
-PRINCIPLES: tuple[str, ...] = tuple(p.name.lower() for p in Principle)
+PRINCIPLES: Final[tuple[str, ...]] = tuple(p.name.lower() for p in Principle)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -140,7 +143,7 @@ def _rituals() -> tuple[Ritual, ...]:
 
 
 #: The 40 rituals: ids 0–15 simple, 16–39 advanced.
-RITUALS: tuple[Ritual, ...] = _rituals()
+RITUALS: Final[tuple[Ritual, ...]] = _rituals()
 
 # ---------------------------------------------------------------------------------------
 # Exaltations (O1.5 [house])
@@ -174,7 +177,7 @@ class Exaltation:
     text: str = ""
 
 
-EXALTATIONS: tuple[Exaltation, ...] = (
+EXALTATIONS: Final[tuple[Exaltation, ...]] = (
     Exaltation(
         0, "Maat", ExaltationKind.ALL_ORDER, 4, amount=3, text="at least 3 completed rituals, all by Order"
     ),
@@ -232,7 +235,7 @@ class Deity:
     text: str
 
 
-DEITIES: tuple[Deity, ...] = (
+DEITIES: Final[tuple[Deity, ...]] = (
     Deity(0, "Isis", Power.MOVE, "move one amulet on the board to any empty cell, with any rotation"),
     Deity(1, "Anubis", Power.BREAK, "break one amulet on the board into your broken pile"),
     Deity(2, "Bastet", Power.MARKET, "take one market card into your hand in addition"),
@@ -243,9 +246,11 @@ DEITIES: tuple[Deity, ...] = (
 # Game constants (O2, O3, O5.6, O8.4)
 # ---------------------------------------------------------------------------------------
 
-HAND_SIZE = 4  # O2.2, O3.2
-MARKET_SIZE = 4  # O1.7
-RITUAL_SLOTS = 3  # O2.3: slots 0, 1 face up, slot 2 face down
-HIDDEN_SLOT = 2
-RITUALS_TO_END = 5  # O5.6 / O8.1
-MAX_ROUNDS = 100  # O8.4
+HAND_SIZE: Final = 4  # O2.2, O3.2
+MARKET_SIZE: Final = 4  # O1.7
+RITUAL_SLOTS: Final = 3  # O2.3: slots 0, 1 face up, slot 2 face down
+HIDDEN_SLOT: Final = 2
+RITUALS_TO_END: Final = 5  # O5.6 / O8.1
+MAX_ROUNDS: Final = 100  # O8.4
+
+picklable(Pattern, Amulet, Ritual, Exaltation, Deity)

@@ -33,7 +33,7 @@ parsed strictly and the state then passes :meth:`OsiriumState.validate`; any pro
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Final
 
 from engine.core import StateFormatError
 from engine.osirium.board import CELLS, NUM_TYPES, cell_name
@@ -41,25 +41,25 @@ from engine.osirium.cards import DEITIES, EXALTATIONS, MARKET_SIZE, RITUAL_SLOTS
 from engine.osirium.state import PHASES, OsiriumState, Phase
 from engine.rng import Rng, SerialRng, rng_from_text
 
-VERSION = 3
-PREFIX = f"osirium:{VERSION}:"
-PREFIX_V2 = "osirium:2:"
-PREFIX_V1 = "osirium:1:"
-ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-KEYS = (
+VERSION: Final = 3
+PREFIX: Final = f"osirium:{VERSION}:"
+PREFIX_V2: Final = "osirium:2:"
+PREFIX_V1: Final = "osirium:1:"
+ALPHABET: Final = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+KEYS: Final = (
     "n", "tm", "dy", "pu", "b", "h", "pl", "ds", "mk", "bk", "sl", "dn", "ak", "ex",
     "si", "ad", "ph", "cur", "r", "fl", "cl", "cs", "eb", "rng", "mv",
 )  # fmt: skip
-_KEY_SET = frozenset(KEYS)
+_KEY_SET: Final = frozenset(KEYS)
 #: Fields of version 2 (no move number).
-_V2_KEYS = KEYS[:-1]
+_V2_KEYS: Final = KEYS[:-1]
 
-_BAD = 255  # a character outside the table being decoded
-_DOT = 254  # '.', an empty market or ritual slot
+_BAD: Final = 255  # a character outside the table being decoded
+_DOT: Final = 254  # '.', an empty market or ritual slot
 # Encoding: an id (0-61) becomes its ALPHABET character, _DOT a '.', in one bytes.translate.
-_ENCODE = bytes.maketrans(bytes([*range(len(ALPHABET)), _DOT]), (ALPHABET + ".").encode())
-_TYPE_CH = ALPHABET[:NUM_TYPES]
-_RITUAL_CH = ALPHABET[: len(RITUALS)]
+_ENCODE: Final = bytes.maketrans(bytes([*range(len(ALPHABET)), _DOT]), (ALPHABET + ".").encode())
+_TYPE_CH: Final = ALPHABET[:NUM_TYPES]
+_RITUAL_CH: Final = ALPHABET[: len(RITUALS)]
 
 
 def _decode_table(count: int, dot: bool = False) -> bytes:
@@ -73,23 +73,23 @@ def _decode_table(count: int, dot: bool = False) -> bytes:
     return bytes(table)
 
 
-_TYPES = _decode_table(NUM_TYPES)
-_RITUALS = _decode_table(len(RITUALS))
-_DEITIES = _decode_table(len(DEITIES))
-_EXALTATIONS = _decode_table(len(EXALTATIONS))
-_MARKET = _decode_table(NUM_TYPES, dot=True)
-_SLOTS = _decode_table(len(RITUALS), dot=True)
-_FLAGS = _decode_table(2)
+_TYPES: Final = _decode_table(NUM_TYPES)
+_RITUALS: Final = _decode_table(len(RITUALS))
+_DEITIES: Final = _decode_table(len(DEITIES))
+_EXALTATIONS: Final = _decode_table(len(EXALTATIONS))
+_MARKET: Final = _decode_table(NUM_TYPES, dot=True)
+_SLOTS: Final = _decode_table(len(RITUALS), dot=True)
+_FLAGS: Final = _decode_table(2)
 #: Board cell text by ``(type + 1) * 4 + rotation`` (type -1: empty).
-_CELL_TEXT = [".."] * 4 + [f"{t}{r}" for t in _TYPE_CH for r in "0123"]
-_CELL_OF = {text: (i // 4 - 1, i % 4) for i, text in enumerate(_CELL_TEXT) if i >= 4}
+_CELL_TEXT: Final = [".."] * 4 + [f"{t}{r}" for t in _TYPE_CH for r in "0123"]
+_CELL_OF: Final = {text: (i // 4 - 1, i % 4) for i, text in enumerate(_CELL_TEXT) if i >= 4}
 _CELL_OF[".."] = (-1, 0)
 #: Completed ritual text by ``id * 2 + principle``.
-_DONE_TEXT = [f"{r}{p}" for r in _RITUAL_CH for p in "01"]
-_DONE_OF = {text: i for i, text in enumerate(_DONE_TEXT)}
-_BIT = "01"
+_DONE_TEXT: Final = [f"{r}{p}" for r in _RITUAL_CH for p in "01"]
+_DONE_OF: Final = {text: i for i, text in enumerate(_DONE_TEXT)}
+_BIT: Final = "01"
 #: A phase's number in the text (``ph=<n>``): its place in :class:`Phase`.
-_PHASE_NUMBER = {phase: i for i, phase in enumerate(PHASES)}
+_PHASE_NUMBER: Final = {phase: i for i, phase in enumerate(PHASES)}
 
 
 def _phase(number: int) -> Phase:
@@ -139,7 +139,7 @@ def encode(s: OsiriumState, version: int = VERSION) -> str:
     ) + (f";mv={s.moves}" if prefix == PREFIX else "")
 
 
-def decode(data: str, *, validate: bool = True) -> OsiriumState:
+def decode(data: object, *, validate: bool = True) -> OsiriumState:
     """The state serialised in ``data`` (version 3, 2 or 1), validated (a version-3 text
     this program wrote itself may skip it: ``validate=False``)."""
     if not isinstance(data, str):
@@ -219,7 +219,7 @@ def _decode_v2(body: str, *, chance: bool, validate: bool = True) -> OsiriumStat
         missing = ", ".join(k for k in keys if k not in f)
         raise StateFormatError(f"osirium: corrupt state: missing field(s) {missing}")
 
-    s = OsiriumState.__new__(OsiriumState)
+    s = OsiriumState()
     n = s.player_count = _integer(f["n"], "n", 2, 4)
     s.team_play = _flags(f["tm"], 1, "tm")[0]
     deity = f["dy"]
@@ -304,7 +304,7 @@ def _finish(s: OsiriumState, rng: SerialRng, *, validate: bool = True) -> Osiriu
 # encode_v1, for compatibility tests.
 # ---------------------------------------------------------------------------------------
 
-_V1_KEYS = frozenset(
+_V1_KEYS: Final = frozenset(
     (
         "n", "teams", "deities", "used", "board", "hands", "pile", "discard", "market",
         "broken", "slots", "done", "ankhs", "exalt", "simple", "advanced", "phase", "cur",
@@ -390,7 +390,7 @@ def _from_dict(d: dict[str, Any]) -> OsiriumState:
     n = integer(d["n"], "n")
     if not 2 <= n <= 4:
         raise StateFormatError(f"osirium: player count {n} is not 2..4")
-    s = OsiriumState.__new__(OsiriumState)
+    s = OsiriumState()
     s.player_count = n
     s.team_play = boolean(d["teams"], "teams")
     s.deities = ints(d["deities"], "deities", n)

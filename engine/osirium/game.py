@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from engine.core import (
     ActionInfo,
@@ -22,7 +22,7 @@ from engine.osirium.codec import decode, encode, encode_v1
 from engine.osirium.state import OsiriumState
 from engine.rng import SerialRng, game_rng
 
-_DEITY_IDS = tuple(d.name.lower() for d in DEITIES)
+_DEITY_IDS: Final = tuple(d.name.lower() for d in DEITIES)
 
 
 class OsiriumGame(Game):
@@ -97,13 +97,13 @@ class OsiriumGame(Game):
             return encode_v1(state)
         return encode(state) if version is None else encode(state, version)
 
-    def deserialize_state(self, data: str, *, validate: bool = True) -> OsiriumState:
+    def deserialize_state(self, data: object, *, validate: bool = True) -> OsiriumState:
         """A state from its text (``osirium:3:``, or an earlier release's ``osirium:2:`` or
         ``osirium:1:``), validated unless ``validate`` is false (version 3 only);
         :class:`~engine.core.StateFormatError` otherwise."""
         return decode(data, validate=validate)
 
-    def action_info(self, action: int) -> ActionInfo:
+    def action_info(self, action: object) -> ActionInfo:
         return A.action_info(action)
 
     def string_to_action(self, text: str) -> int:

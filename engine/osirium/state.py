@@ -24,7 +24,7 @@ from __future__ import annotations
 import enum
 import random
 from collections.abc import Callable, Sequence
-from typing import Self
+from typing import Final, Self
 
 from engine.core import (
     TERMINAL,
@@ -114,27 +114,27 @@ class EventKind(enum.StrEnum):
 
 
 # The phases as module constants: the hot paths compare them by identity.
-MAIN = Phase.MAIN
-PLACE = Phase.PLACE
-DRAW = Phase.DRAW
-BREAK = Phase.BREAK
-REFILL = Phase.REFILL
-OVER = Phase.OVER
+MAIN: Final = Phase.MAIN
+PLACE: Final = Phase.PLACE
+DRAW: Final = Phase.DRAW
+BREAK: Final = Phase.BREAK
+REFILL: Final = Phase.REFILL
+OVER: Final = Phase.OVER
 #: The phases in the order of their numbers in the state text (``ph=<n>``).
-PHASES: tuple[Phase, ...] = tuple(Phase)
+PHASES: Final[tuple[Phase, ...]] = tuple(Phase)
 
-_POWER = {d.id: d.power for d in DEITIES}
+_POWER: Final = {d.id: d.power for d in DEITIES}
 #: A view's (ritual id, principle) by the state's ``completed`` entry (``id * 2 + principle``).
-_COMPLETED: tuple[tuple[int, Principle], ...] = tuple(
+_COMPLETED: Final[tuple[tuple[int, Principle], ...]] = tuple(
     (c // 2, Principle(c % 2)) for c in range(2 * len(RITUALS))
 )
 # Module constants for the hot paths (an enum member read off its class costs ~70 ns in 3.11).
 _ANUBIS, _BASTET, _SETH, _ISIS = Power.BREAK, Power.MARKET, Power.ROTATE, Power.MOVE
-_HIGHER: tuple[int, ...] = tuple(FULL & ~((2 << c) - 1) for c in range(CELLS))
-_NUM_RITUALS = len(RITUALS)
-_NUM_EXALTATIONS = len(EXALTATIONS)
+_HIGHER: Final[tuple[int, ...]] = tuple(FULL & ~((2 << c) - 1) for c in range(CELLS))
+_NUM_RITUALS: Final = len(RITUALS)
+_NUM_EXALTATIONS: Final = len(EXALTATIONS)
 #: The 60 amulets (O2.2) by type, ascending.
-_AMULET_TYPES = [t for t in range(NUM_TYPES) for _ in range(TYPE_COUNT[t])]
+_AMULET_TYPES: Final = [t for t in range(NUM_TYPES) for _ in range(TYPE_COUNT[t])]
 
 
 def _invalid(msg: str) -> StateFormatError:
@@ -230,7 +230,7 @@ class OsiriumState(State):
 
     @classmethod
     def new(cls, num_players: int, rng: SerialRng, deities: Sequence[int], teams: bool) -> OsiriumState:
-        s = cls.__new__(cls)
+        s = cls()
         s.player_count = n = num_players
         s.team_play = teams
         s.deities = list(deities)  # O2.1
@@ -281,7 +281,7 @@ class OsiriumState(State):
         return s
 
     def clone(self) -> Self:
-        s = object.__new__(type(self))
+        s = type(self)()
         s.player_count = self.player_count
         s.team_play = self.team_play
         s.deities = self.deities  # never mutated
@@ -1383,7 +1383,7 @@ def _last_word(s: OsiriumState, p: int, _x: Exaltation) -> float:
     return 1.0 if s.ended_by == p else 0.5 * len(s.completed[p]) / RITUALS_TO_END
 
 
-_PROGRESS: dict[ExaltationKind, Callable[[OsiriumState, int, Exaltation], float]] = {
+_PROGRESS: Final[dict[ExaltationKind, Callable[[OsiriumState, int, Exaltation], float]]] = {
     ExaltationKind.ALL_ORDER: _all_order,
     ExaltationKind.CHAOS: _chaos,
     ExaltationKind.BROKEN_COLOUR: _broken_colour,
@@ -1393,7 +1393,7 @@ _PROGRESS: dict[ExaltationKind, Callable[[OsiriumState, int, Exaltation], float]
     ExaltationKind.LAST_WORD: _last_word,
 }
 #: The progress function of each exaltation, by id.
-_PROGRESS_BY_EXALTATION = tuple(_PROGRESS[x.kind] for x in EXALTATIONS)
+_PROGRESS_BY_EXALTATION: Final = tuple(_PROGRESS[x.kind] for x in EXALTATIONS)
 
 
 __all__ = ["BREAK", "DRAW", "MAIN", "OVER", "PLACE", "REFILL", "EventKind", "OsiriumState", "Phase", "Reason"]

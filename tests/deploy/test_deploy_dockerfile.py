@@ -40,12 +40,37 @@ def test_hadolint_would_catch_a_bad_dockerfile(tmp_path):
     assert "DL3006" in result.stdout  # untagged image
 
 
-def test_one_pinned_slim_base_for_all_stages(stages):
-    external = {s.base for s in stages if s.base not in {t.name for t in stages if t.name}}
-    assert len(external) == 1, external
-    (base,) = external
-    # An exact patch release of a slim Debian image, e.g. python:3.11.11-slim-bookworm.
-    assert re.fullmatch(r"python:3\.\d+\.\d+-slim-[a-z]+(@sha256:[0-9a-f]{64})?", base), base
+def _external_base(stages, stage):
+    names = {s.name: s for s in stages if s.name}
+    while stage.base in names:
+        stage = names[stage.base]
+    return stage.base
+
+
+def test_runtime_on_a_pinned_slim_base_builder_on_the_same_release(stages):
+    # The runtime: an exact patch release of a slim Debian image, e.g. python:3.11.11-slim-bookworm.
+    runtime = _external_base(stages, stages[-1])
+    match = re.fullmatch(r"python:(3\.\d+\.\d+)-slim-([a-z]+)(@sha256:[0-9a-f]{64})?", runtime)
+    assert match, runtime
+    release, debian = match.group(1), match.group(2)
+    # The builder compiles (mypyc, gcc): the full image of the same Python release and Debian,
+    # or the runtime's own base; nothing else.
+    builder = _external_base(stages, stage_named(stages, "builder"))
+    full = re.fullmatch(rf"python:{re.escape(release)}-{debian}(@sha256:[0-9a-f]{{64}})?", builder)
+    assert builder == runtime or full, builder
+    external = {_external_base(stages, s) for s in stages}
+    assert external <= {runtime, builder}, external
+
+
+def test_the_builder_compiles_and_the_runtime_has_no_compiler(stages):
+    builder = stage_named(stages, "builder")
+    runs = " ".join(i.value for i in builder.all("RUN"))
+    assert "HEKA_COMPILE=1" in runs, "the image's wheel is the compiled build (setup.py)"
+    assert "setup.py" in " ".join(i.value for i in builder.all("COPY"))
+    runtime_base = _external_base(stages, stages[-1])
+    assert "-slim-" in runtime_base  # no gcc in the slim image; the runtime stage installs nothing
+    for ins in stages[-1].all("RUN"):
+        assert not re.search(r"\b(gcc|cc|build-essential|clang)\b", ins.value), ins.value
 
 
 def test_multi_stage_runtime_copies_only_the_virtualenv(stages):

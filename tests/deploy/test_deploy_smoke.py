@@ -109,7 +109,7 @@ def image(scratch):
                         src,
                         target,
                         dirs_exist_ok=True,
-                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info"),
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "*.so"),
                     )
                 elif dest.endswith("/"):
                     target.mkdir(parents=True, exist_ok=True)
@@ -164,6 +164,30 @@ def test_fresh_virtualenv_has_runtime_dependencies_only(image):
         cwd=mapping["/tmp"],
     ).stdout
     assert str(venv) in site and str(ROOT) not in site
+
+
+def test_the_image_runs_the_compiled_build_and_can_run_pure_python(image):
+    """The builder compiled engine/ and the search (HEKA_COMPILE=1); the runtime virtualenv,
+    which has no mypy, imports the extensions, and HEKA_PURE_PYTHON=1 switches to the .py
+    files shipped beside them."""
+    _, mapping = image
+    python = str(mapping["/opt/heka"] / "bin" / "python")
+    probe = "import engine, engine.core as c, ai.mcts as m; print(engine.build(), c.__file__, m.__file__)"
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "HEKA_PURE_PYTHON")}
+    compiled = subprocess.run(
+        [python, "-c", probe], capture_output=True, text=True, check=True, cwd=mapping["/tmp"], env=env
+    ).stdout.split()
+    assert compiled[0] == "compiled", compiled
+    assert compiled[1].endswith(".so") and compiled[2].endswith(".so"), compiled
+    pure = subprocess.run(
+        [python, "-c", probe],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=mapping["/tmp"],
+        env={**env, "HEKA_PURE_PYTHON": "1"},
+    ).stdout.split()
+    assert pure[0] == "pure" and pure[1].endswith(".py") and pure[2].endswith(".py"), pure
 
 
 def executable_python(mapping: dict[str, Path]) -> Path:

@@ -223,6 +223,16 @@ def test_list_games(stub: Any) -> None:
             assert o.kind != pb.OPTION_KIND_UNSPECIFIED
 
 
+def test_the_server_tells_its_build(server: Any) -> None:
+    """ListGames.build and the "listening" log line name the build the server runs: the one
+    this test process runs (same environment, same install; engine/_build.py)."""
+    import engine
+
+    assert server.stub.ListGames(pb.ListGamesRequest()).build == engine.build()
+    listening = [line for line in server.log_lines() if line.get("event") == "listening"]
+    assert listening and {line["build"] for line in listening} == {engine.build()}
+
+
 def test_views_hide_other_hands(stub: Any) -> None:
     """A10 / O6: a player's view differs from the other player's and from the public view,
     while the status is common."""

@@ -1261,10 +1261,12 @@ class ListGamesRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class ListGamesResponse(_message.Message):
-    __slots__ = ("games",)
+    __slots__ = ("games", "build")
     GAMES_FIELD_NUMBER: _ClassVar[int]
+    BUILD_FIELD_NUMBER: _ClassVar[int]
     games: _containers.RepeatedCompositeFieldContainer[GameInfo]
-    def __init__(self, games: _Optional[_Iterable[_Union[GameInfo, _Mapping]]] = ...) -> None: ...
+    build: str
+    def __init__(self, games: _Optional[_Iterable[_Union[GameInfo, _Mapping]]] = ..., build: _Optional[str] = ...) -> None: ...
 
 class CreateGameRequest(_message.Message):
     __slots__ = ("game", "num_players", "seed", "options", "viewer", "include_view", "include_legal_actions", "compact_actions", "bots", "max_bot_moves", "trusted_backend")
