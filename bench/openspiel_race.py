@@ -27,7 +27,9 @@ Schedule: game ``g`` deals ``derive_seed(seed, "deal", g // players)`` and seats
 seeds come from ``derive_seed(seed, "bots", g)``. ``--max-minutes`` bounds the run: games
 not started by then are skipped (the table says how many were played). Prints, per budget:
 games, heka's wins / draws / losses, heka's score (W + D/2)/N with its 95% Wilson interval,
-iterations per second and milliseconds per decision of each side. Asserts nothing.
+iterations per second of CPU time (so that other jobs on the machine do not change them) and
+wall-clock milliseconds per decision of each side; then the machine's load average. Asserts
+nothing.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import multiprocessing
+import os
 import random
 import sys
 import time
@@ -108,9 +111,9 @@ class Result:
     deal_seed: int
     heka_return: float
     plies: int
-    # Decisions with a choice: (count, iterations, seconds) per side.
-    heka: tuple[int, int, float]
-    openspiel: tuple[int, int, float]
+    # Decisions with a choice, per side: (count, iterations, wall seconds, CPU seconds).
+    heka: tuple[int, int, float, float]
+    openspiel: tuple[int, int, float, float]
     seconds: float
 
 
@@ -141,12 +144,12 @@ def play(task: Task) -> Result | None:
         milliseconds=task.budget if task.mode == "time" else None,
     )
     os_bot.set_resampler(lambda s, p: s.resample_from_infostate(p, np_rng.uniform))
-    heka = [0, 0, 0.0]
-    ospl = [0, 0, 0.0]
+    heka: list[float] = [0, 0, 0.0, 0.0]
+    ospl: list[float] = [0, 0, 0.0, 0.0]
     plies = 0
     while not state.is_terminal():
         choice = len(state.legal_actions()) > 1
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         if state.current_player() == heka_seat:
             decision = heka_bot.choose(state.heka_state, seed=rng.getrandbits(62))
             action, iterations, side = decision.action, decision.diagnostics.iterations, heka
@@ -157,6 +160,7 @@ def play(task: Task) -> Result | None:
             side[0] += 1
             side[1] += iterations
             side[2] += time.perf_counter() - start
+            side[3] += time.process_time() - cpu
         state.apply_action(action)
         plies += 1
     return Result(
@@ -165,8 +169,8 @@ def play(task: Task) -> Result | None:
         deal_seed,
         state.returns()[heka_seat],
         plies,
-        (int(heka[0]), int(heka[1]), float(heka[2])),
-        (int(ospl[0]), int(ospl[1]), float(ospl[2])),
+        (int(heka[0]), int(heka[1]), heka[2], heka[3]),
+        (int(ospl[0]), int(ospl[1]), ospl[2], ospl[3]),
         time.perf_counter() - t0,
     )
 
@@ -181,10 +185,11 @@ def row(results: list[Result], label: str) -> str:
     def speed(side: str) -> str:
         count = sum(getattr(r, side)[0] for r in results)
         its = sum(getattr(r, side)[1] for r in results)
-        secs = sum(getattr(r, side)[2] for r in results)
-        if not count or not secs:
+        wall = sum(getattr(r, side)[2] for r in results)
+        cpu = sum(getattr(r, side)[3] for r in results)
+        if not count or not cpu:
             return f"{'-':>8} {'-':>7}"
-        return f"{its / secs:8.0f} {1000 * secs / count:7.0f}"
+        return f"{its / cpu:8.0f} {1000 * wall / count:7.0f}"
 
     return (
         f"{label:<34} {n:5d}  {w:3d} {d:3d} {lo:3d}  "
@@ -221,7 +226,8 @@ def main() -> None:
     print(
         f"# {args.game} {args.players}p, seed {args.seed}, {args.games} games per budget; heka: {args.heka} "
         f"+ budget; OpenSpiel: ISMCTSBot(uct_c={args.uct_c}, RandomRolloutEvaluator(1)); "
-        f"procs {args.procs}; open_spiel {getattr(pyspiel, '__version__', '?')}",
+        f"procs {args.procs}; open_spiel {getattr(pyspiel, '__version__', '?')}; load average "
+        + ", ".join(f"{x:.1f}" for x in os.getloadavg()),
         flush=True,
     )
     t0 = time.monotonic()
@@ -239,6 +245,7 @@ def main() -> None:
                 file=sys.stderr,
                 flush=True,
             )
+    print("# it/s: iterations per CPU second of the deciding process; ms: wall-clock ms per decision")
     print(
         f"{'budget per decision':<34} {'games':>5}  {'W':>3} {'D':>3} {'L':>3}  "
         f"{'heka score [95% CI]':<22}  {'heka it/s':>8} {'ms':>7}  {'OS it/s':>8} {'ms':>7}"
@@ -247,7 +254,9 @@ def main() -> None:
         mine = sorted((r for r in results if r.task.mode == mode), key=lambda r: r.task.index)
         budget = f"{args.ms} ms" if mode == "time" else f"{args.iterations} iterations"
         print(row(mine, f"equal {mode}: {budget}"))
-    print(f"# {len(results)} of {len(tasks)} games played in {time.monotonic() - t0:.0f} s")
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    elapsed = time.monotonic() - t0
+    print(f"# {len(results)} of {len(tasks)} games played in {elapsed:.0f} s; load average {load}")
 
 
 if __name__ == "__main__":
