@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
 .PHONY: all venv compile run serve simulate test test-fast test-pure lint typecheck bench clean proto ops-check \
-        api-check api-freeze examples-check
+        api-check api-freeze examples-check openspiel-check
 
 all: test
 
@@ -103,6 +103,17 @@ $(OPS_STAMP): $(STAMP)
 
 ops-check: $(OPS_STAMP)
 	BIN=$(BIN) bash scripts/ci_checks.sh
+
+## heka's games inside OpenSpiel: installs the `openspiel` extra (open_spiel, numpy) into the venv and
+## runs the adapter's tests (tests/interop/, skipped by `make test` when the extra is missing).
+OPENSPIEL_STAMP := $(VENV)/.openspiel-installed
+$(OPENSPIEL_STAMP): $(STAMP)
+	HEKA_COMPILE=0 $(BIN)/python -m pip install --quiet -e '.[dev,openspiel]'
+	touch $(OPENSPIEL_STAMP)
+
+openspiel-check: $(OPENSPIEL_STAMP)
+	$(BIN)/python -c "import pyspiel, interop.openspiel"
+	$(BIN)/pytest -q -m openspiel tests/interop
 
 clean:
 	rm -rf $(VENV) $(TOOLS) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
