@@ -46,7 +46,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from service.loadtest.local import LocalServer, cpu_seconds, start_heka  # noqa: E402
+from service.loadtest.local import LocalServer, cpu_seconds, heka_env, start_heka  # noqa: E402
 from service.loadtest.runner import LoadSettings, raw_stubs, run_load  # noqa: E402
 from service.loadtest.scenarios import CallScenario  # noqa: E402
 
@@ -459,6 +459,62 @@ async def bench_budget(args: argparse.Namespace) -> list[tuple[str, ...]]:
     return rows
 
 
+def floor_server(stack: contextlib.ExitStack, processes: int, mode: str, **env: str) -> LocalServer:
+    """``heka serve`` through ``bench/floor_server.py`` (``BENCH_FLOOR=mode``: the cheap
+    handlers answer prebuilt responses), sealed tokens, no state cache."""
+    command = [sys.executable, str(ROOT / "bench" / "floor_server.py"), "serve", "--host", "127.0.0.1"]
+    command += ["--port", "0", "--metrics-port", "-1"]
+    server_env = heka_env(
+        {
+            "HEKA_SEARCH_WORKERS": "1",
+            "HEKA_GRPC_PROCESSES": str(processes),
+            "HEKA_STATE_CACHE_SIZE": "0",
+            "BENCH_FLOOR": mode,
+            **env,
+        }
+    )
+    return stack.enter_context(LocalServer(command, env=server_env, cwd=ROOT))
+
+
+async def bench_floor(args: argparse.Namespace) -> list[tuple[str, ...]]:
+    """Issue 15, why the per-call budget is out of reach without a cache: the compiled
+    server without the state cache, against the same server whose ApplyAction and
+    ListLegalActions answer, from a dict, the response the real handler gave to the same
+    request (``noop``: no handler work, the same bytes on the wire, the same interceptor,
+    metrics and access log), and with a pure-Python loop of N µs before that answer
+    (``spin:N``). Interleaved in one run, each call against the same server's ListGames."""
+    results: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    with contextlib.ExitStack() as stack:
+        servers = {"real handlers": heka(stack, 1, args.processes, HEKA_STATE_CACHE_SIZE="0")}
+        for mode in args.floor_modes:
+            servers[f"{mode}"] = floor_server(stack, args.processes, mode)
+        pids = {k: server.grpc_pids() for k, server in servers.items()}
+        calls = {}
+        for k, server in servers.items():
+            pools = {
+                label: await collect_positions(server.target, game, players, args.positions)
+                for label, game, players in GAMES
+            }
+            # A floor server's answers are built as it sees each request the first time: here
+            # and in each row's warm-up (every gRPC process its own).
+            calls[k] = cheap_calls(pools, "ListGames")
+        for rep in range(args.repeats):
+            print(f"# repeat {rep + 1}/{args.repeats}", flush=True)
+            for k, server in servers.items():
+                for name, scenario in calls[k]:
+                    results.setdefault((name, k), []).append(
+                        await measure(server.target, scenario, args, pids[k])
+                    )
+    rows = []
+    names = sorted({name for name, _ in results}, key=lambda x: (x != "ListGames", x))
+    for k in servers:
+        floor = statistics.median(x["cpu_us"] for x in results[("ListGames", k)])
+        for name in names:
+            cpu = statistics.median(x["cpu_us"] for x in results[(name, k)])
+            rows.append((k, name, f"{cpu:.0f}", f"{cpu - floor:+.0f}", f"{cpu / floor:.2f}"))
+    return rows
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--echo-server", type=int, default=None, help=argparse.SUPPRESS)
@@ -483,6 +539,14 @@ def main() -> int:
         action="store_true",
         help="only the per-call budget: cheap calls against ListGames, cache on/off, both builds",
     )
+    parser.add_argument(
+        "--floor",
+        nargs="*",
+        metavar="MODE",
+        default=None,
+        help="only the floor of the per-call budget: real handlers against prebuilt answers "
+        "(modes: noop, spin:N for N us of handler CPU; default: noop spin:40 spin:85)",
+    )
     args = parser.parse_args()
     if args.echo_server is not None:
         run_echo_server(args.echo_server)
@@ -494,6 +558,18 @@ def main() -> int:
     if args.quick:
         args.seconds, args.positions, args.repeats = 1.0, 40, 1
         args.bot_runs = {"easy": 1, "medium": 1, "hard": 1}
+    if args.floor is not None:
+        args.floor_modes = args.floor or ["noop", "spin:40", "spin:85"]
+        rows = asyncio.run(bench_floor(args))
+        header = ("server (sealed, no cache)", "workload", "server CPU us/call", "- ListGames", "x ListGames")
+        widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+        print(
+            f"\nserver CPU per call, medians of {args.repeats} x {args.seconds:g} s, "
+            f"{args.processes} gRPC processes"
+        )
+        for r in [header, *rows]:
+            print("  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)))
+        return 0
     if args.budget:
         rows = asyncio.run(bench_budget(args))
         header = ("server (sealed tokens)", "workload", "server CPU us/call", "x ListGames")
