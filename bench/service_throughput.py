@@ -116,10 +116,13 @@ def start_echo(stack: contextlib.ExitStack, processes: int = 1, aio: bool = Fals
     return servers
 
 
-def heka(stack: contextlib.ExitStack, workers: int, processes: int, **env: str) -> LocalServer:
-    """``heka serve`` (access logs on), stopped when ``stack`` closes."""
+def heka(
+    stack: contextlib.ExitStack, workers: int, processes: int, root: Path | None = None, **env: str
+) -> LocalServer:
+    """``heka serve`` (access logs on) from the checkout ``root`` (default: this one), stopped
+    when ``stack`` closes."""
     env = {"HEKA_SEARCH_WORKERS": str(workers), "HEKA_GRPC_PROCESSES": str(processes), **env}
-    return stack.enter_context(start_heka(env=env))
+    return stack.enter_context(start_heka(env=env, root=root))
 
 
 # ---------------------------------------------------------------------------------------
@@ -426,10 +429,18 @@ async def bench_budget(args: argparse.Namespace) -> list[tuple[str, ...]]:
     """Issue 15, the per-call budget: server CPU per ListLegalActions and ApplyAction against
     ListGames on the same server, with sealing (the default), state cache on and off, on the
     compiled build and on the pure-Python one (HEKA_PURE_PYTHON=1), four servers interleaved
-    in the same run; each server measured on tokens it made itself."""
+    in the same run; each server measured on tokens it made itself. ``--before ROOT`` adds
+    the compiled build of another checkout (its extensions built: ``make compile`` there),
+    cache on and off, to compare two versions in one run."""
     results: dict[tuple[str, str], list[dict[str, Any]]] = {}
     with contextlib.ExitStack() as stack:
         servers = {}
+        if args.before is not None:
+            before = args.before.resolve()
+            servers["before: compiled, cache"] = heka(stack, 1, args.processes, root=before)
+            servers["before: compiled, no cache"] = heka(
+                stack, 1, args.processes, root=before, HEKA_STATE_CACHE_SIZE="0"
+            )
         for build in ("compiled", "pure"):
             pure = {"HEKA_PURE_PYTHON": "1"} if build == "pure" else {}
             servers[f"{build}, cache"] = heka(stack, 1, args.processes, **pure)
@@ -538,6 +549,13 @@ def main() -> int:
         "--budget",
         action="store_true",
         help="only the per-call budget: cheap calls against ListGames, cache on/off, both builds",
+    )
+    parser.add_argument(
+        "--before",
+        type=Path,
+        default=None,
+        metavar="ROOT",
+        help="with --budget: also the compiled build of the checkout ROOT (e.g. the previous commit's)",
     )
     parser.add_argument(
         "--floor",
