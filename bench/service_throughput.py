@@ -463,6 +463,8 @@ async def bench_budget(args: argparse.Namespace) -> list[tuple[str, ...]]:
     rows = []
     names = sorted({name for name, _ in results}, key=lambda x: (x != "ListGames", x))
     for k in servers:
+        if k == "twice":
+            continue
         floor = statistics.median(x["cpu_us"] for x in results[("ListGames", k)])
         for name in names:
             cpu = statistics.median(x["cpu_us"] for x in results[(name, k)])
@@ -470,9 +472,11 @@ async def bench_budget(args: argparse.Namespace) -> list[tuple[str, ...]]:
     return rows
 
 
-def floor_server(stack: contextlib.ExitStack, processes: int, mode: str, **env: str) -> LocalServer:
-    """``heka serve`` through ``bench/floor_server.py`` (``BENCH_FLOOR=mode``: the cheap
-    handlers answer prebuilt responses), sealed tokens, no state cache."""
+def floor_server(
+    stack: contextlib.ExitStack, processes: int, mode: str, stats_dir: str, **env: str
+) -> LocalServer:
+    """``heka serve`` through ``bench/floor_server.py`` (``BENCH_FLOOR=mode``), sealed tokens,
+    no state cache; its processes write their handlers' CPU to ``stats_dir`` as they stop."""
     command = [sys.executable, str(ROOT / "bench" / "floor_server.py"), "serve", "--host", "127.0.0.1"]
     command += ["--port", "0", "--metrics-port", "-1"]
     server_env = heka_env(
@@ -481,31 +485,71 @@ def floor_server(stack: contextlib.ExitStack, processes: int, mode: str, **env: 
             "HEKA_GRPC_PROCESSES": str(processes),
             "HEKA_STATE_CACHE_SIZE": "0",
             "BENCH_FLOOR": mode,
+            "BENCH_FLOOR_STATS": stats_dir,
             **env,
         }
     )
     return stack.enter_context(LocalServer(command, env=server_env, cwd=ROOT))
 
 
-async def bench_floor(args: argparse.Namespace) -> list[tuple[str, ...]]:
-    """Issue 15, why the per-call budget is out of reach without a cache: the compiled
-    server without the state cache, against the same server whose ApplyAction and
-    ListLegalActions answer, from a dict, the response the real handler gave to the same
-    request (``noop``: no handler work, the same bytes on the wire, the same interceptor,
-    metrics and access log), and with a pure-Python loop of N µs before that answer
-    (``spin:N``). Interleaved in one run, each call against the same server's ListGames."""
+def handler_cpu_in_process(pools: dict[str, list[Position]], runs: int = 7) -> dict[str, float]:
+    """The handlers of ``cheap_calls`` called in this process, in a loop over the same
+    requests (sealed with the bench key, no state cache): CPU µs per call (this thread's,
+    median of ``runs``)."""
+    import tempfile
+
+    os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", tempfile.mkdtemp(prefix="heka-bench-"))
+    from service.config import Config
+    from service.envelope import KeyRing, parse_keys
+    from service.loadtest.local import BENCH_KEY
+    from service.servicer import GameService
+
+    service = GameService(Config(state_cache_size=0), KeyRing(parse_keys(BENCH_KEY)), None)  # type: ignore[arg-type]
+    out = {}
+    for name, scenario in cheap_calls(pools, "ListGames"):
+        method = getattr(service, scenario.method)
+        requests = list(scenario.requests)
+        times = []
+        for _ in range(runs):
+            start = time.thread_time_ns()
+            for _ in range(5):
+                for request in requests:
+                    method(request, None)
+            times.append((time.thread_time_ns() - start) / (5 * len(requests)) / 1000)
+        out[name] = statistics.median(times)
+    return out
+
+
+async def bench_floor(args: argparse.Namespace) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
+    """Issue 15, what the per-call budget leaves to the handler: servers without the state
+    cache (sealed tokens) whose ApplyAction and ListLegalActions are the real ones (``real``),
+    answer, from a dict, the response the real handler gave to the same request (``noop``:
+    no handler work, the same bytes on the wire, the same interceptor, metrics and access
+    log), or do that after spinning N µs of CPU (``spin:N``). Interleaved in one run, each
+    call against the same server's ListGames. Also: the handlers' CPU per call inside the
+    servers, and the real handlers' in this process, in a loop over the same requests; and
+    with ``twice`` among the modes, a server that runs each real handler twice (the second
+    run's CPU apart; its calls do twice the work, so it is left out of the first table)."""
+    import tempfile
+
     results: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    stats_dirs: dict[str, str] = {}
     with contextlib.ExitStack() as stack:
-        servers = {"real handlers": heka(stack, 1, args.processes, HEKA_STATE_CACHE_SIZE="0")}
-        for mode in args.floor_modes:
-            servers[f"{mode}"] = floor_server(stack, args.processes, mode)
+        servers = {}
+        for mode in ["real", *args.floor_modes]:
+            stats_dirs[mode] = stack.enter_context(tempfile.TemporaryDirectory(prefix="heka-floor-"))
+        for mode in ["real", *args.floor_modes]:
+            servers[mode] = floor_server(stack, args.processes, mode, stats_dirs[mode])
         pids = {k: server.grpc_pids() for k, server in servers.items()}
         calls = {}
+        real_pools: dict[str, list[Position]] = {}
         for k, server in servers.items():
             pools = {
                 label: await collect_positions(server.target, game, players, args.positions)
                 for label, game, players in GAMES
             }
+            if k == "real":
+                real_pools = pools
             # A floor server's answers are built as it sees each request the first time: here
             # and in each row's warm-up (every gRPC process its own).
             calls[k] = cheap_calls(pools, "ListGames")
@@ -516,14 +560,34 @@ async def bench_floor(args: argparse.Namespace) -> list[tuple[str, ...]]:
                     results.setdefault((name, k), []).append(
                         await measure(server.target, scenario, args, pids[k])
                     )
+        alone = handler_cpu_in_process(real_pools)
+        for server in servers.values():
+            server.stop()
+        inside: dict[str, dict[str, list[int]]] = {}
+        for k, folder in stats_dirs.items():
+            for path in Path(folder).glob("*.json"):
+                for method, counts in json.loads(path.read_text()).items():
+                    total = inside.setdefault(k, {}).setdefault(method, [0, 0, 0])
+                    for i, value in enumerate(counts):
+                        total[i] += value
     rows = []
     names = sorted({name for name, _ in results}, key=lambda x: (x != "ListGames", x))
     for k in servers:
+        if k == "twice":
+            continue
         floor = statistics.median(x["cpu_us"] for x in results[("ListGames", k)])
         for name in names:
             cpu = statistics.median(x["cpu_us"] for x in results[(name, k)])
             rows.append((k, name, f"{cpu:.0f}", f"{cpu - floor:+.0f}", f"{cpu / floor:.2f}"))
-    return rows
+    handlers = []
+    for k in servers:
+        for method, (n, ns, again) in sorted(inside.get(k, {}).items()):
+            in_loop = [v for name, v in alone.items() if name.startswith(method)] if k == "real" else []
+            first = f"{ns / max(n, 1) / 1000:.1f}"
+            if k == "twice":
+                first = f"{(ns - again) / max(n, 1) / 1000:.1f}, then {again / max(n, 1) / 1000:.1f}"
+            handlers.append((k, method, first, " / ".join(f"{v:.1f}" for v in in_loop)))
+    return rows, handlers
 
 
 def main() -> int:
@@ -563,7 +627,7 @@ def main() -> int:
         metavar="MODE",
         default=None,
         help="only the floor of the per-call budget: real handlers against prebuilt answers "
-        "(modes: noop, spin:N for N us of handler CPU; default: noop spin:40 spin:85)",
+        "(modes: noop, spin:N for N us of handler CPU, twice; default: noop spin:40 spin:85 twice)",
     )
     args = parser.parse_args()
     if args.echo_server is not None:
@@ -577,8 +641,8 @@ def main() -> int:
         args.seconds, args.positions, args.repeats = 1.0, 40, 1
         args.bot_runs = {"easy": 1, "medium": 1, "hard": 1}
     if args.floor is not None:
-        args.floor_modes = args.floor or ["noop", "spin:40", "spin:85"]
-        rows = asyncio.run(bench_floor(args))
+        args.floor_modes = args.floor or ["noop", "spin:40", "spin:85", "twice"]
+        rows, handlers = asyncio.run(bench_floor(args))
         header = ("server (sealed, no cache)", "workload", "server CPU us/call", "- ListGames", "x ListGames")
         widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
         print(
@@ -586,6 +650,13 @@ def main() -> int:
             f"{args.processes} gRPC processes"
         )
         for r in [header, *rows]:
+            print("  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)))
+        header = ("server", "handler", "CPU us/call in the server", "in a loop, alone: aton / osirium 4p")
+        widths = [max(len(str(r[i])) for r in [header, *handlers]) for i in range(len(header))]
+        print("\nthe handler's own CPU (its thread's): inside the server (every call of the run, both games)")
+        print("and called in this process in a loop over the same requests (median of 7); twice: the first")
+        print("run, then the second, of the same request right after")
+        for r in [header, *handlers]:
             print("  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)))
         return 0
     if args.budget:
