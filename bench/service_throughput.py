@@ -24,6 +24,11 @@ server share the CPUs, so the ceiling is mostly the client's.
 
     .venv/bin/python bench/service_throughput.py            # ~4 minutes
     .venv/bin/python bench/service_throughput.py --quick
+
+Narrower runs (issue 15's per-call budget): ``--budget`` (cheap calls against ``ListGames``,
+state cache on and off, compiled and pure builds; ``--before ROOT`` adds another checkout's
+compiled server), ``--floor`` (real handlers against prebuilt answers and handlers of exact
+CPU, ``bench/floor_server.py``), ``--sealing`` (sealed against plaintext tokens).
 """
 
 from __future__ import annotations
