@@ -24,6 +24,11 @@ server share the CPUs, so the ceiling is mostly the client's.
 
     .venv/bin/python bench/service_throughput.py            # ~4 minutes
     .venv/bin/python bench/service_throughput.py --quick
+
+Narrower runs (issue 15's per-call budget): ``--budget`` (cheap calls against ``ListGames``,
+state cache on and off, compiled and pure builds; ``--before ROOT`` adds another checkout's
+compiled server), ``--floor`` (real handlers against prebuilt answers and handlers of exact
+CPU, ``bench/floor_server.py``), ``--sealing`` (sealed against plaintext tokens).
 """
 
 from __future__ import annotations
@@ -46,7 +51,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from service.loadtest.local import LocalServer, cpu_seconds, start_heka  # noqa: E402
+from service.loadtest.local import LocalServer, cpu_seconds, heka_env, start_heka  # noqa: E402
 from service.loadtest.runner import LoadSettings, raw_stubs, run_load  # noqa: E402
 from service.loadtest.scenarios import CallScenario  # noqa: E402
 
@@ -116,10 +121,13 @@ def start_echo(stack: contextlib.ExitStack, processes: int = 1, aio: bool = Fals
     return servers
 
 
-def heka(stack: contextlib.ExitStack, workers: int, processes: int, **env: str) -> LocalServer:
-    """``heka serve`` (access logs on), stopped when ``stack`` closes."""
+def heka(
+    stack: contextlib.ExitStack, workers: int, processes: int, root: Path | None = None, **env: str
+) -> LocalServer:
+    """``heka serve`` (access logs on) from the checkout ``root`` (default: this one), stopped
+    when ``stack`` closes."""
     env = {"HEKA_SEARCH_WORKERS": str(workers), "HEKA_GRPC_PROCESSES": str(processes), **env}
-    return stack.enter_context(start_heka(env=env))
+    return stack.enter_context(start_heka(env=env, root=root))
 
 
 # ---------------------------------------------------------------------------------------
@@ -426,10 +434,18 @@ async def bench_budget(args: argparse.Namespace) -> list[tuple[str, ...]]:
     """Issue 15, the per-call budget: server CPU per ListLegalActions and ApplyAction against
     ListGames on the same server, with sealing (the default), state cache on and off, on the
     compiled build and on the pure-Python one (HEKA_PURE_PYTHON=1), four servers interleaved
-    in the same run; each server measured on tokens it made itself."""
+    in the same run; each server measured on tokens it made itself. ``--before ROOT`` adds
+    the compiled build of another checkout (its extensions built: ``make compile`` there),
+    cache on and off, to compare two versions in one run."""
     results: dict[tuple[str, str], list[dict[str, Any]]] = {}
     with contextlib.ExitStack() as stack:
         servers = {}
+        if args.before is not None:
+            before = args.before.resolve()
+            servers["before: compiled, cache"] = heka(stack, 1, args.processes, root=before)
+            servers["before: compiled, no cache"] = heka(
+                stack, 1, args.processes, root=before, HEKA_STATE_CACHE_SIZE="0"
+            )
         for build in ("compiled", "pure"):
             pure = {"HEKA_PURE_PYTHON": "1"} if build == "pure" else {}
             servers[f"{build}, cache"] = heka(stack, 1, args.processes, **pure)
@@ -452,11 +468,131 @@ async def bench_budget(args: argparse.Namespace) -> list[tuple[str, ...]]:
     rows = []
     names = sorted({name for name, _ in results}, key=lambda x: (x != "ListGames", x))
     for k in servers:
+        if k == "twice":
+            continue
         floor = statistics.median(x["cpu_us"] for x in results[("ListGames", k)])
         for name in names:
             cpu = statistics.median(x["cpu_us"] for x in results[(name, k)])
             rows.append((k, name, f"{cpu:.0f}", f"{cpu / floor:.2f}"))
     return rows
+
+
+def floor_server(
+    stack: contextlib.ExitStack, processes: int, mode: str, stats_dir: str, **env: str
+) -> LocalServer:
+    """``heka serve`` through ``bench/floor_server.py`` (``BENCH_FLOOR=mode``), sealed tokens,
+    no state cache; its processes write their handlers' CPU to ``stats_dir`` as they stop."""
+    command = [sys.executable, str(ROOT / "bench" / "floor_server.py"), "serve", "--host", "127.0.0.1"]
+    command += ["--port", "0", "--metrics-port", "-1"]
+    server_env = heka_env(
+        {
+            "HEKA_SEARCH_WORKERS": "1",
+            "HEKA_GRPC_PROCESSES": str(processes),
+            "HEKA_STATE_CACHE_SIZE": "0",
+            "BENCH_FLOOR": mode,
+            "BENCH_FLOOR_STATS": stats_dir,
+            **env,
+        }
+    )
+    return stack.enter_context(LocalServer(command, env=server_env, cwd=ROOT))
+
+
+def handler_cpu_in_process(pools: dict[str, list[Position]], runs: int = 7) -> dict[str, float]:
+    """The handlers of ``cheap_calls`` called in this process, in a loop over the same
+    requests (sealed with the bench key, no state cache): CPU µs per call (this thread's,
+    median of ``runs``)."""
+    import tempfile
+
+    os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", tempfile.mkdtemp(prefix="heka-bench-"))
+    from service.config import Config
+    from service.envelope import KeyRing, parse_keys
+    from service.loadtest.local import BENCH_KEY
+    from service.servicer import GameService
+
+    service = GameService(Config(state_cache_size=0), KeyRing(parse_keys(BENCH_KEY)), None)  # type: ignore[arg-type]
+    out = {}
+    for name, scenario in cheap_calls(pools, "ListGames"):
+        method = getattr(service, scenario.method)
+        requests = list(scenario.requests)
+        times = []
+        for _ in range(runs):
+            start = time.thread_time_ns()
+            for _ in range(5):
+                for request in requests:
+                    method(request, None)
+            times.append((time.thread_time_ns() - start) / (5 * len(requests)) / 1000)
+        out[name] = statistics.median(times)
+    return out
+
+
+async def bench_floor(args: argparse.Namespace) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
+    """Issue 15, what the per-call budget leaves to the handler: servers without the state
+    cache (sealed tokens) whose ApplyAction and ListLegalActions are the real ones (``real``),
+    answer, from a dict, the response the real handler gave to the same request (``noop``:
+    no handler work, the same bytes on the wire, the same interceptor, metrics and access
+    log), or do that after spinning N µs of CPU (``spin:N``). Interleaved in one run, each
+    call against the same server's ListGames. Also: the handlers' CPU per call inside the
+    servers, and the real handlers' in this process, in a loop over the same requests; and
+    with ``twice`` among the modes, a server that runs each real handler twice (the second
+    run's CPU apart; its calls do twice the work, so it is left out of the first table)."""
+    import tempfile
+
+    results: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    stats_dirs: dict[str, str] = {}
+    with contextlib.ExitStack() as stack:
+        servers = {}
+        for mode in ["real", *args.floor_modes]:
+            stats_dirs[mode] = stack.enter_context(tempfile.TemporaryDirectory(prefix="heka-floor-"))
+        for mode in ["real", *args.floor_modes]:
+            servers[mode] = floor_server(stack, args.processes, mode, stats_dirs[mode])
+        pids = {k: server.grpc_pids() for k, server in servers.items()}
+        calls = {}
+        real_pools: dict[str, list[Position]] = {}
+        for k, server in servers.items():
+            pools = {
+                label: await collect_positions(server.target, game, players, args.positions)
+                for label, game, players in GAMES
+            }
+            if k == "real":
+                real_pools = pools
+            # A floor server's answers are built as it sees each request the first time: here
+            # and in each row's warm-up (every gRPC process its own).
+            calls[k] = cheap_calls(pools, "ListGames")
+        for rep in range(args.repeats):
+            print(f"# repeat {rep + 1}/{args.repeats}", flush=True)
+            for k, server in servers.items():
+                for name, scenario in calls[k]:
+                    results.setdefault((name, k), []).append(
+                        await measure(server.target, scenario, args, pids[k])
+                    )
+        alone = handler_cpu_in_process(real_pools)
+        for server in servers.values():
+            server.stop()
+        inside: dict[str, dict[str, list[int]]] = {}
+        for k, folder in stats_dirs.items():
+            for path in Path(folder).glob("*.json"):
+                for method, counts in json.loads(path.read_text()).items():
+                    total = inside.setdefault(k, {}).setdefault(method, [0, 0, 0])
+                    for i, value in enumerate(counts):
+                        total[i] += value
+    rows = []
+    names = sorted({name for name, _ in results}, key=lambda x: (x != "ListGames", x))
+    for k in servers:
+        if k == "twice":
+            continue
+        floor = statistics.median(x["cpu_us"] for x in results[("ListGames", k)])
+        for name in names:
+            cpu = statistics.median(x["cpu_us"] for x in results[(name, k)])
+            rows.append((k, name, f"{cpu:.0f}", f"{cpu - floor:+.0f}", f"{cpu / floor:.2f}"))
+    handlers = []
+    for k in servers:
+        for method, (n, ns, again) in sorted(inside.get(k, {}).items()):
+            in_loop = [v for name, v in alone.items() if name.startswith(method)] if k == "real" else []
+            first = f"{ns / max(n, 1) / 1000:.1f}"
+            if k == "twice":
+                first = f"{(ns - again) / max(n, 1) / 1000:.1f}, then {again / max(n, 1) / 1000:.1f}"
+            handlers.append((k, method, first, " / ".join(f"{v:.1f}" for v in in_loop)))
+    return rows, handlers
 
 
 def main() -> int:
@@ -483,6 +619,21 @@ def main() -> int:
         action="store_true",
         help="only the per-call budget: cheap calls against ListGames, cache on/off, both builds",
     )
+    parser.add_argument(
+        "--before",
+        type=Path,
+        default=None,
+        metavar="ROOT",
+        help="with --budget: also the compiled build of the checkout ROOT (e.g. the previous commit's)",
+    )
+    parser.add_argument(
+        "--floor",
+        nargs="*",
+        metavar="MODE",
+        default=None,
+        help="only the floor of the per-call budget: real handlers against prebuilt answers "
+        "(modes: noop, spin:N for N us of handler CPU, twice; default: noop spin:40 spin:85 twice)",
+    )
     args = parser.parse_args()
     if args.echo_server is not None:
         run_echo_server(args.echo_server)
@@ -494,6 +645,25 @@ def main() -> int:
     if args.quick:
         args.seconds, args.positions, args.repeats = 1.0, 40, 1
         args.bot_runs = {"easy": 1, "medium": 1, "hard": 1}
+    if args.floor is not None:
+        args.floor_modes = args.floor or ["noop", "spin:40", "spin:85", "twice"]
+        rows, handlers = asyncio.run(bench_floor(args))
+        header = ("server (sealed, no cache)", "workload", "server CPU us/call", "- ListGames", "x ListGames")
+        widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+        print(
+            f"\nserver CPU per call, medians of {args.repeats} x {args.seconds:g} s, "
+            f"{args.processes} gRPC processes"
+        )
+        for r in [header, *rows]:
+            print("  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)))
+        header = ("server", "handler", "CPU us/call in the server", "in a loop, alone: aton / osirium 4p")
+        widths = [max(len(str(r[i])) for r in [header, *handlers]) for i in range(len(header))]
+        print("\nthe handler's own CPU (its thread's): inside the server (every call of the run, both games)")
+        print("and called in this process in a loop over the same requests (median of 7); twice: the first")
+        print("run, then the second, of the same request right after")
+        for r in [header, *handlers]:
+            print("  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)))
+        return 0
     if args.budget:
         rows = asyncio.run(bench_budget(args))
         header = ("server (sealed tokens)", "workload", "server CPU us/call", "x ListGames")

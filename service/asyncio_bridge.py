@@ -92,17 +92,22 @@ class AsyncGameService:
             if name in BLOCKING:
                 handler = self._threaded(method)
             elif name in SOMETIMES_BLOCKING:
-                handler = self._either(self._inline(method), self._threaded(method))
+                handler = self._either(method, self._threaded(method))
             else:
                 handler = self._inline(method)
             setattr(self, name, handler)
 
     @staticmethod
     def _either(
-        inline: Callable[[Any, Any], Awaitable[Any]], threaded: Callable[[Any, Any], Awaitable[Any]]
+        method: Callable[[Any, Any], Any], threaded: Callable[[Any, Any], Awaitable[Any]]
     ) -> Callable[[Any, Any], Awaitable[Any]]:
+        """``method`` inline, or on the thread pool when the request's bots search. A request
+        without bots (the common ApplyAction) pays for one coroutine, as an inline RPC."""
+
         async def call(request: Any, context: grpc.aio.ServicerContext) -> Any:
-            return await (threaded if searches(request) else inline)(request, context)
+            if request.bots and searches(request):
+                return await threaded(request, context)
+            return method(request, context)
 
         return call
 

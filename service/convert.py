@@ -384,8 +384,15 @@ def encoded_events(game: str, events: Iterable[Event], viewer: int | None, field
     for e in events:
         if not e.is_visible_to(viewer):
             continue
-        key = (game, field_number, e.kind, e.text, e.player, e.visible_to, repr(e.data) if e.data else "")
-        chunk = cache.get(key)
+        # The data's items as they are: engine field values are scalars or tuples (hashable),
+        # and each kind's fields have one type each, so equal items encode alike.
+        head = (game, field_number, e.kind, e.text, e.player, e.visible_to)
+        key: tuple[Any, ...] = (head, tuple(e.data.items()))
+        try:
+            chunk = cache.get(key)
+        except TypeError:  # an unhashable value after all: its text tells it apart
+            key = (head, repr(e.data))
+            chunk = cache.get(key)
         if chunk is None:
             body = event_message(game, e).SerializeToString()
             chunk = field_bytes(field_number, body)

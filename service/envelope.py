@@ -37,6 +37,7 @@ import os
 import re
 import secrets
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
@@ -62,6 +63,13 @@ _HEADER_FIXED = len(MAGIC) + 3
 #: is refused before any decoding.
 MAX_TOKEN_CHARS = 8192
 _B64URL = re.compile(r"^[A-Za-z0-9_-]+$")
+_NOT_BASE64URL = "state token is not valid base64url text (A-Z a-z 0-9 - _, no padding)"
+#: base64url to standard base64, with the standard alphabet's own '+' and '/', and padding,
+#: made invalid: a token holds none of them.
+_URLSAFE_TO_STRICT = bytes.maketrans(b"-_+/=", b"+/!!!")
+_STD_TO_URLSAFE = bytes.maketrans(b"+/", b"-_")
+#: The padding base64 needs after a text of length 0, 1, 2, 3 modulo 4 (1 is refused before).
+_PAD = (b"", b"===", b"==", b"=")
 
 
 class TokenError(ValueError):
@@ -107,9 +115,9 @@ class StateKey:
         return game_rng(game, seed, self.chance_secret)
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class Opened:
-    """What a verified token holds."""
+class Opened(NamedTuple):
+    """What a verified token holds (a named tuple: built on every call that opens a token,
+    where a frozen dataclass's ``__init__`` costs a microsecond)."""
 
     serialized: str
     key_id: str
@@ -176,6 +184,8 @@ class KeyRing:
         self.version = version
         kid = self.signing.key_id.encode("ascii")
         self._header = MAGIC + bytes((version, FLAG_ENCRYPTED if encrypt else 0, len(kid))) + kid
+        #: Each key's token-key derivation, keyed once: a copy is cheaper than keying anew.
+        self._token_kdf = {k.key_id: _token_kdf(k.enc_key) for k in self.keys}
 
     @classmethod
     def ephemeral_ring(cls, *, encrypt: bool = True, version: int = VERSION) -> KeyRing:
@@ -190,11 +200,12 @@ class KeyRing:
             return _seal_v1(self.signing, header, plain, self.encrypt)
         if self.encrypt:
             salt = os.urandom(SALT_BYTES)
-            body = salt + _token_cipher(self.signing.enc_key, salt).encrypt(_ZERO_NONCE, plain, header)
-            return base64.urlsafe_b64encode(header + body).rstrip(b"=").decode("ascii")
+            cipher = _token_cipher(self._token_kdf[self.signing.key_id], salt)
+            body = salt + cipher.encrypt(_ZERO_NONCE, plain, header)
+            return _b64url(header + body)
         signed = header + plain
         tag = hmac.digest(self.signing.mac_key, signed, "sha256")
-        return base64.urlsafe_b64encode(signed + tag).rstrip(b"=").decode("ascii")
+        return _b64url(signed + tag)
 
     def open(self, token: str) -> Opened:
         """Verify and open a token; :class:`TokenError` says precisely why it is refused."""
@@ -207,12 +218,19 @@ class KeyRing:
                 f"state token is {len(token)} characters long, longer than any heka token "
                 f"({MAX_TOKEN_CHARS} at most): pass the `state` returned by CreateGame or a previous call"
             )
-        if not _B64URL.match(token) or len(token) % 4 == 1:
-            raise TokenError("state token is not valid base64url text (A-Z a-z 0-9 - _, no padding)")
+        if len(token) % 4 == 1:
+            raise TokenError(_NOT_BASE64URL)
         try:
-            raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
-        except (binascii.Error, ValueError):
-            raise TokenError("state token is not valid base64url text") from None
+            # Checked as it is decoded, in one pass: '+', '/' and '=' become a character that
+            # strict decoding refuses, as it refuses anything else outside the alphabet.
+            raw = binascii.a2b_base64(
+                token.encode("ascii").translate(_URLSAFE_TO_STRICT) + _PAD[len(token) % 4], strict_mode=True
+            )
+        except (UnicodeEncodeError, binascii.Error):
+            # The messages of a check by regex first, then a lenient decoding.
+            if _B64URL.match(token):
+                raise TokenError("state token is not valid base64url text") from None
+            raise TokenError(_NOT_BASE64URL) from None
         if len(raw) < _HEADER_FIXED or raw[:2] != MAGIC:
             if raw[:2] == MAGIC:
                 raise TokenError("state token is truncated")
@@ -249,7 +267,8 @@ class KeyRing:
                 raise TokenError("state token is truncated")
             salt = body[:SALT_BYTES]
             try:
-                plain = _token_cipher(key.enc_key, salt).decrypt(_ZERO_NONCE, body[SALT_BYTES:], header)
+                cipher = _token_cipher(self._token_kdf[key.key_id], salt)
+                plain = cipher.decrypt(_ZERO_NONCE, body[SALT_BYTES:], header)
             except InvalidTag:
                 raise TokenError(
                     "state token failed its integrity check: it was altered, truncated or forged"
@@ -263,9 +282,22 @@ class KeyRing:
         return Opened(serialized, key.key_id, encrypted, version)
 
 
-def _token_cipher(enc_key: bytes, salt: bytes) -> AESGCM:
-    """The AES-256-GCM cipher of one token: its own key, derived from the salt."""
-    return AESGCM(hashlib.blake2b(salt, key=enc_key, digest_size=32, person=_TOKEN_KEY_PERSON).digest())
+def _b64url(raw: bytes) -> str:
+    """base64url without padding (``base64.urlsafe_b64encode`` without its wrappers)."""
+    return binascii.b2a_base64(raw, newline=False).translate(_STD_TO_URLSAFE).rstrip(b"=").decode("ascii")
+
+
+def _token_kdf(enc_key: bytes) -> hashlib.blake2b:
+    """BLAKE2b keyed with ``enc_key`` (the derivation of the tokens' keys), before any data."""
+    return hashlib.blake2b(key=enc_key, digest_size=32, person=_TOKEN_KEY_PERSON)
+
+
+def _token_cipher(kdf: hashlib.blake2b, salt: bytes) -> AESGCM:
+    """The AES-256-GCM cipher of one token: its own key, ``BLAKE2b(key=enc_key, data=salt)``
+    (``kdf``: :func:`_token_kdf` of ``enc_key``, which stays unchanged)."""
+    derive = kdf.copy()
+    derive.update(salt)
+    return AESGCM(derive.digest())
 
 
 def _check_mac(key: StateKey, raw: bytes) -> bytes:

@@ -245,3 +245,33 @@ def test_every_option_default_has_its_kind_set() -> None:
         info = convert.game_info(get_game(game))
         for option in info.options:
             assert option.default_value.WhichOneof("kind") is not None, option.name
+
+
+def test_encoded_events_are_the_events_messages() -> None:
+    """``encoded_events`` (bytes cached per distinct event) encodes what ``add_events``
+    builds, for every viewer, first time and from its cache; data that does not hash (a
+    list where the engine writes a tuple) is encoded too."""
+    from engine.core import Event
+
+    field = pb.ApplyActionResponse.DESCRIPTOR.fields_by_name["events"].number
+    for name, players in (("aton", 2), ("osirium", 4)):
+        game = get_game(name)
+        for seed in range(3):
+            state = game.new_initial_state(players, seed=seed)
+            rng = random.Random(seed)
+            while not state.is_terminal():
+                events = state.apply_action(rng.choice(state.legal_actions()))
+                for viewer in (None, *range(players)):
+                    expected = pb.ApplyActionResponse()
+                    convert.add_events(expected.events, name, events, viewer)
+                    for _ in range(2):
+                        got = pb.ApplyActionResponse.FromString(
+                            convert.encoded_events(name, events, viewer, field)
+                        )
+                        assert got == expected
+    listed = Event(kind="place", text="seat 0 places", player=0, data={"cell": [0, 1]})
+    as_tuple = Event(kind="place", text="seat 0 places", player=0, data={"cell": (0, 1)})
+    expected = pb.ApplyActionResponse()
+    convert.add_events(expected.events, "osirium", [as_tuple], None)
+    got = pb.ApplyActionResponse.FromString(convert.encoded_events("osirium", [listed], None, field))
+    assert got == expected

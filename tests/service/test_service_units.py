@@ -114,6 +114,29 @@ def test_every_truncation_is_refused() -> None:
             ring.open(token[:n])
 
 
+def test_tokens_outside_base64url_are_refused() -> None:
+    """A token is base64url without padding: the standard alphabet's '+' and '/', padding,
+    whitespace and anything else are refused, each with the message saying so."""
+    ring = KeyRing(parse_keys(KEY1))
+    token = ring.seal("aton:1:abc")
+    assert ring.open(token).serialized == "aton:1:abc"
+    for bad in (
+        token[:-4] + "+" + token[-3:],
+        token[:-4] + "/" + token[-3:],
+        token[:-4] + "=" + token[-3:],
+        token[:8] + " " + token[9:],
+        token[:8] + "\n" + token[9:],
+        token[:8] + "é" + token[9:],
+        token + "=" * (-len(token) % 4 or 4),
+    ):
+        with pytest.raises(TokenError, match=r"not valid base64url text \(A-Z a-z 0-9 - _, no padding\)"):
+            ring.open(bad)
+    # A trailing line break (which a regular expression's `$` lets through) leaves the text
+    # one character off the length its bytes need.
+    with pytest.raises(TokenError, match="not valid base64url text"):
+        ring.open(token + "\n")
+
+
 def test_rotation_signs_with_first_key_and_verifies_all() -> None:
     old = KeyRing(parse_keys(KEY1))
     rotated = KeyRing(parse_keys(f"{KEY2},{KEY1}"))
