@@ -52,7 +52,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         from learn.train import DEFAULT_BOT, Dataset, TrainConfig, format_summary, train
     except ImportError as exc:
-        print(f"heka train: needs numpy ({exc}): pip install 'heka[train]'", file=sys.stderr)
+        print(
+            f"heka train: needs the training extra ({exc}): numpy and learn/, from a source "
+            "checkout: pip install -e '.[train]'",
+            file=sys.stderr,
+        )
         return 2
     from ai.api import BotSpecError
     from ai.learned import ModelError, model_path
