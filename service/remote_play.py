@@ -35,7 +35,9 @@ def bot_settings(spec: str) -> pb.BotSettings:
     if kind == "greedy":
         return pb.BotSettings(kind=pb.BOT_KIND_GREEDY)
     if kind != "mcts":
-        raise ValueError(f"unknown bot {spec!r} (random, greedy, mcts[:easy|medium|hard|expert|iterations=N,ms=M])")
+        raise ValueError(
+            f"unknown bot {spec!r} (random, greedy, mcts[:easy|medium|hard|expert|iterations=N,ms=M])"
+        )
     settings = pb.BotSettings(kind=pb.BOT_KIND_MCTS)
     for item in (p.strip() for p in params.split(",") if p.strip()):
         key, eq, value = item.partition("=")
