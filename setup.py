@@ -30,7 +30,8 @@ from setuptools import setup
 ROOT = Path(__file__).resolve().parent
 
 #: The compiled modules: the engines' rules and codecs, and the search with the games'
-#: knowledge (evaluators, guided rollouts, greedy orderings). Not compiled: the packages'
+#: knowledge (evaluators, guided rollouts, greedy orderings, the learned evaluation's features
+#: and model). Not compiled: the packages'
 #: ``__init__`` (they install the build selector), ``engine/_build.py`` and
 #: ``engine/_mypyc.py`` (plain Python by design), ``engine/rng.py`` and ``ai/procpool.py``,
 #: ``ai/arena.py`` ... (subclasses of stdlib Python classes, or not hot), the views
@@ -53,6 +54,9 @@ COMPILED = (
     "ai/aton/knowledge.py",
     "ai/osirium/greedy.py",
     "ai/osirium/knowledge.py",
+    "ai/aton/features.py",
+    "ai/osirium/features.py",
+    "ai/learned.py",
 )
 
 

@@ -88,6 +88,7 @@ from ai import presets
 from ai.bot import ActionStat, BotSpecError, Budget, Decision, Diagnostics
 from ai.games import knowledge_for
 from ai.knowledge import FULL_ROLLOUT, ROLLOUTS, GameKnowledge, team_average
+from ai.learned import EVALUATIONS, LEARNED, check_models, learned_evaluation
 from ai.procpool import WorkerPool, default_start_method, get_context
 from engine._mypyc import mypyc_attr, picklable
 from engine.core import SECRET_ACTION, Game, State
@@ -162,6 +163,12 @@ def _cutoff(text: str) -> int:
     return value
 
 
+def _evaluation(text: str) -> str:
+    if text not in EVALUATIONS:
+        raise BotSpecError(f"unknown evaluation {text!r} (known: {', '.join(EVALUATIONS)})")
+    return text
+
+
 def _workers(text: str) -> int:
     value = int(text)
     if not 1 <= value <= 64:
@@ -225,6 +232,10 @@ class MctsParams:
     #: and ``N`` counts the root's iterations: the search follows the ordering's favourites
     #: unless their values say otherwise. ``0`` (spec ``off``) = UCB1 everywhere.
     prior: float | None = dataclasses.field(default=None, metadata=_spec(_weight))
+    #: Evaluation at the rollout cut-off: ``heuristic`` (the game's knowledge) or ``learned``
+    #: (the model of :mod:`ai.learned` for the game and player count; the ``expert`` preset).
+    #: ``None``: the heuristic.
+    evaluation: str | None = dataclasses.field(default=None, metadata=_spec(_evaluation, "eval"))
 
     @property
     def budget(self) -> Budget:
@@ -244,7 +255,8 @@ def parse_params(params: str) -> tuple[str, MctsParams]:
     """Parse ``"medium"``, ``"hard,workers=2"``, ``"iterations=2000,ms=500,c=0.7,
     rollout=random,cutoff=20,workers=2"``... into (canonical name, params).
 
-    A preset name (``easy``, ``medium``, ``hard``) sets the budget first; ``key=value``
+    A preset name (``easy``, ``medium``, ``hard``, ``expert``) sets the budget (and
+    ``expert`` the learned evaluation, :data:`ai.presets.PRESET_EVALUATION`) first; ``key=value``
     items override it, each read by its :class:`MctsParams` field's parser. No preset and no
     budget means ``medium``; a budget without a preset has no other limit.
     """
@@ -280,7 +292,12 @@ def parse_params(params: str) -> tuple[str, MctsParams]:
     base = MctsParams()
     if preset_name is not None:
         b = presets.PRESETS[preset_name]
-        base = dataclasses.replace(base, iterations=b.iterations, milliseconds=b.milliseconds)
+        base = dataclasses.replace(
+            base,
+            iterations=b.iterations,
+            milliseconds=b.milliseconds,
+            evaluation=presets.PRESET_EVALUATION.get(preset_name),
+        )
     elif "iterations" not in values:
         base = dataclasses.replace(base, iterations=None)
     p = dataclasses.replace(base, **cast("dict[str, Any]", values))  # typed by each field's parser
@@ -404,6 +421,8 @@ class Search:
         self.rng = SearchRandom(seed)
         self.cutoff = params.cutoff if params.cutoff is not None else knowledge.default_cutoff(self.n)
         self.evaluate = knowledge.evaluate
+        if params.evaluation == LEARNED:
+            self.evaluate = learned_evaluation(state.game.name, self.n).evaluate
         rollout = params.rollout if params.rollout is not None else knowledge.default_rollout
         if rollout not in ROLLOUTS:
             raise ValueError(f"unknown rollout policy {rollout!r} (known: {', '.join(ROLLOUTS)})")
@@ -942,4 +961,6 @@ def make_mcts(params: str) -> MctsBot:
     """Factory for :func:`ai.api.make_bot`: ``mcts``, ``mcts:hard``,
     ``mcts:iterations=2000,ms=500,c=0.7,rollout=random,cutoff=20,workers=2``..."""
     name, p = parse_params(params)
+    if p.evaluation == LEARNED:
+        check_models()  # a missing or corrupt model file: a clear error now, not mid-game
     return MctsBot(p, name)

@@ -1,10 +1,11 @@
 """Difficulty presets of the MCTS bot: ``mcts:easy``, ``mcts:medium`` (the default),
-``mcts:hard``.
+``mcts:hard``, ``mcts:expert``.
 
 Each preset is an iteration budget with a millisecond cap, so that a preset is both
 reproducible (the iteration budget decides on a fast machine: same seed, same move) and
-bounded in time on a slow or loaded one (the cap then ends the search early). Measured
-speed and strength are in ``docs/bots.md``.
+bounded in time on a slow or loaded one (the cap then ends the search early). ``expert``
+also evaluates with the learned model (:mod:`ai.learned`) instead of the game's heuristic
+(:data:`PRESET_EVALUATION`). Measured speed and strength are in ``docs/bots.md``.
 """
 
 from __future__ import annotations
@@ -19,6 +20,13 @@ PRESETS: dict[str, Budget] = {
     "easy": Budget(iterations=200, milliseconds=500.0),
     "medium": Budget(iterations=1000, milliseconds=2000.0),
     "hard": Budget(iterations=10_000, milliseconds=8000.0),
+    # The learned evaluation at the cut-off costs 7-30% more per iteration than the heuristic
+    # (compiled; Osirium 2p the most): 8,000 iterations take about hard's time per move
+    # (docs/bots.md, "The learned evaluation").
+    "expert": Budget(iterations=8000, milliseconds=8000.0),
 }
+
+#: The search evaluation of a preset, when not the game's heuristic (``ai.learned``).
+PRESET_EVALUATION: dict[str, str] = {"expert": "learned"}
 
 DEFAULT = "medium"

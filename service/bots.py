@@ -33,6 +33,7 @@ _DIFFICULTIES = {
     pb.DIFFICULTY_EASY: "easy",
     pb.DIFFICULTY_MEDIUM: "medium",
     pb.DIFFICULTY_HARD: "hard",
+    pb.DIFFICULTY_EXPERT: "expert",
 }
 
 

@@ -18,11 +18,16 @@ from service.gen.heka.v1 import game_service_pb2 as pb
 from service.gen.heka.v1 import game_service_pb2_grpc as pb_grpc
 from service.play_loop import BotTurn, play_loop
 
-_DIFFICULTY = {"easy": pb.DIFFICULTY_EASY, "medium": pb.DIFFICULTY_MEDIUM, "hard": pb.DIFFICULTY_HARD}
+_DIFFICULTY = {
+    "easy": pb.DIFFICULTY_EASY,
+    "medium": pb.DIFFICULTY_MEDIUM,
+    "hard": pb.DIFFICULTY_HARD,
+    "expert": pb.DIFFICULTY_EXPERT,
+}
 
 
 def bot_settings(spec: str) -> pb.BotSettings:
-    """BotSettings from a CLI bot spec: ``random``, ``greedy``, ``mcts[:easy|medium|hard]``,
+    """BotSettings from a CLI bot spec: ``random``, ``greedy``, ``mcts[:easy|medium|hard|expert]``,
     ``mcts:iterations=N,ms=M,workers=W``."""
     kind, _, params = spec.strip().lower().partition(":")
     if kind == "random":
@@ -30,7 +35,9 @@ def bot_settings(spec: str) -> pb.BotSettings:
     if kind == "greedy":
         return pb.BotSettings(kind=pb.BOT_KIND_GREEDY)
     if kind != "mcts":
-        raise ValueError(f"unknown bot {spec!r} (random, greedy, mcts[:easy|medium|hard|iterations=N,ms=M])")
+        raise ValueError(
+            f"unknown bot {spec!r} (random, greedy, mcts[:easy|medium|hard|expert|iterations=N,ms=M])"
+        )
     settings = pb.BotSettings(kind=pb.BOT_KIND_MCTS)
     for item in (p.strip() for p in params.split(",") if p.strip()):
         key, eq, value = item.partition("=")
@@ -44,7 +51,7 @@ def bot_settings(spec: str) -> pb.BotSettings:
             settings.workers = int(value)
         else:
             raise ValueError(
-                f"unsupported mcts parameter {item!r} over the server (easy, medium, hard, "
+                f"unsupported mcts parameter {item!r} over the server (easy, medium, hard, expert, "
                 "iterations=N, ms=M, workers=W)"
             )
     return settings

@@ -316,6 +316,15 @@ def serve(config: Config) -> int:
     except (ValueError, OSError) as exc:
         log.error("cannot start: %s", exc, extra={"fields": {"event": "start_failed"}})
         return 2
+    # The expert preset's model files (ai/models/ or HEKA_MODEL_DIR): a missing or corrupt one
+    # stops the start with its path and fault, rather than failing the first expert search.
+    from ai.learned import ModelError, check_models
+
+    try:
+        check_models()
+    except ModelError as exc:
+        log.error("cannot start: %s", exc, extra={"fields": {"event": "start_failed"}})
+        return 2
     metrics_dir, temporary = prepare_metrics_dir(config.metrics_dir)
     try:
         if config.grpc_processes > 1:

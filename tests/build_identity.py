@@ -94,6 +94,24 @@ def decisions(count: int) -> Iterator[tuple[str, str]]:
                 yield f"{label}-pos{i:02d}-{name}", f"{d.action} {d.diagnostics.iterations} {stats}"
 
 
+def learned(count: int) -> Iterator[tuple[str, str]]:
+    """The learned evaluation (features, values) and a short expert search per position."""
+    from ai.learned import learned_evaluation, seat_features
+
+    seeded = _load(ROOT / "bench/seeded_decisions.py", "_seeded_decisions")
+    expert = make_bot("mcts:expert,iterations=300,ms=none")
+    for game, players, options in seeded.CONFIGS:  # type: ignore[attr-defined]
+        label = f"{game}{players}{'t' if options else ''}"
+        positions: list[tuple[int, State, int]] = seeded.positions(game, players, options, count)  # type: ignore[attr-defined]
+        evaluation = learned_evaluation(game, players)
+        for i, s, _ in positions:
+            values = evaluation.evaluate(s)
+            yield f"{label}-pos{i:02d}-features", repr(seat_features(s)) + repr(list(values))
+            d = expert.choose(s, seed=7919 * i + 1)
+            stats = [(a.action, a.visits, a.mean_value) for a in d.diagnostics.actions]
+            yield f"{label}-pos{i:02d}-expert", f"{d.action} {d.diagnostics.iterations} {stats}"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", type=int, default=6, help="conformance seeds per configuration (default 6)")
@@ -106,6 +124,8 @@ def main() -> None:
         print(f"conformance {key} {digest(text)}")
     for key, text in decisions(args.positions):
         print(f"decisions {key} {digest(text)}")
+    for key, text in learned(args.positions):
+        print(f"learned {key} {digest(text)}")
 
 
 if __name__ == "__main__":

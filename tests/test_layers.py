@@ -1,6 +1,7 @@
 """ARCHITECTURE.md layers: engine/ imports only the standard library; ai/ only the standard
 library and engine/; only service/ may import grpc, protobuf or prometheus_client; interop/
-(optional extras) only the standard library, engine/ and its framework (pyspiel)."""
+(optional extras) only the standard library, engine/ and its framework (pyspiel); learn/
+(the training extra) the standard library, engine/, ai/ and numpy."""
 
 from __future__ import annotations
 
@@ -11,7 +12,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-ALLOWED = {"engine": {"engine"}, "ai": {"engine", "ai"}, "interop": {"engine", "interop", "pyspiel"}}
+ALLOWED = {
+    "engine": {"engine"},
+    "ai": {"engine", "ai"},
+    "interop": {"engine", "interop", "pyspiel"},
+    "learn": {"engine", "ai", "learn", "numpy"},
+}
 #: Imports only a type checker (and mypyc) reads: under ``if TYPE_CHECKING:`` in these files.
 TYPE_CHECKING_ONLY = {"engine/_mypyc.py": {"mypy_extensions"}}
 

@@ -72,7 +72,10 @@ def register(sub: Any) -> None:
     p.add_argument("--players", type=int, default=0, help="players per game (default: the game's minimum)")
     p.add_argument("--bot", choices=("random", "greedy", "mcts"), default="mcts", help="bot (default: mcts)")
     p.add_argument(
-        "--difficulty", choices=("easy", "medium", "hard"), default="easy", help="MCTS preset (default: easy)"
+        "--difficulty",
+        choices=("easy", "medium", "hard", "expert"),
+        default="easy",
+        help="MCTS preset (default: easy)",
     )
     p.add_argument(
         "--bot-rpc",

@@ -28,7 +28,12 @@ BOT_KINDS = {"random": pb.BOT_KIND_RANDOM, "greedy": pb.BOT_KIND_GREEDY, "mcts":
 #: How ``play`` moves the bot seats: inside CreateGame and ApplyAction (one call per move of
 #: the person), with AdvanceBots calls, or with one BotMove call per bot move.
 BOT_RPCS = ("ApplyAction", "AdvanceBots", "BotMove")
-DIFFICULTIES = {"easy": pb.DIFFICULTY_EASY, "medium": pb.DIFFICULTY_MEDIUM, "hard": pb.DIFFICULTY_HARD}
+DIFFICULTIES = {
+    "easy": pb.DIFFICULTY_EASY,
+    "medium": pb.DIFFICULTY_MEDIUM,
+    "hard": pb.DIFFICULTY_HARD,
+    "expert": pb.DIFFICULTY_EXPERT,
+}
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

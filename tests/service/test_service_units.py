@@ -368,11 +368,27 @@ def test_remote_play_bot_settings() -> None:
     from service.remote_play import bot_settings
 
     assert bot_settings("mcts:hard").difficulty == pb.DIFFICULTY_HARD
+    assert bot_settings("mcts:expert").difficulty == pb.DIFFICULTY_EXPERT
     s = bot_settings("mcts:iterations=50,ms=20,workers=2")
     assert (s.budget.iterations, s.budget.milliseconds, s.workers) == (50, 20.0, 2)
     assert bot_settings("greedy").kind == pb.BOT_KIND_GREEDY
     with pytest.raises(ValueError):
         bot_settings("alphazero")
+
+
+def test_the_expert_difficulty_is_the_expert_preset() -> None:
+    """DIFFICULTY_EXPERT: the mcts:expert spec (learned evaluation) with its preset budget."""
+    from ai.mcts import parse_params
+    from ai.presets import PRESETS
+    from service.bots import bot_plan
+    from service.config import Config
+    from service.gen.heka.v1 import game_service_pb2 as pb
+
+    config = Config()
+    plan = bot_plan(pb.BotSettings(difficulty=pb.DIFFICULTY_EXPERT, seed=1), "bot", config)
+    assert (plan.spec, plan.label) == ("mcts:expert", "mcts:expert")
+    assert plan.iterations == PRESETS["expert"].iterations
+    assert parse_params(plan.spec.partition(":")[2])[1].evaluation == "learned"
 
 
 def test_state_cache_is_a_bounded_lru() -> None:

@@ -30,6 +30,7 @@ class Difficulty(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     DIFFICULTY_EASY: _ClassVar[Difficulty]
     DIFFICULTY_MEDIUM: _ClassVar[Difficulty]
     DIFFICULTY_HARD: _ClassVar[Difficulty]
+    DIFFICULTY_EXPERT: _ClassVar[Difficulty]
 
 class StopReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -159,6 +160,7 @@ DIFFICULTY_UNSPECIFIED: Difficulty
 DIFFICULTY_EASY: Difficulty
 DIFFICULTY_MEDIUM: Difficulty
 DIFFICULTY_HARD: Difficulty
+DIFFICULTY_EXPERT: Difficulty
 STOP_REASON_UNSPECIFIED: StopReason
 STOP_REASON_SEAT_NOT_NAMED: StopReason
 STOP_REASON_GAME_OVER: StopReason

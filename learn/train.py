@@ -1,0 +1,288 @@
+"""``heka train``: the learned evaluation of one game and player count, from a seed.
+
+1. **Self-play.** ``games`` games of ``bot`` (a bot spec, every seat; by default a cheap,
+   iteration-budgeted MCTS so that the run is reproducible), deals and bot seeds derived from
+   ``seed`` (:func:`ai.arena.derive_seed`). Every ``every``-th ply (from a seeded offset per
+   game) the position gives one sample per seat: that seat's features from its own view
+   (:func:`ai.learned.seat_features`) and, as the label, its final return mapped to [0, 1]
+   (win 1, shared win 0.5, loss 0).
+2. **Split.** A seeded fifth of the games (``holdout``) is held out, whole games, so that
+   positions of one game never sit on both sides.
+3. **Fit.** Logistic regression with an L2 penalty (``l2``, on standardised features, not on
+   the bias) by Newton's method, on the training games; the weights are mapped back to the
+   raw features and rounded to 8 significant digits.
+4. **Report.** Log-loss, accuracy (decided labels, ``P > 0.5``) and Brier score on both
+   splits, against the constant model and (accuracy) the game's heuristic; the model file
+   (:mod:`ai.learned` format) records seed, command, data and metrics.
+
+The same arguments give the same file (no times in it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+import shlex
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ai.api import make_bot
+from ai.arena import derive_seed
+from ai.games import knowledge_for
+from ai.learned import FORMAT, FORMAT_VERSION, feature_names, model_json, seat_features
+from engine import get_game
+
+FloatArray = npt.NDArray[np.float64]
+
+#: Default self-play bot: MCTS with a small iteration budget (reproducible: no time limit).
+DEFAULT_BOT = "mcts:iterations=100,ms=none"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TrainConfig:
+    game: str
+    players: int
+    games: int
+    seed: int = 1
+    bot: str = DEFAULT_BOT
+    #: Sample a position every ``every`` plies.
+    every: int = 4
+    l2: float = 0.01
+    holdout: float = 0.2
+
+    def command(self) -> str:
+        """The ``heka train`` command line that reproduces this run."""
+        return (
+            f"heka train --game {self.game} --players {self.players} --games {self.games} "
+            f"--seed {self.seed} --bot {shlex.quote(self.bot)} --every {self.every} "
+            f"--l2 {self.l2:g} --holdout {self.holdout:g}"
+        )
+
+
+@dataclasses.dataclass
+class Dataset:
+    """Samples (one per seat and sampled position) and the game each came from."""
+
+    features: list[list[float]] = dataclasses.field(default_factory=list)
+    labels: list[float] = dataclasses.field(default_factory=list)
+    games: list[int] = dataclasses.field(default_factory=list)
+    #: The game's heuristic value of the seat (for the comparison in the summary).
+    heuristic: list[float] = dataclasses.field(default_factory=list)
+    positions: int = 0
+    plies: int = 0
+
+
+def play_game(config: TrainConfig, index: int, data: Dataset) -> None:
+    """Play self-play game ``index`` and add its samples to ``data``."""
+    game = get_game(config.game)
+    state = game.new_initial_state(config.players, derive_seed(config.seed, "train-deal", index), None)
+    bot = make_bot(config.bot)
+    rng = random.Random(derive_seed(config.seed, "train-bots", index))
+    offset = rng.randrange(config.every)
+    knowledge = knowledge_for(game)
+    rows: list[list[float]] = []
+    values: list[float] = []
+    seats: list[int] = []
+    ply = 0
+    while not state.is_terminal():
+        if ply % config.every == offset:
+            for p, row in enumerate(seat_features(state)):
+                rows.append(row)
+                seats.append(p)
+            values.extend(knowledge.evaluate(state))
+            data.positions += 1
+        action = bot.choose(state, seed=rng.getrandbits(63)).action
+        state.apply(action)
+        ply += 1
+    returns = state.returns()
+    data.features.extend(rows)
+    data.labels.extend((returns[p] + 1.0) / 2.0 for p in seats)
+    data.games.extend(index for _ in seats)
+    data.heuristic.extend(values)
+    data.plies += ply
+
+
+def generate(config: TrainConfig, progress: Callable[[int, Dataset], None] | None = None) -> Dataset:
+    data = Dataset()
+    for i in range(config.games):
+        play_game(config, i, data)
+        if progress is not None:
+            progress(i + 1, data)
+    return data
+
+
+# ---------------------------------------------------------------------------------------
+# Fit and metrics
+# ---------------------------------------------------------------------------------------
+
+
+def _sigmoid(z: FloatArray) -> FloatArray:
+    out: FloatArray = 1.0 / (1.0 + np.exp(-np.clip(z, -40.0, 40.0)))
+    return out
+
+
+def fit_logistic(x: FloatArray, y: FloatArray, l2: float, iterations: int = 50) -> tuple[FloatArray, float]:
+    """Weights and bias minimising mean cross-entropy + ``l2 / 2 · |w|²`` (standardised
+    features, bias not penalised), by Newton's method."""
+    mean = x.mean(axis=0)
+    std = x.std(axis=0)
+    std[std < 1e-12] = 1.0
+    z = np.hstack([np.ones((x.shape[0], 1)), (x - mean) / std])
+    n, k = z.shape
+    w = np.zeros(k)
+    penalty = np.full(k, l2)
+    penalty[0] = 0.0
+    for _ in range(iterations):
+        p = _sigmoid(z @ w)
+        grad = z.T @ (p - y) / n + penalty * w
+        hess = (z.T * (p * (1.0 - p))) @ z / n + np.diag(penalty) + 1e-12 * np.eye(k)
+        step = np.linalg.solve(hess, grad)
+        w -= step
+        if float(np.max(np.abs(step))) < 1e-10:
+            break
+    weights: FloatArray = w[1:] / std
+    bias = float(w[0] - np.sum(w[1:] * mean / std))
+    return weights, bias
+
+
+def metrics(p: FloatArray, y: FloatArray) -> dict[str, float]:
+    """Log-loss, accuracy on decided labels (win or loss) with ``p > 0.5``, Brier score."""
+    q = np.clip(p, 1e-12, 1 - 1e-12)
+    logloss = float(-np.mean(y * np.log(q) + (1 - y) * np.log(1 - q)))
+    decided = y != 0.5
+    acc = float(np.mean((p[decided] > 0.5) == (y[decided] > 0.5))) if decided.any() else float("nan")
+    return {"log_loss": logloss, "accuracy": acc, "brier": float(np.mean((p - y) ** 2))}
+
+
+def _round(x: float) -> float:
+    return float(f"{x:.8g}")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TrainResult:
+    payload: dict[str, Any]
+    summary: dict[str, Any]
+
+
+def fit(config: TrainConfig, data: Dataset) -> TrainResult:
+    """Split by game, fit, measure; the model payload (without checksum) and a summary."""
+    if not data.labels:
+        raise ValueError("no samples: play more games")
+    names = feature_names(config.game)
+    x = np.asarray(data.features, dtype=np.float64)
+    y = np.asarray(data.labels, dtype=np.float64)
+    g = np.asarray(data.games)
+    h = np.asarray(data.heuristic, dtype=np.float64)
+    test_games = set(
+        random.Random(config.seed).sample(range(config.games), round(config.games * config.holdout))
+    )
+    if config.games >= 2 and not test_games:
+        test_games = {config.games - 1}
+    test = np.isin(g, sorted(test_games))
+    train = ~test
+    if not train.any():
+        raise ValueError("every game is held out: lower --holdout or play more games")
+    weights, bias = fit_logistic(x[train], y[train], config.l2)
+    weights = np.asarray([_round(float(w)) for w in weights])
+    bias = _round(bias)
+    p = _sigmoid(x @ weights + bias)
+    split: dict[str, Any] = {}
+    for name, mask in (("train", train), ("test", test)):
+        if not mask.any():
+            continue
+        m = metrics(p[mask], y[mask])
+        base = float(np.mean(y[train]))
+        m["constant_log_loss"] = metrics(np.full(int(mask.sum()), base), y[mask])["log_loss"]
+        decided = mask & (y != 0.5)
+        if decided.any():
+            m["heuristic_accuracy"] = float(np.mean((h[decided] > 0) == (y[decided] > 0.5)))
+        m["samples"] = int(mask.sum())
+        split[name] = {k: (_round(v) if isinstance(v, float) else v) for k, v in m.items()}
+    training = {
+        "seed": config.seed,
+        "command": config.command(),
+        "bot": config.bot,
+        "games": config.games,
+        "held_out_games": len(test_games),
+        "positions": data.positions,
+        "samples": len(data.labels),
+        "every": config.every,
+        "l2": config.l2,
+        "label": "the seat's final return mapped to [0, 1] (win 1, shared 0.5, loss 0)",
+        "metrics": split,
+    }
+    payload: dict[str, Any] = {
+        "format": FORMAT,
+        "version": FORMAT_VERSION,
+        "game": config.game,
+        "players": config.players,
+        "features": list(names),
+        "weights": [float(w) for w in weights],
+        "bias": bias,
+        "training": training,
+    }
+    return TrainResult(payload, {"metrics": split, "positions": data.positions, "plies": data.plies})
+
+
+def train(
+    config: TrainConfig, progress: Callable[[int, Dataset], None] | None = None
+) -> tuple[str, dict[str, Any]]:
+    """Run the whole pipeline; the model file's text and a summary (with seconds)."""
+    if config.games < 1:
+        raise ValueError("--games must be at least 1")
+    if config.every < 1:
+        raise ValueError("--every must be at least 1")
+    if not 0 <= config.holdout < 1:
+        raise ValueError("--holdout must be in [0, 1)")
+    game = get_game(config.game)
+    d = game.descriptor
+    if not d.min_players <= config.players <= d.max_players:
+        raise ValueError(f"{config.game} is played by {d.min_players} to {d.max_players} players")
+    feature_names(config.game)
+    make_bot(config.bot)
+    t0 = time.perf_counter()
+    data = generate(config, progress)
+    t1 = time.perf_counter()
+    result = fit(config, data)
+    t2 = time.perf_counter()
+    summary = dict(result.summary)
+    summary.update(
+        games=config.games,
+        samples=len(data.labels),
+        play_seconds=t1 - t0,
+        fit_seconds=t2 - t1,
+        weights=dict(zip(result.payload["features"], result.payload["weights"], strict=True)),
+        bias=result.payload["bias"],
+    )
+    return model_json(result.payload), summary
+
+
+def format_summary(config: TrainConfig, summary: dict[str, Any], path: str) -> str:
+    """The summary printed by ``heka train``."""
+    lines = [
+        f"{config.game}, {config.players} players: {summary['games']} self-play games of {config.bot}, "
+        f"{summary['plies']} plies, {summary['positions']} positions, {summary['samples']} samples "
+        f"(one per seat)",
+        f"time: self-play {summary['play_seconds']:.1f} s, fit {summary['fit_seconds']:.2f} s",
+    ]
+    for name in ("train", "test"):
+        m = summary["metrics"].get(name)
+        if m is None:
+            continue
+        heur = m.get("heuristic_accuracy")
+        lines.append(
+            f"{name:5s} ({m['samples']} samples): log-loss {m['log_loss']:.4f} (constant "
+            f"{m['constant_log_loss']:.4f}), accuracy {m['accuracy']:.3f}"
+            + (f" (heuristic {heur:.3f})" if heur is not None else "")
+            + f", Brier {m['brier']:.4f}"
+        )
+    lines.append("weights (raw features):")
+    for k, v in summary["weights"].items():
+        lines.append(f"  {k:24s} {v:+.4f}")
+    lines.append(f"  {'bias':24s} {summary['bias']:+.4f}")
+    lines.append(f"model written to {path}")
+    return "\n".join(lines)

@@ -1,0 +1,94 @@
+"""``heka train``: fit the learned evaluation of a game and player count from self-play
+(:mod:`learn.train`; needs numpy: ``pip install 'heka[train]'``)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+
+def register(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "train",
+        help="train the learned evaluation (mcts:expert) from self-play games",
+        description="Play seeded self-play games, sample positions, fit a logistic model of each "
+        "seat's chance to win from its view's features (L2, held-out games for the metrics) and "
+        "write the model file the expert preset reads (docs/bots.md). Needs numpy "
+        "(pip install 'heka[train]'). The same arguments give the same file.",
+    )
+    p.add_argument("--game", default="aton", help="game name (default: aton)")
+    p.add_argument("--players", type=int, default=2, help="player count (default: 2)")
+    p.add_argument("--games", type=int, default=200, help="self-play games (default: 200)")
+    p.add_argument("--seed", type=int, default=1, help="seed of the deals and the bots (default: 1)")
+    p.add_argument(
+        "--bot",
+        default=None,
+        help="self-play bot spec, every seat (default: mcts:iterations=100,ms=none; keep it "
+        "iteration-budgeted for a reproducible run)",
+    )
+    p.add_argument("--every", type=int, default=4, help="sample a position every N plies (default: 4)")
+    p.add_argument(
+        "--l2", type=float, default=0.01, help="L2 penalty on standardised weights (default: 0.01)"
+    )
+    p.add_argument(
+        "--holdout",
+        type=float,
+        default=0.2,
+        help="fraction of the games held out for the metrics (default: 0.2)",
+    )
+    p.add_argument(
+        "--out",
+        default=None,
+        metavar="PATH",
+        help="model file to write (default: GAME-Pp.json in ai/models/ or $HEKA_MODEL_DIR)",
+    )
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        from learn.train import DEFAULT_BOT, Dataset, TrainConfig, format_summary, train
+    except ImportError as exc:
+        print(
+            f"heka train: needs the training extra ({exc}): numpy and learn/, from a source "
+            "checkout: pip install -e '.[train]'",
+            file=sys.stderr,
+        )
+        return 2
+    from ai.api import BotSpecError
+    from ai.learned import ModelError, model_path
+    from engine import EngineError
+    from service.commands.arena import ProgressBar
+
+    config = TrainConfig(
+        game=args.game,
+        players=args.players,
+        games=args.games,
+        seed=args.seed,
+        bot=args.bot or DEFAULT_BOT,
+        every=args.every,
+        l2=args.l2,
+        holdout=args.holdout,
+    )
+    path = args.out or str(model_path(config.game, config.players))
+    print(f"heka train: {config.command()}", file=sys.stderr)
+    bar = ProgressBar(config.games, enabled=not args.no_progress)
+
+    def progress(done: int, data: Dataset) -> None:
+        bar.update(done, f"{data.positions} positions")
+
+    try:
+        text, summary = train(config, progress)
+    except (EngineError, BotSpecError, ModelError, ValueError) as exc:
+        print(f"heka train: {exc}", file=sys.stderr)
+        return 2
+    directory = os.path.dirname(path)
+    if directory:
+        os.makedirs(directory, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    print(format_summary(config, summary, path))
+    return 0

@@ -1,0 +1,244 @@
+"""The learned evaluation (``ai/learned.py``, ``mcts:expert``): features from the seat's view
+only (A10 / O6), model files validated on load, the expert preset's seeded determinism and
+no peeking, and ``heka train`` reproducible from its seed."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from ai_positions import random_positions
+
+from ai import learned
+from ai.api import make_bot
+from ai.learned import (
+    EXPECTED,
+    LEARNED,
+    ModelError,
+    check_models,
+    feature_names,
+    learned_evaluation,
+    load_model,
+    model_json,
+    model_path,
+    seat_features,
+)
+from ai.mcts import MctsBot, MctsParams, parse_params
+from ai.presets import PRESETS
+from engine import get_game
+from engine.core import State
+from engine.rng import Rng
+
+CONFIGS = [("aton", 2), ("osirium", 2), ("osirium", 3), ("osirium", 4)]
+
+
+def positions(game: str, players: int, count: int, seed: int) -> list[State]:
+    g = get_game(game)
+    return random_positions(lambda s: g.new_initial_state(players, s), count, seed, 0, 200)
+
+
+# ---------------------------------------------------------------------------------------
+# Features: the seat's view only
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("game,players", CONFIGS)
+def test_features_read_only_the_seats_view(game: str, players: int) -> None:
+    """A10 / O6: for every seat, a state re-dealt consistently with that seat's view (the
+    others' hands, hidden cartouches, exaltations, face-down rituals, deck orders, the
+    randomness to come) gives exactly the same features."""
+    names = feature_names(game)
+    for s in positions(game, players, 12, 7 + players):
+        rows = seat_features(s)
+        assert len(rows) == players and all(len(r) == len(names) for r in rows)
+        assert all(math.isfinite(v) for r in rows for v in r)
+        for p in range(players):
+            for k in range(3):
+                other = s.sample_consistent_state(p, random.Random(100 * p + k))
+                assert other.view(p) == s.view(p)
+                assert seat_features(other)[p] == rows[p], (game, players, p)
+
+
+def test_features_do_read_the_seats_own_information() -> None:
+    """The seat's own hand is part of its view, and the features use it (Osirium's
+    ``hand_useful``/``own_ritual_progress``, Aton's ``own_cards``): re-dealing from another
+    seat's view may change them."""
+    changed = False
+    for s in positions("aton", 2, 10, 3):
+        for p in (0, 1):
+            other = s.sample_consistent_state(1 - p, random.Random(5))
+            changed |= seat_features(other)[p] != seat_features(s)[p]
+    assert changed
+
+
+# ---------------------------------------------------------------------------------------
+# Model files
+# ---------------------------------------------------------------------------------------
+
+
+def test_the_shipped_models_load_and_evaluate() -> None:
+    models = check_models()
+    assert [(m.game, m.players) for m in models] == list(EXPECTED)
+    for m in models:
+        assert m.features == feature_names(m.game)
+        assert m.training["seed"] is not None and "heka train" in m.training["command"]
+    for game, players in CONFIGS:
+        ev = learned_evaluation(game, players)
+        for s in positions(game, players, 4, 2):
+            v = ev.evaluate(s)
+            assert len(v) == players and all(-1 < x < 1 for x in v)
+            if players == 2:
+                assert v[0] == pytest.approx(-v[1])
+
+
+def _copy_models(tmp_path: Path) -> Path:
+    for game, players in EXPECTED:
+        shutil.copy(model_path(game, players), tmp_path / model_path(game, players).name)
+    return tmp_path
+
+
+def _rewrite(path: Path, change: dict[str, object], keep_checksum: bool = True) -> None:
+    data = json.loads(path.read_text())
+    data.update(change)
+    if keep_checksum:
+        path.write_text(json.dumps(data))
+    else:
+        path.write_text(model_json(data))
+
+
+@pytest.mark.parametrize(
+    "damage,message",
+    [
+        (lambda p: p.unlink(), "file not found"),
+        (lambda p: p.write_text("{not json"), "not valid JSON"),
+        (lambda p: _rewrite(p, {"bias": 0.125}), "checksum mismatch"),
+        (lambda p: _rewrite(p, {"version": 99}, keep_checksum=False), "format version 99"),
+        (lambda p: _rewrite(p, {"features": ["a", "b"]}, keep_checksum=False), "retrain it"),
+        (lambda p: _rewrite(p, {"weights": [1.0]}, keep_checksum=False), "weights"),
+        (lambda p: _rewrite(p, {"players": 3}, keep_checksum=False), "is for 3 players, expected 2"),
+    ],
+)
+def test_a_missing_or_corrupt_model_is_a_clear_error(tmp_path: Path, damage, message: str) -> None:  # type: ignore[no-untyped-def]
+    directory = _copy_models(tmp_path)
+    target = model_path("osirium", 2, directory)
+    damage(target)
+    with pytest.raises(ModelError) as info:
+        check_models(directory)
+    assert str(target) in str(info.value) and message in str(info.value)
+
+
+def test_the_expert_preset_checks_the_models_when_it_is_made(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Start-up, not mid-game: making an expert bot (arena, service workers) with a corrupt
+    model file fails at once, naming the file."""
+    directory = _copy_models(tmp_path)
+    model_path("aton", 2, directory).write_text("[]")
+    monkeypatch.setenv(learned.MODEL_DIR_ENV, str(directory))
+    with pytest.raises(ModelError, match=r"aton-2p\.json: not a JSON object"):
+        make_bot("mcts:expert")
+    make_bot("mcts:hard")  # the heuristic presets do not need the models
+
+
+def test_the_server_does_not_start_with_a_corrupt_model(tmp_path: Path) -> None:
+    """``heka serve`` checks the expert preset's models before it listens: a missing file
+    stops it with exit code 2 and a log line naming the file."""
+    directory = _copy_models(tmp_path)
+    model_path("osirium", 4, directory).unlink()
+    env = {**os.environ, learned.MODEL_DIR_ENV: str(directory), "HEKA_METRICS_PORT": "0"}
+    done = subprocess.run(
+        [sys.executable, "-m", "service.cli", "serve", "--port", "0"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert f"{directory / 'osirium-4p.json'}: file not found" in done.stderr + done.stdout
+
+
+# ---------------------------------------------------------------------------------------
+# The expert preset
+# ---------------------------------------------------------------------------------------
+
+
+def test_expert_spec() -> None:
+    name, p = parse_params("expert")
+    assert name == "mcts:expert" and p.evaluation == LEARNED
+    assert (p.iterations, p.milliseconds) == (PRESETS["expert"].iterations, PRESETS["expert"].milliseconds)
+    assert parse_params("hard")[1].evaluation is None
+    assert parse_params("medium,eval=learned")[1].evaluation == LEARNED
+    assert parse_params("expert,eval=heuristic")[1].evaluation == "heuristic"
+    with pytest.raises(ValueError, match="unknown evaluation"):
+        parse_params("eval=oracle")
+
+
+def test_the_search_uses_the_learned_evaluation_at_the_cutoff() -> None:
+    """Same seed and budget, a short cut-off: the root statistics follow the evaluation."""
+    for game, players in CONFIGS:
+        s = positions(game, players, 1, 4)[0]
+        stats = {}
+        for evaluation in ("heuristic", LEARNED):
+            params = MctsParams(iterations=200, cutoff=2, evaluation=evaluation, early_stop=False)
+            stats[evaluation] = MctsBot(params).choose(s, seed=1).diagnostics.actions
+        assert stats["heuristic"] != stats[LEARNED], (game, players)
+
+
+@pytest.mark.parametrize("game,players", CONFIGS)
+def test_expert_is_deterministic_for_a_seed(game: str, players: int) -> None:
+    bot = make_bot("mcts:expert,iterations=150,ms=none")
+    for s in positions(game, players, 2, 11):
+        a = bot.choose(s, seed=9)
+        b = make_bot("mcts:expert,iterations=150,ms=none").choose(s.clone(), seed=9)
+        assert (a.action, a.diagnostics.actions) == (b.action, b.diagnostics.actions)
+
+
+@pytest.mark.parametrize("game,players", CONFIGS)
+def test_expert_does_not_peek(game: str, players: int) -> None:
+    """A10.4 / O6.4 with the learned evaluation: states that differ only in what the seat to
+    act cannot see (re-dealt hidden cards, exaltations, the randomness to come) give the same
+    decision and statistics for the same seed."""
+    for s in positions(game, players, 3, 21 + players):
+        p = s.current_player()
+        other = s.sample_consistent_state(p, random.Random(77))
+        other.rng = Rng(987_654_321)  # type: ignore[attr-defined]
+        assert other.view(p) == s.view(p) and other.serialize() != s.serialize()
+        bot = MctsBot(MctsParams(iterations=120, evaluation=LEARNED))
+        a, b = bot.choose(s, seed=4), bot.choose(other, seed=4)
+        assert (a.action, a.diagnostics.actions) == (b.action, b.diagnostics.actions)
+
+
+def test_a_game_without_a_model_is_refused() -> None:
+    with pytest.raises(ModelError, match="no learned evaluation for the game"):
+        feature_names("chess")
+    with pytest.raises(ModelError, match="file not found"):
+        load_model(Path("/nonexistent/aton-2p.json"), "aton", 2)
+
+
+# ---------------------------------------------------------------------------------------
+# Training (numpy)
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("game,players", [("aton", 2), ("osirium", 3)])
+def test_training_is_reproducible_from_its_seed(game: str, players: int) -> None:
+    """A tiny run (about 1 s compiled) twice: the same model file, byte for byte; another
+    seed, another file."""
+    pytest.importorskip("numpy")
+    from learn.train import TrainConfig, train
+
+    config = TrainConfig(game, players, games=3, seed=5, bot="mcts:iterations=10,ms=none", every=6)
+    text, summary = train(config)
+    again, _ = train(config)
+    assert text == again
+    model = learned.parse_model(json.loads(text), "tiny", game, players)
+    assert model.training["command"] == config.command()
+    assert model.training["games"] == 3 and summary["samples"] == model.training["samples"] > 0
+    other, _ = train(TrainConfig(game, players, games=3, seed=6, bot="mcts:iterations=10,ms=none", every=6))
+    assert other != text
