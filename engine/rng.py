@@ -23,7 +23,8 @@ import abc
 import hashlib
 import random
 import struct
-from typing import Any
+from collections.abc import MutableSequence
+from typing import Any, Final
 
 _MASK = (1 << 64) - 1
 
@@ -33,6 +34,8 @@ CHANCE_KEY_BYTES = 32
 _WORDS_PER_BLOCK = 8
 _PERSON_KEY = b"heka.chance.key"
 _PERSON_STREAM = b"heka.chance.ctr"
+#: A block's 64-byte digest as its 8 little-endian 64-bit words.
+_BLOCK_WORDS: Final = struct.Struct("<8Q")
 
 
 class SerialRng(random.Random, abc.ABC):
@@ -71,6 +74,28 @@ class SerialRng(random.Random, abc.ABC):
     def random(self) -> float:
         return (self.next64() >> 11) * (1.0 / (1 << 53))
 
+    def shuffle(self, x: MutableSequence[Any]) -> None:
+        """Exactly ``random.Random.shuffle`` on this generator (the same draws, the same
+        order: ``randbelow(i + 1)`` for ``i = len(x) - 1 .. 1``, each a word masked to
+        ``(i + 1).bit_length()`` bits and redrawn while ``>= i + 1``), with the words taken
+        a batch at a time instead of three Python calls per draw. A batch holds as many
+        words as draws are left, and every draw takes at least one word, so no word is
+        taken that the draws would not have used: the generator ends where
+        ``random.Random.shuffle`` leaves it. (Osirium's piles: 3x faster.)"""
+        i = len(x) - 1
+        words: list[int] = []
+        w = 0
+        while i > 0:
+            if w == len(words):
+                words = self.next64_many(i)
+                w = 0
+            m = i + 1
+            r = words[w] & ((1 << m.bit_length()) - 1)
+            w += 1
+            if r < m:
+                x[i], x[r] = x[r], x[i]
+                i -= 1
+
 
 class Rng(SerialRng):
     """SplitMix64 with the ``random.Random`` interface; ``state`` is one int in [0, 2**64).
@@ -106,6 +131,19 @@ class Rng(SerialRng):
         z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
         return z ^ (z >> 31)
 
+    def next64_many(self, count: int) -> list[int]:
+        # next64 inlined: the same words, without a method call per word.
+        out: list[int] = []
+        append = out.append
+        z = self.state
+        for _ in range(count):
+            z = (z + 0x9E3779B97F4A7C15) & _MASK
+            y = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+            y = ((y ^ (y >> 27)) * 0x94D049BB133111EB) & _MASK
+            append(y ^ (y >> 31))
+        self.state = z
+        return out
+
     def clone(self) -> Rng:
         r = Rng.__new__(Rng)
         r.state = self.state
@@ -125,8 +163,12 @@ class ChanceRng(SerialRng):
 
     key: bytes
     used: int
+    #: The block whose words ``_words`` holds (-1: none yet).
     _block: int
-    _buffer: bytes
+    _words: tuple[int, ...]
+    #: BLAKE2b with the key and personalisation absorbed: each block is a copy of it fed
+    #: the counter (the key block is hashed once per generator, not once per block).
+    _keyed: Any
 
     def __init__(self, key: bytes, used: int = 0) -> None:
         if not isinstance(key, bytes) or len(key) != CHANCE_KEY_BYTES:
@@ -136,7 +178,8 @@ class ChanceRng(SerialRng):
         self.key = key
         self.used = used
         self._block = -1
-        self._buffer = b""
+        self._words = ()
+        self._keyed = hashlib.blake2b(key=key, person=_PERSON_STREAM)
         super().__init__(0)
 
     def seed(self, a: object = None, version: int = 2) -> None:
@@ -150,34 +193,37 @@ class ChanceRng(SerialRng):
             raise ValueError(f"ChanceRng state must be a (key, used) pair, got {state!r}")
         key, used = state
         fresh = ChanceRng(key, used)  # validates both parts
-        self.key, self.used, self._block, self._buffer = fresh.key, fresh.used, -1, b""
+        self.key, self.used, self._block, self._words = fresh.key, fresh.used, -1, ()
+        self._keyed = fresh._keyed
+
+    def _load(self, block: int) -> tuple[int, ...]:
+        """The 8 words of ``block`` (BLAKE2b-512 of the counter), kept until the next block."""
+        h = self._keyed.copy()
+        h.update(block.to_bytes(8, "little"))
+        self._words = words = _BLOCK_WORDS.unpack(h.digest())
+        self._block = block
+        return words
 
     def next64(self) -> int:
         i = self.used
         block, word = divmod(i, _WORDS_PER_BLOCK)
-        if block != self._block:
-            self._buffer = hashlib.blake2b(
-                block.to_bytes(8, "little"), key=self.key, person=_PERSON_STREAM
-            ).digest()
-            self._block = block
+        words = self._words if block == self._block else self._load(block)
         self.used = i + 1
-        return int.from_bytes(self._buffer[8 * word : 8 * word + 8], "little")
+        return words[word]
 
     def next64_many(self, count: int) -> list[int]:
         # The same words as ``count`` calls of next64, a block (8 words) at a time.
-        out: list[int] = []
         i = self.used
         end = i + count
+        block, word = divmod(i, _WORDS_PER_BLOCK)
+        words = self._words if block == self._block else self._load(block)
+        out = list(words[word : word + count])
+        i += len(out)
         while i < end:
-            block, word = divmod(i, _WORDS_PER_BLOCK)
-            if block != self._block:
-                self._buffer = hashlib.blake2b(
-                    block.to_bytes(8, "little"), key=self.key, person=_PERSON_STREAM
-                ).digest()
-                self._block = block
-            take = min(_WORDS_PER_BLOCK - word, end - i)
-            out.extend(struct.unpack_from(f"<{take}Q", self._buffer, 8 * word))
-            i += take
+            words = self._load(i // _WORDS_PER_BLOCK)
+            take = end - i
+            out.extend(words if take >= _WORDS_PER_BLOCK else words[:take])
+            i += _WORDS_PER_BLOCK if take >= _WORDS_PER_BLOCK else take
         self.used = end
         return out
 
@@ -186,7 +232,8 @@ class ChanceRng(SerialRng):
         r.key = self.key
         r.used = self.used
         r._block = self._block
-        r._buffer = self._buffer
+        r._words = self._words
+        r._keyed = self._keyed  # never fed: each block feeds a copy
         return r
 
     def to_text(self) -> str:

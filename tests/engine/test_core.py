@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import random
 
 import pytest
 
@@ -94,6 +95,22 @@ def test_chance_rng_is_keyed_blake2b_in_counter_mode() -> None:
     text = rng_from_text(r.to_text())
     assert isinstance(text, ChanceRng)
     assert c.getrandbits(200) == restored.getrandbits(200) == text.getrandbits(200) == r.getrandbits(200)
+
+
+def test_batched_words_and_shuffle_match_the_one_word_definitions() -> None:
+    """``next64_many`` gives the words of as many ``next64`` calls, and ``shuffle`` the
+    permutation of ``random.Random.shuffle`` (one ``getrandbits`` per draw), leaving both
+    generators at the same position: the batched fast paths change no game."""
+    for make in (lambda: Rng(99), lambda: ChanceRng(bytes(range(32)), 5)):
+        for n in (*range(12), 17, 35, 36, 60, 61, 200):
+            a, b = make(), make()
+            assert a.next64_many(n) == [b.next64() for _ in range(n)]
+            assert a.to_text() == b.to_text()
+            x, y = list(range(n)), list(range(n))
+            a.shuffle(x)
+            random.Random.shuffle(b, y)
+            assert x == y
+            assert a.to_text() == b.to_text()
 
 
 def test_chance_keys_need_the_secret() -> None:
