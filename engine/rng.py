@@ -34,8 +34,9 @@ CHANCE_KEY_BYTES = 32
 _WORDS_PER_BLOCK = 8
 _PERSON_KEY = b"heka.chance.key"
 _PERSON_STREAM = b"heka.chance.ctr"
-#: A block's 64-byte digest as its 8 little-endian 64-bit words.
-_BLOCK_WORDS: Final = struct.Struct("<8Q")
+#: A block's 64-byte digest as its 8 little-endian 64-bit words, each as two 32-bit halves
+#: (low first).
+_BLOCK_HALVES: Final = struct.Struct("<16I")
 
 
 class SerialRng(random.Random, abc.ABC):
@@ -47,9 +48,20 @@ class SerialRng(random.Random, abc.ABC):
 
     def next64_many(self, count: int) -> list[int]:
         """The next ``count`` outputs of :meth:`next64`, in order (one call instead of
-        ``count``: the engines' shuffles)."""
+        ``count``)."""
         nxt = self.next64
         return [nxt() for _ in range(count)]
+
+    def next64_halves(self, count: int) -> list[int]:
+        """The next ``count`` outputs of :meth:`next64` as ``2 * count`` ints of 32 bits:
+        each word's low half, then its high half. The engines' shuffles read these: in
+        the compiled build a product of a 32-bit half and a card count stays a machine
+        integer, where a 64-bit word times a count is a Python long."""
+        out: list[int] = []
+        for w in self.next64_many(count):
+            out.append(w & 0xFFFFFFFF)
+            out.append(w >> 32)
+        return out
 
     @abc.abstractmethod
     def clone(self) -> SerialRng:
@@ -81,17 +93,21 @@ class SerialRng(random.Random, abc.ABC):
         a batch at a time instead of three Python calls per draw. A batch holds as many
         words as draws are left, and every draw takes at least one word, so no word is
         taken that the draws would not have used: the generator ends where
-        ``random.Random.shuffle`` leaves it. (Osirium's piles: 3x faster.)"""
+        ``random.Random.shuffle`` leaves it. (Osirium's piles: 3x faster.) A mask of at
+        most 32 bits only needs a word's low half (:meth:`next64_halves`)."""
         i = len(x) - 1
-        words: list[int] = []
+        if i >= 1 << 32:
+            random.Random.shuffle(self, x)
+            return
+        halves: list[int] = []
         w = 0
         while i > 0:
-            if w == len(words):
-                words = self.next64_many(i)
+            if w == len(halves):
+                halves = self.next64_halves(i)
                 w = 0
             m = i + 1
-            r = words[w] & ((1 << m.bit_length()) - 1)
-            w += 1
+            r = halves[w] & ((1 << m.bit_length()) - 1)
+            w += 2
             if r < m:
                 x[i], x[r] = x[r], x[i]
                 i -= 1
@@ -144,6 +160,20 @@ class Rng(SerialRng):
         self.state = z
         return out
 
+    def next64_halves(self, count: int) -> list[int]:
+        out: list[int] = []
+        append = out.append
+        z = self.state
+        for _ in range(count):
+            z = (z + 0x9E3779B97F4A7C15) & _MASK
+            y = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+            y = ((y ^ (y >> 27)) * 0x94D049BB133111EB) & _MASK
+            y ^= y >> 31
+            append(y & 0xFFFFFFFF)
+            append(y >> 32)
+        self.state = z
+        return out
+
     def clone(self) -> Rng:
         r = Rng.__new__(Rng)
         r.state = self.state
@@ -163,9 +193,10 @@ class ChanceRng(SerialRng):
 
     key: bytes
     used: int
-    #: The block whose words ``_words`` holds (-1: none yet).
+    #: The block whose 8 words ``_halves`` holds, as 16 halves (low, high, low...; -1: none
+    #: yet).
     _block: int
-    _words: tuple[int, ...]
+    _halves: tuple[int, ...]
     #: BLAKE2b with the key and personalisation absorbed: each block is a copy of it fed
     #: the counter (the key block is hashed once per generator, not once per block).
     _keyed: Any
@@ -178,7 +209,7 @@ class ChanceRng(SerialRng):
         self.key = key
         self.used = used
         self._block = -1
-        self._words = ()
+        self._halves = ()
         self._keyed = hashlib.blake2b(key=key, person=_PERSON_STREAM)
         super().__init__(0)
 
@@ -193,36 +224,41 @@ class ChanceRng(SerialRng):
             raise ValueError(f"ChanceRng state must be a (key, used) pair, got {state!r}")
         key, used = state
         fresh = ChanceRng(key, used)  # validates both parts
-        self.key, self.used, self._block, self._words = fresh.key, fresh.used, -1, ()
+        self.key, self.used, self._block, self._halves = fresh.key, fresh.used, -1, ()
         self._keyed = fresh._keyed
 
     def _load(self, block: int) -> tuple[int, ...]:
-        """The 8 words of ``block`` (BLAKE2b-512 of the counter), kept until the next block."""
+        """The 8 words of ``block`` (BLAKE2b-512 of the counter) as 16 little-endian 32-bit
+        halves, kept until the next block."""
         h = self._keyed.copy()
         h.update(block.to_bytes(8, "little"))
-        self._words = words = _BLOCK_WORDS.unpack(h.digest())
+        self._halves = halves = _BLOCK_HALVES.unpack(h.digest())
         self._block = block
-        return words
+        return halves
 
     def next64(self) -> int:
         i = self.used
         block, word = divmod(i, _WORDS_PER_BLOCK)
-        words = self._words if block == self._block else self._load(block)
+        h = self._halves if block == self._block else self._load(block)
         self.used = i + 1
-        return words[word]
+        return h[2 * word] | (h[2 * word + 1] << 32)
 
     def next64_many(self, count: int) -> list[int]:
-        # The same words as ``count`` calls of next64, a block (8 words) at a time.
+        h = self.next64_halves(count)
+        return [h[k] | (h[k + 1] << 32) for k in range(0, 2 * count, 2)]
+
+    def next64_halves(self, count: int) -> list[int]:
+        # The words of ``count`` calls of next64, a block (8 words) at a time.
         i = self.used
         end = i + count
         block, word = divmod(i, _WORDS_PER_BLOCK)
-        words = self._words if block == self._block else self._load(block)
-        out = list(words[word : word + count])
-        i += len(out)
+        h = self._halves if block == self._block else self._load(block)
+        out = list(h[2 * word : 2 * (word + count)])
+        i += len(out) // 2
         while i < end:
-            words = self._load(i // _WORDS_PER_BLOCK)
+            h = self._load(i // _WORDS_PER_BLOCK)
             take = end - i
-            out.extend(words if take >= _WORDS_PER_BLOCK else words[:take])
+            out.extend(h if take >= _WORDS_PER_BLOCK else h[: 2 * take])
             i += _WORDS_PER_BLOCK if take >= _WORDS_PER_BLOCK else take
         self.used = end
         return out
@@ -232,7 +268,7 @@ class ChanceRng(SerialRng):
         r.key = self.key
         r.used = self.used
         r._block = self._block
-        r._words = self._words
+        r._halves = self._halves
         r._keyed = self._keyed  # never fed: each block feeds a copy
         return r
 

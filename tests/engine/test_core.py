@@ -98,13 +98,17 @@ def test_chance_rng_is_keyed_blake2b_in_counter_mode() -> None:
 
 
 def test_batched_words_and_shuffle_match_the_one_word_definitions() -> None:
-    """``next64_many`` gives the words of as many ``next64`` calls, and ``shuffle`` the
+    """``next64_many`` (``next64_halves``) gives the words (halves of the words) of as many
+    ``next64`` calls, and ``shuffle`` the
     permutation of ``random.Random.shuffle`` (one ``getrandbits`` per draw), leaving both
     generators at the same position: the batched fast paths change no game."""
     for make in (lambda: Rng(99), lambda: ChanceRng(bytes(range(32)), 5)):
         for n in (*range(12), 17, 35, 36, 60, 61, 200):
             a, b = make(), make()
             assert a.next64_many(n) == [b.next64() for _ in range(n)]
+            assert a.to_text() == b.to_text()
+            words = [b.next64() for _ in range(n)]
+            assert a.next64_halves(n) == [h for w in words for h in (w & 0xFFFFFFFF, w >> 32)]
             assert a.to_text() == b.to_text()
             x, y = list(range(n)), list(range(n))
             a.shuffle(x)
