@@ -26,7 +26,13 @@ import struct
 from collections.abc import MutableSequence
 from typing import Any, Final
 
+from engine import _build, splitmix
+
 _MASK = (1 << 64) - 1
+
+#: :func:`engine.splitmix.next64_halves` when that module is compiled (machine integers,
+#: 10x the Python longs below), else ``None``: then :class:`Rng` computes in Python.
+_COMPILED_HALVES: Final = splitmix.next64_halves if _build.is_compiled(splitmix) else None
 
 #: Bytes of a :class:`ChanceRng` key.
 CHANCE_KEY_BYTES = 32
@@ -162,6 +168,9 @@ class Rng(SerialRng):
 
     def next64_halves(self, count: int) -> list[int]:
         out: list[int] = []
+        if _COMPILED_HALVES is not None:  # the compiled build: the same words in C
+            self.state = _COMPILED_HALVES(self.state, count, out)
+            return out
         append = out.append
         z = self.state
         for _ in range(count):

@@ -7,6 +7,7 @@ import random
 
 import pytest
 
+from engine import splitmix
 from engine.core import (
     Event,
     GameDescriptor,
@@ -115,6 +116,20 @@ def test_batched_words_and_shuffle_match_the_one_word_definitions() -> None:
             random.Random.shuffle(b, y)
             assert x == y
             assert a.to_text() == b.to_text()
+
+
+def test_splitmix_on_halves_is_splitmix64() -> None:
+    """engine.splitmix (the compiled build's Rng words, on 32-bit halves) against Rng.next64
+    (Python longs), from states that exercise every carry: run by each build's suite."""
+    states = [0, 1, (1 << 32) - 1, 1 << 32, (1 << 63) - 1, 1 << 63, (1 << 64) - 1]
+    states += [random.Random(i).getrandbits(64) for i in range(40)]
+    for state in states:
+        ref = Rng(0)
+        ref.setstate(state)
+        words = [ref.next64() for _ in range(9)]
+        out: list[int] = []
+        assert splitmix.next64_halves(state, 9, out) == ref.state
+        assert out == [h for w in words for h in (w & 0xFFFFFFFF, w >> 32)]
 
 
 def test_chance_keys_need_the_secret() -> None:
