@@ -157,11 +157,12 @@ class Rng(SerialRng):
         # next64 inlined: the same words, without a method call per word.
         out: list[int] = []
         append = out.append
+        mask = _MASK
         z = self.state
         for _ in range(count):
-            z = (z + 0x9E3779B97F4A7C15) & _MASK
-            y = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
-            y = ((y ^ (y >> 27)) * 0x94D049BB133111EB) & _MASK
+            z = (z + 0x9E3779B97F4A7C15) & mask
+            y = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9 & mask
+            y = (y ^ (y >> 27)) * 0x94D049BB133111EB & mask
             append(y ^ (y >> 31))
         self.state = z
         return out
@@ -172,11 +173,12 @@ class Rng(SerialRng):
             self.state = _COMPILED_HALVES(self.state, count, out)
             return out
         append = out.append
+        mask = _MASK
         z = self.state
         for _ in range(count):
-            z = (z + 0x9E3779B97F4A7C15) & _MASK
-            y = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
-            y = ((y ^ (y >> 27)) * 0x94D049BB133111EB) & _MASK
+            z = (z + 0x9E3779B97F4A7C15) & mask
+            y = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9 & mask
+            y = (y ^ (y >> 27)) * 0x94D049BB133111EB & mask
             y ^= y >> 31
             append(y & 0xFFFFFFFF)
             append(y >> 32)

@@ -161,13 +161,12 @@ def shuffle(rng: SerialRng, cards: list[int]) -> None:
     """
     n = len(cards)
     halves = rng.next64_halves(n - 1) if n > 1 else []
-    for k in range(n - 1):  # i = n-1 .. 1 takes word k = n-1-i, as one next64() per step did
-        i = n - 1 - k
-        m: i64 = i + 1
-        lo: i64 = halves[2 * k]
-        hi: i64 = halves[2 * k + 1]
-        j: i64 = (hi * m + ((lo * m) >> 32)) >> 32
+    m: i64 = n
+    for k in range(0, 2 * n - 2, 2):  # i = n-1 .. 1 takes word k/2 = n-1-i, as next64() did
+        i: i64 = m - 1
+        j: i64 = (halves[k + 1] * m + ((halves[k] * m) >> 32)) >> 32
         cards[i], cards[j] = cards[j], cards[i]
+        m = i
 
 
 def _impossible(msg: str) -> StateFormatError:
