@@ -48,6 +48,7 @@ COMPILED = (
     "engine/osirium/codec.py",
     "engine/osirium/game.py",
     "engine/osirium/state.py",
+    "engine/splitmix.py",
     "ai/knowledge.py",
     "ai/mcts.py",
     "ai/aton/greedy.py",

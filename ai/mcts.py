@@ -91,7 +91,7 @@ from ai.knowledge import FULL_ROLLOUT, ROLLOUTS, GameKnowledge, team_average
 from ai.learned import EVALUATIONS, LEARNED, check_models, learned_evaluation
 from ai.procpool import WorkerPool, default_start_method, get_context
 from engine._mypyc import mypyc_attr, picklable
-from engine.core import SECRET_ACTION, Game, State
+from engine.core import SECRET_ACTION, Game, State, playout
 
 
 class EventLike(Protocol):
@@ -601,26 +601,16 @@ class Search:
         return best, edges[best], False
 
     def _rollout(self, state: State) -> tuple[Sequence[float], int]:
-        """Play on from ``state``; return the (estimated) returns and the plies played."""
-        rng = self.rng
-        rand = rng.random
-        policy = self.policy
-        cutoff = self.cutoff
-        steps = 0
-        while True:
-            if state.current_player() < 0:
-                return state.returns(), steps
-            if steps == cutoff:
-                values = self.evaluate(state)
-                if self.teams is not None:
-                    values = team_average(values, self.teams)
-                return values, steps
-            legal = state.legal_actions()
-            if policy is None:
-                state.apply(legal[int(rand() * len(legal))])
-            else:
-                state.apply(policy(state, legal, rng))
-            steps += 1
+        """Play on from ``state`` (:func:`engine.core.playout`: the policy, or uniformly
+        random actions, for ``cutoff`` actions or to the end); return the returns (or the
+        evaluator's estimate when the game goes on) and the plies played."""
+        steps = playout(state, self.rng, self.cutoff, self.policy)
+        if state.current_player() < 0:
+            return state.returns(), steps
+        values = self.evaluate(state)
+        if self.teams is not None:
+            values = team_average(values, self.teams)
+        return values, steps
 
     def _backprop(self, path: list[tuple[_Edge, int]], values: Sequence[float], plies: int) -> None:
         f = self.params.discount

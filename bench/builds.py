@@ -9,8 +9,14 @@ pure-Python one, ``engine/_build.py``), the two builds interleaved ``--rounds`` 
 same run; the table shows medians and the ratio compiled / pure. Rates are per CPU second of
 the child (on a loaded machine the CPU figure is the code's speed; wall-clock is printed too).
 
-* engine: complete random games (``legal_actions``, ``random.choice``, the fast-path
-  ``apply``, as ``bench/aton_speed.py``), actions per second, Aton, Osirium 2p and 4p;
+* engine: complete random games played by :func:`engine.core.playout` (the loop of the
+  search's rollouts: ``legal_actions``, a uniform draw ``legal[int(rng.random() *
+  len(legal))]``, the fast-path ``apply``, until the end), including each game's setup
+  (``new_initial_state``: the keyed chance, the shuffles), actions per second, Aton,
+  Osirium 2p and 4p. (The figures of code c6d2181, kept as "before" in ``docs/bots.md``,
+  came from a loop written here in Python with ``random.choice``, as
+  ``bench/aton_speed.py`` still does: the compiled build ran that loop in the
+  interpreter, which the search's rollouts never did);
 * search: MCTS iterations per second with the default knowledge on three positions of a
   seeded game (opening, middle, late; ``bench/mcts_speed.py``), Aton, Osirium 2p and 4p;
 * latency: the time per decision of each preset on mid-game positions, "before" (the
@@ -48,19 +54,16 @@ OLD_PRESETS = {"easy": 200, "medium": 1000, "hard": 4000}
 
 def child_engine(games: int) -> dict[str, object]:
     from engine import get_game
+    from engine.core import playout
 
     out: dict[str, object] = {}
     for game, players in CONFIGS:
         g = get_game(game)
         rng = random.Random(1)
-        choice = rng.choice
         actions = 0
         t0, c0 = time.perf_counter(), time.process_time()
         for i in range(games):
-            s = g.new_initial_state(players, 1000 + i)
-            while not s.is_terminal():
-                s.apply(choice(s.legal_actions()))
-                actions += 1
+            actions += playout(g.new_initial_state(players, 1000 + i), rng)
         cpu, wall = time.process_time() - c0, time.perf_counter() - t0
         out[f"{game} {players}p"] = (actions / cpu, actions / wall)
     return out

@@ -1,6 +1,7 @@
 """Helpers for the compiled build (mypyc) that are plain Python in both builds.
 
 ``mypyc_attr``: class options for the compiled build, a no-op when the code runs as Python.
+``i64``: mypyc's 64-bit machine integer type in the compiled build, ``int`` in Python.
 
 The compiled build (mypyc, ``make compile``; ``docs/operations.md``) reads
 ``@mypyc_attr(allow_interpreted_subclasses=True)`` on the base classes that other code
@@ -18,8 +19,12 @@ import dataclasses
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from mypy_extensions import mypyc_attr
+    from mypy_extensions import i64, mypyc_attr
 else:
+    #: A machine integer in the compiled build (mypyc's native ``i64``: arithmetic without
+    #: Python longs, for values that never leave the signed 64-bit range); ``int`` when
+    #: the code runs as Python, so both builds compute the same values.
+    i64 = int
 
     def mypyc_attr(*_attrs: str, **_options: object) -> Any:
         return lambda cls: cls
@@ -38,4 +43,4 @@ def picklable(*classes: type) -> None:
         copyreg.pickle(cls, _rebuild)
 
 
-__all__ = ["mypyc_attr", "picklable"]
+__all__ = ["i64", "mypyc_attr", "picklable"]

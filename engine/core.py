@@ -26,7 +26,7 @@ import abc
 import contextlib
 import dataclasses
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Final, Self, TypeAlias
 
 from engine._mypyc import mypyc_attr, picklable
@@ -412,6 +412,31 @@ class State(metaclass=abc.ABCMeta):
 
 
 picklable(OptionSpec, GameDescriptor, Event, ActionInfo, Outcome)
+
+
+#: A playout policy: one of ``legal`` (the state's legal actions), drawn with the rng.
+PlayoutPolicy: TypeAlias = Callable[[State, list[int], random.Random], int]
+
+
+def playout(state: State, rng: random.Random, limit: int = -1, policy: PlayoutPolicy | None = None) -> int:
+    """Play ``state`` forward on the fast path until the game ends or ``limit`` actions
+    were applied (``-1``: no limit); return how many were. Each action is
+    ``policy(state, legal, rng)``, or without a policy one of the legal actions uniformly
+    at random, ``legal[int(rng.random() * len(legal))]``.
+
+    The search's rollouts (:meth:`ai.mcts.Search._rollout`) are this loop, and so are the
+    random games ``bench/builds.py`` times: compiled, the loop runs in C, so its speed is
+    the engine's as the search sees it (``docs/bots.md``)."""
+    rand = rng.random
+    steps = 0
+    while steps != limit and state.current_player() >= 0:
+        legal = state.legal_actions()
+        if policy is None:
+            state.apply(legal[int(rand() * len(legal))])
+        else:
+            state.apply(policy(state, legal, rng))
+        steps += 1
+    return steps
 
 
 def legal_action_texts(state: State) -> list[str]:

@@ -23,9 +23,16 @@ import abc
 import hashlib
 import random
 import struct
-from typing import Any
+from collections.abc import MutableSequence
+from typing import Any, Final
+
+from engine import _build, splitmix
 
 _MASK = (1 << 64) - 1
+
+#: :func:`engine.splitmix.next64_halves` when that module is compiled (machine integers,
+#: 10x the Python longs below), else ``None``: then :class:`Rng` computes in Python.
+_COMPILED_HALVES: Final = splitmix.next64_halves if _build.is_compiled(splitmix) else None
 
 #: Bytes of a :class:`ChanceRng` key.
 CHANCE_KEY_BYTES = 32
@@ -33,6 +40,9 @@ CHANCE_KEY_BYTES = 32
 _WORDS_PER_BLOCK = 8
 _PERSON_KEY = b"heka.chance.key"
 _PERSON_STREAM = b"heka.chance.ctr"
+#: A block's 64-byte digest as its 8 little-endian 64-bit words, each as two 32-bit halves
+#: (low first).
+_BLOCK_HALVES: Final = struct.Struct("<16I")
 
 
 class SerialRng(random.Random, abc.ABC):
@@ -44,9 +54,20 @@ class SerialRng(random.Random, abc.ABC):
 
     def next64_many(self, count: int) -> list[int]:
         """The next ``count`` outputs of :meth:`next64`, in order (one call instead of
-        ``count``: the engines' shuffles)."""
+        ``count``)."""
         nxt = self.next64
         return [nxt() for _ in range(count)]
+
+    def next64_halves(self, count: int) -> list[int]:
+        """The next ``count`` outputs of :meth:`next64` as ``2 * count`` ints of 32 bits:
+        each word's low half, then its high half. The engines' shuffles read these: in
+        the compiled build a product of a 32-bit half and a card count stays a machine
+        integer, where a 64-bit word times a count is a Python long."""
+        out: list[int] = []
+        for w in self.next64_many(count):
+            out.append(w & 0xFFFFFFFF)
+            out.append(w >> 32)
+        return out
 
     @abc.abstractmethod
     def clone(self) -> SerialRng:
@@ -70,6 +91,32 @@ class SerialRng(random.Random, abc.ABC):
 
     def random(self) -> float:
         return (self.next64() >> 11) * (1.0 / (1 << 53))
+
+    def shuffle(self, x: MutableSequence[Any]) -> None:
+        """Exactly ``random.Random.shuffle`` on this generator (the same draws, the same
+        order: ``randbelow(i + 1)`` for ``i = len(x) - 1 .. 1``, each a word masked to
+        ``(i + 1).bit_length()`` bits and redrawn while ``>= i + 1``), with the words taken
+        a batch at a time instead of three Python calls per draw. A batch holds as many
+        words as draws are left, and every draw takes at least one word, so no word is
+        taken that the draws would not have used: the generator ends where
+        ``random.Random.shuffle`` leaves it. (Osirium's piles: 3x faster.) A mask of at
+        most 32 bits only needs a word's low half (:meth:`next64_halves`)."""
+        i = len(x) - 1
+        if i >= 1 << 32:
+            random.Random.shuffle(self, x)
+            return
+        halves: list[int] = []
+        w = 0
+        while i > 0:
+            if w == len(halves):
+                halves = self.next64_halves(i)
+                w = 0
+            m = i + 1
+            r = halves[w] & ((1 << m.bit_length()) - 1)
+            w += 2
+            if r < m:
+                x[i], x[r] = x[r], x[i]
+                i -= 1
 
 
 class Rng(SerialRng):
@@ -106,6 +153,38 @@ class Rng(SerialRng):
         z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
         return z ^ (z >> 31)
 
+    def next64_many(self, count: int) -> list[int]:
+        # next64 inlined: the same words, without a method call per word.
+        out: list[int] = []
+        append = out.append
+        mask = _MASK
+        z = self.state
+        for _ in range(count):
+            z = (z + 0x9E3779B97F4A7C15) & mask
+            y = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9 & mask
+            y = (y ^ (y >> 27)) * 0x94D049BB133111EB & mask
+            append(y ^ (y >> 31))
+        self.state = z
+        return out
+
+    def next64_halves(self, count: int) -> list[int]:
+        out: list[int] = []
+        if _COMPILED_HALVES is not None:  # the compiled build: the same words in C
+            self.state = _COMPILED_HALVES(self.state, count, out)
+            return out
+        append = out.append
+        mask = _MASK
+        z = self.state
+        for _ in range(count):
+            z = (z + 0x9E3779B97F4A7C15) & mask
+            y = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9 & mask
+            y = (y ^ (y >> 27)) * 0x94D049BB133111EB & mask
+            y ^= y >> 31
+            append(y & 0xFFFFFFFF)
+            append(y >> 32)
+        self.state = z
+        return out
+
     def clone(self) -> Rng:
         r = Rng.__new__(Rng)
         r.state = self.state
@@ -125,8 +204,13 @@ class ChanceRng(SerialRng):
 
     key: bytes
     used: int
+    #: The block whose 8 words ``_halves`` holds, as 16 halves (low, high, low...; -1: none
+    #: yet).
     _block: int
-    _buffer: bytes
+    _halves: tuple[int, ...]
+    #: BLAKE2b with the key and personalisation absorbed: each block is a copy of it fed
+    #: the counter (the key block is hashed once per generator, not once per block).
+    _keyed: Any
 
     def __init__(self, key: bytes, used: int = 0) -> None:
         if not isinstance(key, bytes) or len(key) != CHANCE_KEY_BYTES:
@@ -136,7 +220,8 @@ class ChanceRng(SerialRng):
         self.key = key
         self.used = used
         self._block = -1
-        self._buffer = b""
+        self._halves = ()
+        self._keyed = hashlib.blake2b(key=key, person=_PERSON_STREAM)
         super().__init__(0)
 
     def seed(self, a: object = None, version: int = 2) -> None:
@@ -150,34 +235,42 @@ class ChanceRng(SerialRng):
             raise ValueError(f"ChanceRng state must be a (key, used) pair, got {state!r}")
         key, used = state
         fresh = ChanceRng(key, used)  # validates both parts
-        self.key, self.used, self._block, self._buffer = fresh.key, fresh.used, -1, b""
+        self.key, self.used, self._block, self._halves = fresh.key, fresh.used, -1, ()
+        self._keyed = fresh._keyed
+
+    def _load(self, block: int) -> tuple[int, ...]:
+        """The 8 words of ``block`` (BLAKE2b-512 of the counter) as 16 little-endian 32-bit
+        halves, kept until the next block."""
+        h = self._keyed.copy()
+        h.update(block.to_bytes(8, "little"))
+        self._halves = halves = _BLOCK_HALVES.unpack(h.digest())
+        self._block = block
+        return halves
 
     def next64(self) -> int:
         i = self.used
         block, word = divmod(i, _WORDS_PER_BLOCK)
-        if block != self._block:
-            self._buffer = hashlib.blake2b(
-                block.to_bytes(8, "little"), key=self.key, person=_PERSON_STREAM
-            ).digest()
-            self._block = block
+        h = self._halves if block == self._block else self._load(block)
         self.used = i + 1
-        return int.from_bytes(self._buffer[8 * word : 8 * word + 8], "little")
+        return h[2 * word] | (h[2 * word + 1] << 32)
 
     def next64_many(self, count: int) -> list[int]:
-        # The same words as ``count`` calls of next64, a block (8 words) at a time.
-        out: list[int] = []
+        h = self.next64_halves(count)
+        return [h[k] | (h[k + 1] << 32) for k in range(0, 2 * count, 2)]
+
+    def next64_halves(self, count: int) -> list[int]:
+        # The words of ``count`` calls of next64, a block (8 words) at a time.
         i = self.used
         end = i + count
+        block, word = divmod(i, _WORDS_PER_BLOCK)
+        h = self._halves if block == self._block else self._load(block)
+        out = list(h[2 * word : 2 * (word + count)])
+        i += len(out) // 2
         while i < end:
-            block, word = divmod(i, _WORDS_PER_BLOCK)
-            if block != self._block:
-                self._buffer = hashlib.blake2b(
-                    block.to_bytes(8, "little"), key=self.key, person=_PERSON_STREAM
-                ).digest()
-                self._block = block
-            take = min(_WORDS_PER_BLOCK - word, end - i)
-            out.extend(struct.unpack_from(f"<{take}Q", self._buffer, 8 * word))
-            i += take
+            h = self._load(i // _WORDS_PER_BLOCK)
+            take = end - i
+            out.extend(h if take >= _WORDS_PER_BLOCK else h[: 2 * take])
+            i += _WORDS_PER_BLOCK if take >= _WORDS_PER_BLOCK else take
         self.used = end
         return out
 
@@ -186,7 +279,8 @@ class ChanceRng(SerialRng):
         r.key = self.key
         r.used = self.used
         r._block = self._block
-        r._buffer = self._buffer
+        r._halves = self._halves
+        r._keyed = self._keyed  # never fed: each block feeds a copy
         return r
 
     def to_text(self) -> str:

@@ -36,6 +36,7 @@ import operator
 import random
 from typing import Any, Final, NamedTuple, Self
 
+from engine._mypyc import i64
 from engine.aton.board import (
     ARRANGE_BASE,
     ARRANGE_BY_HAND,
@@ -152,13 +153,20 @@ def shuffle(rng: SerialRng, cards: list[int]) -> None:
     ``j = (x * (i + 1)) >> 64`` maps a 64-bit output to ``0..i``; the bias is below
     2**-58 for these sizes. About 8x cheaper than ``random.Random.shuffle`` on the generator,
     which matters because playouts shuffle 72 cards per game at setup alone.
+
+    ``x`` comes as its 32-bit halves (:meth:`engine.rng.SerialRng.next64_halves`) and
+    ``(x * m) >> 64 == (hi * m + ((lo * m) >> 32)) >> 32`` for ``x = hi * 2**32 + lo``:
+    every product stays below 2**38, so compiled it is machine arithmetic (``i64``) where
+    the 64-bit product was a Python long.
     """
     n = len(cards)
-    words = rng.next64_many(n - 1) if n > 1 else []
-    for k in range(n - 1):  # i = n-1 .. 1 takes word k = n-1-i, as one next64() per step did
-        i = n - 1 - k
-        j = (words[k] * (i + 1)) >> 64
+    halves = rng.next64_halves(n - 1) if n > 1 else []
+    m: i64 = n
+    for k in range(0, 2 * n - 2, 2):  # i = n-1 .. 1 takes word k/2 = n-1-i, as next64() did
+        i: i64 = m - 1
+        j: i64 = (halves[k + 1] * m + ((halves[k] * m) >> 32)) >> 32
         cards[i], cards[j] = cards[j], cards[i]
+        m = i
 
 
 def _impossible(msg: str) -> StateFormatError:
@@ -239,9 +247,9 @@ class AtonState(State):
     # ------------------------------------------------------------------------------
 
     @classmethod
-    def blank(cls) -> AtonState:
+    def blank(cls, rng: SerialRng | None = None) -> AtonState:
         """A state with every field at its start value and no cards dealt (the codec and
-        scenario tests fill it in)."""
+        scenario tests fill it in); its chance is ``rng``, by default ``Rng(0)``."""
         s = cls()
         s.board = [-1] * NUM_SQUARES
         s.stock = [COUNTERS, COUNTERS]
@@ -271,15 +279,14 @@ class AtonState(State):
         s.war_cards = []
         s.winners = None
         s.reason = None
-        s.rng = Rng(0)
+        s.rng = rng if rng is not None else Rng(0)
         return s
 
     @classmethod
     def initial(cls, seed: int, rng: SerialRng | None = None) -> AtonState:
         """Setup (A1): shuffled 9/9/9/9 decks, 29 counters in stock, tokens, round 1's draw.
         The game's chance is ``rng``, by default :func:`engine.rng.game_rng` of the seed."""
-        s = cls.blank()
-        s.rng = rng if rng is not None else game_rng("aton", seed)
+        s = cls.blank(rng if rng is not None else game_rng("aton", seed))
         for p in (0, 1):
             deck = [v for v in (1, 2, 3, 4) for _ in range(CARDS_PER_VALUE)]
             shuffle(s.rng, deck)  # A1.2

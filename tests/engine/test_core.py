@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+import random
 
 import pytest
 
+from engine import splitmix
 from engine.core import (
     Event,
     GameDescriptor,
@@ -94,6 +96,40 @@ def test_chance_rng_is_keyed_blake2b_in_counter_mode() -> None:
     text = rng_from_text(r.to_text())
     assert isinstance(text, ChanceRng)
     assert c.getrandbits(200) == restored.getrandbits(200) == text.getrandbits(200) == r.getrandbits(200)
+
+
+def test_batched_words_and_shuffle_match_the_one_word_definitions() -> None:
+    """``next64_many`` (``next64_halves``) gives the words (halves of the words) of as many
+    ``next64`` calls, and ``shuffle`` the
+    permutation of ``random.Random.shuffle`` (one ``getrandbits`` per draw), leaving both
+    generators at the same position: the batched fast paths change no game."""
+    for make in (lambda: Rng(99), lambda: ChanceRng(bytes(range(32)), 5)):
+        for n in (*range(12), 17, 35, 36, 60, 61, 200):
+            a, b = make(), make()
+            assert a.next64_many(n) == [b.next64() for _ in range(n)]
+            assert a.to_text() == b.to_text()
+            words = [b.next64() for _ in range(n)]
+            assert a.next64_halves(n) == [h for w in words for h in (w & 0xFFFFFFFF, w >> 32)]
+            assert a.to_text() == b.to_text()
+            x, y = list(range(n)), list(range(n))
+            a.shuffle(x)
+            random.Random.shuffle(b, y)
+            assert x == y
+            assert a.to_text() == b.to_text()
+
+
+def test_splitmix_on_halves_is_splitmix64() -> None:
+    """engine.splitmix (the compiled build's Rng words, on 32-bit halves) against Rng.next64
+    (Python longs), from states that exercise every carry: run by each build's suite."""
+    states = [0, 1, (1 << 32) - 1, 1 << 32, (1 << 63) - 1, 1 << 63, (1 << 64) - 1]
+    states += [random.Random(i).getrandbits(64) for i in range(40)]
+    for state in states:
+        ref = Rng(0)
+        ref.setstate(state)
+        words = [ref.next64() for _ in range(9)]
+        out: list[int] = []
+        assert splitmix.next64_halves(state, 9, out) == ref.state
+        assert out == [h for w in words for h in (w & 0xFFFFFFFF, w >> 32)]
 
 
 def test_chance_keys_need_the_secret() -> None:

@@ -27,7 +27,10 @@ class ServerProcess(LocalServer):
     health: some tests watch the start-up themselves."""
 
     def __init__(self, args: list[str], env: dict[str, str]) -> None:
-        full_env = {k: v for k, v in os.environ.items() if not k.startswith("HEKA_")}
+        # The test's own HEKA_ settings stay out of the server's, except the build choice:
+        # under `make test-pure` the server runs the pure-Python build too.
+        keep = ("HEKA_PURE_PYTHON",)
+        full_env = {k: v for k, v in os.environ.items() if not k.startswith("HEKA_") or k in keep}
         full_env.update({"HEKA_LOG_LEVEL": "INFO", "PYTHONUNBUFFERED": "1", **env})
         log = Path(tempfile.mkstemp(prefix="heka-test-", suffix=".log")[1])
         command = [sys.executable, "-m", "service.cli", "serve", "--port", "0", "--metrics-port", "0", *args]
