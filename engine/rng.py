@@ -209,7 +209,8 @@ class ChanceRng(SerialRng):
     _block: int
     _halves: tuple[int, ...]
     #: BLAKE2b with the key and personalisation absorbed: each block is a copy of it fed
-    #: the counter (the key block is hashed once per generator, not once per block).
+    #: the counter (the key block is hashed once per generator, not once per block). Made on
+    #: the first block: most decoded states are answered without drawing a word.
     _keyed: Any
 
     def __init__(self, key: bytes, used: int = 0) -> None:
@@ -221,7 +222,7 @@ class ChanceRng(SerialRng):
         self.used = used
         self._block = -1
         self._halves = ()
-        self._keyed = hashlib.blake2b(key=key, person=_PERSON_STREAM)
+        self._keyed = None
         super().__init__(0)
 
     def seed(self, a: object = None, version: int = 2) -> None:
@@ -241,7 +242,10 @@ class ChanceRng(SerialRng):
     def _load(self, block: int) -> tuple[int, ...]:
         """The 8 words of ``block`` (BLAKE2b-512 of the counter) as 16 little-endian 32-bit
         halves, kept until the next block."""
-        h = self._keyed.copy()
+        keyed = self._keyed
+        if keyed is None:
+            keyed = self._keyed = hashlib.blake2b(key=self.key, person=_PERSON_STREAM)
+        h = keyed.copy()
         h.update(block.to_bytes(8, "little"))
         self._halves = halves = _BLOCK_HALVES.unpack(h.digest())
         self._block = block

@@ -48,6 +48,10 @@ _REASONS: Final = {str(r): r for r in Reason}
 
 _DIGIT: Final = {v: str(v) for v in range(10)}
 _SQUARE_CHAR: Final = {-1: ".", 0: "0", 1: "1"}
+#: Decoding tables: a square's owner, a card's value, the integers this module writes.
+_SQUARE_VALUE: Final = {".": -1, "0": 0, "1": 1}
+_CARD_VALUE: Final = {str(v): v for v in range(5)}
+_SMALL_INT: Final = {str(v): v for v in range(-1, 100)}
 
 
 def _digits(values: list[int]) -> str:
@@ -92,19 +96,25 @@ class _Parser:
         return StateFormatError(f"aton state: {self.where}: {msg}")
 
     def integer(self, text: str, name: str, lo: int | None = None, hi: int | None = None) -> int:
-        t = text.strip()
-        if not t or not (t.isdigit() or (t[0] == "-" and t[1:].isdigit())):
-            raise self.fail(f"{name} must be an integer, got {text!r}")
-        v = int(t)
+        v = _SMALL_INT.get(text)  # the texts this module writes: no parsing (fast path)
+        if v is None:
+            t = text.strip()
+            if not t or not (t.isdigit() or (t[0] == "-" and t[1:].isdigit())):
+                raise self.fail(f"{name} must be an integer, got {text!r}")
+            v = int(t)
         if (lo is not None and v < lo) or (hi is not None and v > hi):
             raise self.fail(f"{name} = {v} is out of range [{lo}, {hi}]")
         return v
 
     def cards(self, text: str, name: str, allow_zero: bool = False) -> list[int]:
-        ok = "01234" if allow_zero else "1234"
-        if any(c not in ok for c in text):
-            raise self.fail(f"{name} must be card values {'0-4' if allow_zero else '1-4'}, got {text!r}")
-        return [int(c) for c in text]
+        lowest = 0 if allow_zero else 1
+        values: list[int] = []
+        for c in text:
+            v = _CARD_VALUE.get(c, -1)
+            if v < lowest:
+                raise self.fail(f"{name} must be card values {'0-4' if allow_zero else '1-4'}, got {text!r}")
+            values.append(v)
+        return values
 
 
 def decode(data: object, *, validate: bool = True) -> AtonState:
@@ -167,9 +177,16 @@ def decode(data: object, *, validate: bool = True) -> AtonState:
         s.winners = () if who == "d" else (P.integer(who, "winner", 0, 1),)
         s.reason = _REASONS[reason]
     b = fields["b"]
-    if len(b) != NUM_SQUARES or any(c not in ".01" for c in b):
+    board: list[int] = []
+    if len(b) == NUM_SQUARES:
+        for c in b:
+            square = _SQUARE_VALUE.get(c, -2)
+            if square == -2:
+                break
+            board.append(square)
+    if len(board) != NUM_SQUARES:
         raise StateFormatError(f"aton state: board must be 48 characters of '.', '0', '1', got {b!r}")
-    s.board = [-1 if c == "." else int(c) for c in b]
+    s.board = board
     war = fields["war"]
     s.war_cards = []
     if war:

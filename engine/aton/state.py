@@ -169,6 +169,14 @@ def shuffle(rng: SerialRng, cards: list[int]) -> None:
         m = i
 
 
+def _owners_only(board: list[int]) -> bool:
+    """Every square empty (-1) or owned by seat 0 or 1 (an explicit loop: mypyc compiles it natively)."""
+    for owner in board:  # noqa: SIM110
+        if owner < -1 or owner > 1:
+            return False
+    return True
+
+
 def _impossible(msg: str) -> StateFormatError:
     return StateFormatError(f"aton state: impossible position: {msg}")
 
@@ -1071,7 +1079,7 @@ class AtonState(State):
         bad = _impossible
         if not 1 <= self.round <= self.max_rounds:
             raise bad(f"round {self.round} outside 1..{self.max_rounds}")
-        if len(self.board) != NUM_SQUARES or any(o not in (-1, 0, 1) for o in self.board):
+        if len(self.board) != NUM_SQUARES or not _owners_only(self.board):
             raise bad("the board must have 48 squares, each empty or owned by seat 0/1")
         kingdom = self.kingdom
         if kingdom[0] + kingdom[1] > KINGDOM_SIZE:
@@ -1143,17 +1151,22 @@ class AtonState(State):
         hand = self.hands[p]
         if len(hand) not in (0, HAND_SIZE) or hand != sorted(hand):
             raise bad(f"seat {p}'s hand {hand} must be 0 or 4 sorted cards")
-        if any(not 1 <= v <= 4 for v in hand + self.decks[p]):
-            raise bad(f"seat {p} holds a card outside 1-4")
+        held = [0, 0, 0, 0, 0]  # cards of each value 1-4 in hand, deck and cartouches
+        for cards in (hand, self.decks[p]):
+            for v in cards:
+                if not 1 <= v <= 4:
+                    raise bad(f"seat {p} holds a card outside 1-4")
+                held[v] += 1
         discards = self.discards[p]
         if len(discards) != 4 or min(discards) < 0:
             raise bad(f"seat {p}'s discard counts {discards} are invalid")
-        all_cards = self.decks[p] + hand + [v for v in cart if v]
-        n_cards = len(all_cards) + sum(discards)
+        for v in cart:
+            held[v] += 1  # 0 (empty) counts nowhere
+        n_cards = held[1] + held[2] + held[3] + held[4] + sum(discards)
         if n_cards != 36:
             raise bad(f"seat {p} has {n_cards} cards in deck + hand + discard + cartouches, not 36 (A1.2)")
         for v in (1, 2, 3, 4):
-            n = all_cards.count(v) + discards[v - 1]
+            n = held[v] + discards[v - 1]
             if n != CARDS_PER_VALUE:
                 raise bad(f"seat {p} has {n} cards of value {v}, not 9 (A1.2)")
         token, exchanged, choice = self.tokens[p], self.exchanged[p], self.exchange_choice[p]

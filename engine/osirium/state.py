@@ -132,6 +132,12 @@ _COMPLETED: Final[tuple[tuple[int, Principle], ...]] = tuple(
 _ANUBIS, _BASTET, _SETH, _ISIS = Power.BREAK, Power.MARKET, Power.ROTATE, Power.MOVE
 _HIGHER: Final[tuple[int, ...]] = tuple(FULL & ~((2 << c) - 1) for c in range(CELLS))
 _NUM_RITUALS: Final = len(RITUALS)
+#: By ritual id: whether it is an advanced ritual (O1.4).
+_ADVANCED: Final[tuple[bool, ...]] = tuple(r.advanced for r in RITUALS)
+#: By completed entry (``id * 2 + principle``): the Ankhs it gave (O2.3).
+_COMPLETED_ANKHS: Final[tuple[int, ...]] = tuple(
+    RITUALS[c // 2].ankhs(c % 2) for c in range(2 * len(RITUALS))
+)
 _NUM_EXALTATIONS: Final = len(EXALTATIONS)
 #: The 60 amulets (O2.2) by type, ascending.
 _AMULET_TYPES: Final = [t for t in range(NUM_TYPES) for _ in range(TYPE_COUNT[t])]
@@ -1256,14 +1262,18 @@ class OsiriumState(State):
             seen += [c // 2 if c >= 0 else -1 for c in self.completed[p]]
         if sorted(seen) != list(range(_NUM_RITUALS)):
             raise bad("rituals not accounted for (each of the 40 exactly once)")
-        if any(RITUALS[r].advanced for r in self.simple_rituals) or any(
-            not RITUALS[r].advanced for r in self.advanced_rituals
-        ):
-            raise bad("a ritual is in the wrong pile")
+        for r in self.simple_rituals:
+            if _ADVANCED[r]:
+                raise bad("a ritual is in the wrong pile")
+        for r in self.advanced_rituals:
+            if not _ADVANCED[r]:
+                raise bad("a ritual is in the wrong pile")
         for p in range(n):
             if len(self.completed[p]) > RITUALS_TO_END:
                 raise bad(f"seat {p} completed more than {RITUALS_TO_END} rituals")
-            expect = sum(RITUALS[c // 2].ankhs(c % 2) for c in self.completed[p])
+            expect = 0
+            for c in self.completed[p]:
+                expect += _COMPLETED_ANKHS[c]
             if self.ankhs[p] != expect:
                 raise bad(f"seat {p} ritual Ankhs {self.ankhs[p]} != {expect}")
         if len(set(self.exaltations)) != n or not all(0 <= x < _NUM_EXALTATIONS for x in self.exaltations):
