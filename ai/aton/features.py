@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from typing import Final
 
+from ai.aton.knowledge import counters_to_win
 from engine.aton.board import GREEN, KINGDOM_SIZE, SLOTS, WIN_POINTS, YELLOW
 from engine.aton.state import AtonState, scoring_lines, tally
 
@@ -54,23 +55,6 @@ _GREEN_SQUARES: Final = len(GREEN)
 _HEURISTIC_SCALE: Final = 12.0
 
 
-def _missing(
-    temples: tuple[tuple[int, int], ...], yellow: tuple[int, int], green: tuple[int, int], p: int
-) -> int:
-    """The fewest counters seat ``p`` still needs for an instant win (A6.4): a temple, the
-    yellow or the green squares where the opponent has none; 99 when none is open."""
-    o = 1 - p
-    d = 99
-    for temple in temples:
-        if temple[o] == 0:
-            d = min(d, SLOTS - temple[p])
-    if yellow[o] == 0:
-        d = min(d, _YELLOW_SQUARES - yellow[p])
-    if green[o] == 0:
-        d = min(d, _GREEN_SQUARES - green[p])
-    return d
-
-
 def seat_features(state: AtonState) -> list[list[float]]:
     """The features (:data:`NAMES`) of seats 0 and 1, each from its own view."""
     t = tally(state.board)
@@ -82,7 +66,7 @@ def seat_features(state: AtonState) -> list[list[float]]:
     fill = (kingdom[0] + kingdom[1]) / KINGDOM_SIZE
     score = state.score
     temples, yellow, green = t.temples, t.yellow, t.green
-    missing = (_missing(temples, yellow, green, 0), _missing(temples, yellow, green, 1))
+    missing = (counters_to_win(temples, yellow, green, 0), counters_to_win(temples, yellow, green, 1))
     threat = [0.0, 0.0]
     for p in (0, 1):
         if missing[p] < 8:

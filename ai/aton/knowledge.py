@@ -31,6 +31,23 @@ _YELLOW_SQUARES: Final = len(YELLOW)
 _GREEN_SQUARES: Final = len(GREEN)
 
 
+def counters_to_win(
+    temples: tuple[tuple[int, int], ...], yellow: tuple[int, int], green: tuple[int, int], p: int
+) -> int:
+    """The fewest counters seat ``p`` still needs for an instant win (A6.4): a temple, the
+    yellow or the green squares where the opponent has none; 99 when none is open."""
+    o = 1 - p
+    d = 99
+    for temple in temples:
+        if temple[o] == 0:
+            d = min(d, SLOTS - temple[p])
+    if yellow[o] == 0:
+        d = min(d, _YELLOW_SQUARES - yellow[p])
+    if green[o] == 0:
+        d = min(d, _GREEN_SQUARES - green[p])
+    return d
+
+
 def evaluate(state: AtonState) -> tuple[float, float]:
     """Aton heuristic (returns for seats 0 and 1, zero-sum, in (-1, 1)).
 
@@ -55,15 +72,7 @@ def evaluate(state: AtonState) -> tuple[float, float]:
     adv = score[0] - score[1] + (0.4 + 0.6 * fill) * projected
     temples, yellow, green = t.temples, t.yellow, t.green
     for p in (0, 1):
-        o = 1 - p
-        d = 99
-        for temple in temples:
-            if temple[o] == 0:
-                d = min(d, SLOTS - temple[p])
-        if yellow[o] == 0:
-            d = min(d, _YELLOW_SQUARES - yellow[p])
-        if green[o] == 0:
-            d = min(d, _GREEN_SQUARES - green[p])
+        d = counters_to_win(temples, yellow, green, p)
         if d < 8:
             threat = 0.5 * (8 - d) ** 2
             adv += threat if p == 0 else -threat
