@@ -391,6 +391,27 @@ async def _bench_all(args: argparse.Namespace, stack: contextlib.ExitStack) -> l
     return rows
 
 
+async def measure_interleaved(
+    servers: dict[str, Any], args: argparse.Namespace, results: dict[tuple[str, str], list[dict[str, Any]]]
+) -> None:
+    """The cheap calls and ListGames on every server, each on positions it made itself, the
+    servers interleaved ``args.repeats`` times; ``results[(call, server)]`` gets each run."""
+    pids = {k: server.grpc_pids() for k, server in servers.items()}
+    calls = {}
+    for k, server in servers.items():
+        pools = {
+            label: await collect_positions(server.target, game, players, args.positions)
+            for label, game, players in GAMES
+        }
+        calls[k] = cheap_calls(pools, "ListGames")
+    for rep in range(args.repeats):
+        print(f"# repeat {rep + 1}/{args.repeats}", flush=True)
+        for k, server in servers.items():
+            for name, scenario in calls[k]:
+                run = await measure(server.target, scenario, args, pids[k])
+                results.setdefault((name, k), []).append(run)
+
+
 async def bench_sealing(args: argparse.Namespace) -> list[tuple[str, ...]]:
     """Issue 12, the cost of sealing by default: the cheap calls on two servers without the
     state cache (every call opens its token and seals a new one), one sealing (AES-256-GCM,
@@ -404,21 +425,7 @@ async def bench_sealing(args: argparse.Namespace) -> list[tuple[str, ...]]:
                 stack, 1, args.processes, HEKA_STATE_CACHE_SIZE="0", HEKA_INSECURE_PLAINTEXT_TOKENS="true"
             ),
         }
-        pids = {k: server.grpc_pids() for k, server in servers.items()}
-        calls = {}
-        for k, server in servers.items():
-            pools = {
-                label: await collect_positions(server.target, game, players, args.positions)
-                for label, game, players in GAMES
-            }
-            calls[k] = cheap_calls(pools, "ListGames")
-        for rep in range(args.repeats):
-            print(f"# repeat {rep + 1}/{args.repeats}", flush=True)
-            for k, server in servers.items():
-                for name, scenario in calls[k]:
-                    results.setdefault((name, k), []).append(
-                        await measure(server.target, scenario, args, pids[k])
-                    )
+        await measure_interleaved(servers, args, results)
     rows = []
     names = sorted({name for name, _ in results}, key=lambda x: (x != "ListGames", x))
     for name in names:
@@ -450,21 +457,7 @@ async def bench_budget(args: argparse.Namespace) -> list[tuple[str, ...]]:
             pure = {"HEKA_PURE_PYTHON": "1"} if build == "pure" else {}
             servers[f"{build}, cache"] = heka(stack, 1, args.processes, **pure)
             servers[f"{build}, no cache"] = heka(stack, 1, args.processes, HEKA_STATE_CACHE_SIZE="0", **pure)
-        pids = {k: server.grpc_pids() for k, server in servers.items()}
-        calls = {}
-        for k, server in servers.items():
-            pools = {
-                label: await collect_positions(server.target, game, players, args.positions)
-                for label, game, players in GAMES
-            }
-            calls[k] = cheap_calls(pools, "ListGames")
-        for rep in range(args.repeats):
-            print(f"# repeat {rep + 1}/{args.repeats}", flush=True)
-            for k, server in servers.items():
-                for name, scenario in calls[k]:
-                    results.setdefault((name, k), []).append(
-                        await measure(server.target, scenario, args, pids[k])
-                    )
+        await measure_interleaved(servers, args, results)
     rows = []
     names = sorted({name for name, _ in results}, key=lambda x: (x != "ListGames", x))
     for k in servers:
