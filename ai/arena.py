@@ -18,6 +18,13 @@ bot sits in every seat equally often whenever ``N`` is a multiple of the block l
 * **``one-vs-rest``** — the first spec ``X`` is the one; for each other spec ``Y``, a pairing
   of one ``X`` among ``K − 1`` copies of ``Y``, ``X`` rotated through the K seats (block K).
   For 2 players this is ``X`` against each other bot.
+* **``ladder``** (:mod:`ai.ladder`) — a fixed pool of *anchors* (``ArenaConfig.anchors``, a
+  subset of the bots) plays round-robin among itself, and every other spec (a *candidate*)
+  plays each anchor, never another candidate. With 2 players the block is ``ab``, ``ba``;
+  with K > 2 it alternates one ``a`` among K − 1 ``b`` and one ``b`` among K − 1 ``a``, each
+  rotated through the seats (``abbb baaa babb abaa ...``, block 2K), so that any even number
+  of games gives both sides the same number of seats. So every candidate is rated against
+  the same opponents, whatever else is rated.
 
 Pairings are interleaved (first game of every pairing, then the second...), and game ``i``
 of that global order is seeded from the arena seed and ``i``: the bots' per-move seeds come
@@ -70,7 +77,7 @@ from ai.ratings import PairResult, Rate, Rating, fit_elo, rate
 from engine.core import Game, Outcome
 from engine.registry import get_game
 
-LINEUPS = ("round-robin", "one-vs-rest")
+LINEUPS = ("round-robin", "one-vs-rest", "ladder")
 
 
 class ArenaError(ValueError):
@@ -101,6 +108,8 @@ class ArenaConfig:
     lineup: str = "round-robin"
     workers: int = 1
     options: tuple[tuple[str, Any], ...] = ()
+    #: The anchor pool of the ``ladder`` lineup (a subset of ``bots``); empty otherwise.
+    anchors: tuple[str, ...] = ()
 
     def game_options(self) -> dict[str, Any]:
         out = dict(self.options)
@@ -166,7 +175,12 @@ def _distinct_arrangements(items: Sequence[str]) -> list[tuple[str, ...]]:
 
 
 def make_pairings(
-    bots: Sequence[str], players: int, *, teams: bool = False, lineup: str = "round-robin"
+    bots: Sequence[str],
+    players: int,
+    *,
+    teams: bool = False,
+    lineup: str = "round-robin",
+    anchors: Sequence[str] = (),
 ) -> list[Pairing]:
     """The pairings and their seat blocks (see the module docstring)."""
     if lineup not in LINEUPS:
@@ -180,7 +194,15 @@ def make_pairings(
     if teams and players != 4:
         raise ArenaError("teams are played by 4 players (seats 0 and 2 against 1 and 3)")
     pairs: list[tuple[str, str]]
-    if lineup == "one-vs-rest":
+    if lineup == "ladder":
+        if len(anchors) < 1 or any(a not in bots for a in anchors):
+            raise ArenaError("a ladder needs at least one anchor, each one of the bots")
+        pool = [b for b in bots if b in anchors]
+        pairs = list(itertools.combinations(pool, 2))
+        pairs += [(c, a) for c in bots if c not in anchors for a in pool]
+    elif anchors:
+        raise ArenaError("anchors belong to the ladder lineup")
+    elif lineup == "one-vs-rest":
         pairs = [(bots[0], y) for y in bots[1:]]
     else:
         pairs = list(itertools.combinations(bots, 2))
@@ -190,6 +212,13 @@ def make_pairings(
         if lineup == "one-vs-rest":
             base = (a,) + (b,) * (players - 1)
             block = [base[-r:] + base[:-r] if r else base for r in range(players)]
+        elif lineup == "ladder" and players > 2 and not teams:
+            one_a = (a,) + (b,) * (players - 1)
+            one_b = (b,) + (a,) * (players - 1)
+            block = []
+            for r in range(players):
+                block.append(one_a[-r:] + one_a[:-r] if r else one_a)
+                block.append(one_b[-r:] + one_b[:-r] if r else one_b)
         elif teams:
             block = [(a, b, a, b), (b, a, b, a)]
         else:
@@ -204,7 +233,9 @@ def make_schedule(config: ArenaConfig, players: int) -> tuple[list[Pairing], lis
     """Pairings and every game task, in the interleaved global order (index = position)."""
     if config.games < 1:
         raise ArenaError("the number of games per pairing must be at least 1")
-    pairings = make_pairings(config.bots, players, teams=config.teams, lineup=config.lineup)
+    pairings = make_pairings(
+        config.bots, players, teams=config.teams, lineup=config.lineup, anchors=config.anchors
+    )
     tasks: list[GameTask] = []
     for g in range(config.games):
         for p in pairings:
@@ -327,6 +358,7 @@ class ArenaResult:
             "options": dict(self.config.options),
             "seed": self.config.seed,
             "bots": list(self.config.bots),
+            **({"anchors": list(self.config.anchors)} if self.config.anchors else {}),
             "games_per_pairing": self.config.games,
             "workers": self.config.workers,
             "games_played": len(self.records),
@@ -481,6 +513,8 @@ def check_resumable(data: Mapping[str, Any], config: ArenaConfig, players: int) 
         "lineup": config.lineup,
         "options": dict(config.options),
     }
+    if config.anchors:
+        expected["anchors"] = list(config.anchors)
     for key, want in expected.items():
         got = data.get(key)
         if got != want:
@@ -541,7 +575,9 @@ def run_arena(
     players = probe.num_players
     for spec in config.bots:
         make_bot(spec)  # raise BotSpecError early, in this process
-    pairings = make_pairings(config.bots, players, teams=config.teams, lineup=config.lineup)
+    pairings = make_pairings(
+        config.bots, players, teams=config.teams, lineup=config.lineup, anchors=config.anchors
+    )
     total = len(pairings) * config.games
     done: list[GameRecord] = list(previous)
     skip = {r.index for r in previous}

@@ -61,8 +61,10 @@ Budget, determinism, final choice
   dicts keyed by ints, and time is read only when a time limit exists. The same state,
   seat, seed and iteration budget therefore give the same action.
 * **Final choice**: the root action with the most visits; ties broken by the higher mean
-  value, then uniformly by the seeded RNG. With a single legal action the bot returns it
-  at once (``iterations == 0``).
+  value, then uniformly by the seeded RNG. With a temperature ``temp = t > 0`` (the lower
+  rated levels, :mod:`ai.levels`) a root action is instead drawn with probability
+  proportional to ``visits ** (1 / t)`` by the same seeded RNG. With a single legal action
+  the bot returns it at once (``iterations == 0``).
 
 Root parallelism
 ----------------
@@ -236,6 +238,12 @@ class MctsParams:
     #: (the model of :mod:`ai.learned` for the game and player count; the ``expert`` preset).
     #: ``None``: the heuristic.
     evaluation: str | None = dataclasses.field(default=None, metadata=_spec(_evaluation, "eval"))
+    #: Temperature of the final choice: ``0`` plays the most-visited root action; ``t > 0``
+    #: samples a root action with probability proportional to ``visits ** (1 / t)`` with the
+    #: seeded RNG (:func:`choose_final`), so a weaker level makes the mistakes its search
+    #: nearly preferred rather than random ones. ``t > 0`` also turns ``early_stop`` off
+    #: (the visit counts, not only the leader, decide).
+    temp: float = dataclasses.field(default=0.0, metadata=_spec(_non_negative, "temperature"))
 
     @property
     def budget(self) -> Budget:
@@ -830,9 +838,19 @@ def _parallel(
 # ---------------------------------------------------------------------------------------
 
 
-def choose_final(root: dict[int, list[float]], legal: list[int], rng: random.Random) -> tuple[int, float]:
+def choose_final(
+    root: dict[int, list[float]], legal: list[int], rng: random.Random, temp: float = 0.0
+) -> tuple[int, float]:
     """Most visits; ties by the higher mean value, then uniformly by ``rng``.
-    ``root[a] = [visits, value sum]``. Returns (action, its mean value)."""
+    ``root[a] = [visits, value sum]``. Returns (action, its mean value).
+
+    With ``temp > 0``: a legal action drawn with probability proportional to
+    ``visits ** (1 / temp)`` (one ``rng.random()``; actions never visited are never drawn)."""
+    if temp > 0:
+        sampled = _sample_by_visits(root, legal, rng, temp)
+        if sampled >= 0:
+            v, t = root.get(sampled, (0, 0.0))
+            return sampled, t / v
     best: list[int] = []
     best_key: tuple[float, float] | None = None
     for a in legal:
@@ -846,6 +864,32 @@ def choose_final(root: dict[int, list[float]], legal: list[int], rng: random.Ran
     action = best[0] if len(best) == 1 else best[int(rng.random() * len(best))]
     v, t = root.get(action, (0, 0.0))
     return action, (t / v if v else 0.0)
+
+
+def _sample_by_visits(root: dict[int, list[float]], legal: list[int], rng: random.Random, temp: float) -> int:
+    """A legal action drawn with probability ``∝ visits ** (1 / temp)`` (visits scaled by the
+    most visits first, so no power overflows); -1 when no legal action has a visit."""
+    most = 0.0
+    for a in legal:
+        m = root.get(a)
+        if m is not None and m[0] > most:
+            most = m[0]
+    if most <= 0:
+        return -1
+    power = 1.0 / temp
+    actions: list[int] = []
+    weights: list[float] = []
+    for a in legal:
+        m = root.get(a)
+        if m is not None and m[0] > 0:
+            actions.append(a)
+            weights.append((m[0] / most) ** power)
+    x = rng.random() * sum(weights)
+    for a, w in zip(actions, weights, strict=True):
+        x -= w
+        if x < 0:
+            return a
+    return actions[-1]
 
 
 class MctsBot:
@@ -894,7 +938,7 @@ class MctsBot:
             budget.iterations,
             stop_at,
             deadline is not None and stop_at == deadline,
-            early_stop=self.params.early_stop and workers <= 1,
+            early_stop=self.params.early_stop and workers <= 1 and self.params.temp == 0,
         )
         knowledge = self.knowledge
         if workers <= 1:
@@ -926,7 +970,7 @@ class MctsBot:
                     m[0] += v
                     m[1] += t
         iterations = sum(r.iterations for r in results)
-        action, value = choose_final(merged, legal, random.Random(seed ^ 0x5F3759DF))
+        action, value = choose_final(merged, legal, random.Random(seed ^ 0x5F3759DF), self.params.temp)
         stats = sorted(
             (ActionStat(a, int(m[0]), m[1] / m[0] if m[0] else 0.0) for a, m in merged.items()),
             key=lambda s: (-s.visits, -s.mean_value, s.action),

@@ -51,14 +51,18 @@ class BotPlan:
     top_k: int = DEFAULT_TOP_K
 
 
-def bot_plan(settings: pb.BotSettings, field: str, config: Config) -> BotPlan:
+def bot_plan(
+    settings: pb.BotSettings, field: str, config: Config, game: str = "", players: int = 0
+) -> BotPlan:
     """``settings`` checked against the server's caps; ``INVALID_ARGUMENT`` naming the field
-    otherwise."""
+    otherwise. ``game`` and ``players``: the game's, for a ``target_rating``."""
     from ai.presets import PRESETS
 
     kind = _KINDS.get(settings.kind)
     if kind is None:
         raise invalid(f"{field}.kind", f"unknown bot kind {settings.kind}", "bad_bot")
+    if settings.HasField("target_rating"):
+        return rated_plan(settings, field, config, game, players)
     workers = settings.workers or 1
     if workers < 1 or workers > config.max_workers_per_search:
         raise invalid(
@@ -95,6 +99,65 @@ def bot_plan(settings: pb.BotSettings, field: str, config: Config) -> BotPlan:
     return BotPlan(spec, label, iterations, milliseconds, seed, inline=False, top_k=top_k)
 
 
+def rated_plan(settings: pb.BotSettings, field: str, config: Config, game: str, players: int) -> BotPlan:
+    """The plan of a ``target_rating``: the level of the game's rating ladder for the player
+    count whose rating is nearest (:meth:`ai.ladder.RatingTable.level_for`), with the server's
+    caps; ``INVALID_ARGUMENT`` naming the valid range outside it."""
+    from ai.ladder import TargetRatingError, load_table
+    from ai.mcts import parse_params
+    from ai.presets import PRESETS
+
+    target = settings.target_rating
+    where = f"{field}.target_rating"
+    for present, what in (
+        (settings.kind not in (pb.BOT_KIND_UNSPECIFIED, pb.BOT_KIND_MCTS), "a kind other than MCTS"),
+        (settings.difficulty != pb.DIFFICULTY_UNSPECIFIED, "a difficulty"),
+        (settings.HasField("budget"), "a budget"),
+        (settings.workers > 1, "workers > 1"),
+    ):
+        if present:
+            raise invalid(
+                where,
+                f"target_rating picks the bot's strength itself: it cannot be combined with {what}",
+                "bad_bot",
+            )
+    table = load_table(game, players)
+    if table is None:
+        raise invalid(
+            where,
+            f"{game} with {players} players has no rating ladder yet: target_rating is not "
+            "available there (ListGames lists the ladders)",
+            "bad_target_rating",
+        )
+    try:
+        level = table.level_for(target)
+    except TargetRatingError as exc:
+        raise invalid(
+            where,
+            str(exc),
+            "bad_target_rating",
+            {"min_target_rating": "0", "max_target_rating": str(table.max_target)},
+        ) from None
+    top_k = settings.diagnostics_top_k or DEFAULT_TOP_K
+    if not 1 <= top_k <= MAX_TOP_K:
+        raise invalid(
+            f"{field}.diagnostics_top_k",
+            f"diagnostics_top_k must be 0..{MAX_TOP_K}, got {settings.diagnostics_top_k}",
+            "bad_bot",
+        )
+    seed = settings.seed if settings.HasField("seed") else secrets.randbits(64)
+    if not level.spec.startswith("mcts:"):  # random, the 0 of the scale
+        return BotPlan(level.spec, level.name, None, None, seed, inline=level.spec == "random", top_k=top_k)
+    _, params = parse_params(level.spec.partition(":")[2])
+    # The ladder rates iteration budgets (ms=none); the server caps a level's time like a
+    # preset's: its preset's cap when it names one, else the server's.
+    first = level.spec.partition(":")[2].split(",")[0].strip()
+    cap = PRESETS[first].milliseconds if first in PRESETS else None
+    iterations = min(params.iterations, config.max_iterations) if params.iterations is not None else None
+    milliseconds = min(cap, config.max_milliseconds) if cap is not None else config.max_milliseconds
+    return BotPlan(level.spec, level.name, iterations, milliseconds, seed, inline=False, top_k=top_k)
+
+
 def _budget(b: pb.SearchBudget, field: str, config: Config) -> tuple[int | None, float | None]:
     if not b.HasField("iterations") and not b.HasField("milliseconds"):
         raise invalid(field, "an explicit budget needs iterations and/or milliseconds", "bad_budget")
@@ -121,7 +184,7 @@ def _budget(b: pb.SearchBudget, field: str, config: Config) -> tuple[int | None,
 
 
 def bot_plans(
-    seats: Sequence[pb.BotSeat], num_players: int, config: Config, field: str = "bots"
+    seats: Sequence[pb.BotSeat], num_players: int, config: Config, field: str = "bots", game: str = ""
 ) -> dict[int, BotPlan]:
     """The plans of a request's bot seats (each seat at most once, in range)."""
     plans: dict[int, BotPlan] = {}
@@ -136,7 +199,7 @@ def bot_plans(
             )
         if seat in plans:
             raise invalid(f"{field}[{i}].seat", f"seat {seat} is named twice", "bad_request")
-        plans[seat] = bot_plan(bot_seat.bot, f"{field}[{i}].bot", config)
+        plans[seat] = bot_plan(bot_seat.bot, f"{field}[{i}].bot", config, game, num_players)
     return plans
 
 

@@ -20,6 +20,7 @@ from typing import Any
 from google.protobuf import struct_pb2, unknown_fields
 from google.protobuf.descriptor import EnumDescriptor, FieldDescriptor
 
+from ai.ladder import RatingTable, load_table
 from engine.aton.board import KINDS, NUM_SQUARES, NUM_TEMPLES, SLOTS
 from engine.aton.flow import ExchangeChoice
 from engine.aton.flow import Phase as AtonPhase
@@ -277,7 +278,42 @@ def game_info(game: Game) -> pb.GameInfo:
             description=o.description,
             choices=list(o.choices),
         )
+    for players in range(d.min_players, d.max_players + 1):
+        table = load_table(d.name, players)
+        if table is not None:
+            info.ratings.append(rating_ladder(table))
     return info
+
+
+_PRESET_DIFFICULTIES = {
+    "mcts:easy": pb.DIFFICULTY_EASY,
+    "mcts:medium": pb.DIFFICULTY_MEDIUM,
+    "mcts:hard": pb.DIFFICULTY_HARD,
+    "mcts:expert": pb.DIFFICULTY_EXPERT,
+}
+_RATED_KINDS = {"random": pb.BOT_KIND_RANDOM, "greedy": pb.BOT_KIND_GREEDY, "mcts": pb.BOT_KIND_MCTS}
+
+
+def rating_ladder(table: RatingTable) -> pb.RatingLadder:
+    """A rating table (:mod:`ai.ladder`) as ListGames reports it."""
+    msg = pb.RatingLadder(
+        num_players=table.players,
+        min_target_rating=0,
+        max_target_rating=table.max_target,
+        provisional=table.provisional,
+        games_per_pair=table.games_per_pair,
+        note=table.note,
+    )
+    for b in table.bots:
+        msg.bots.add(
+            name=b.name,
+            rating=round(b.rating, 1),
+            interval=round(b.ci95, 1),
+            kind=_RATED_KINDS.get(b.name.partition(":")[0], pb.BOT_KIND_UNSPECIFIED),
+            difficulty=_PRESET_DIFFICULTIES.get(b.name, pb.DIFFICULTY_UNSPECIFIED),
+            is_level=b.is_level,
+        )
+    return msg
 
 
 class ActionCache:

@@ -369,7 +369,7 @@ class GameService(pb_grpc.GameServiceServicer):
         ``bots``); their turns and stop reason go into ``resp``."""
         if not request.bots:
             return
-        plans = bots.bot_plans(request.bots, state.num_players, self.config)
+        plans = bots.bot_plans(request.bots, state.num_players, self.config, game=state.game.descriptor.name)
         moves = bots.max_moves(request.max_bot_moves, self.config)
         turns, stop = self._play_bots(state, plans, moves, context)
         self._bot_turns(resp.bot_turns, state.game, turns, viewer, request.trusted_backend)
@@ -466,7 +466,7 @@ class GameService(pb_grpc.GameServiceServicer):
         else:
             raise invalid("action", "give the action as action_id or action_text", "bad_request")
         if request.bots:  # check the bots before anything is applied
-            bots.bot_plans(request.bots, state.num_players, self.config)
+            bots.bot_plans(request.bots, state.num_players, self.config, game=state.game.descriptor.name)
         secret = viewer != actor and state.public_action(action) == SECRET_ACTION
         events = self._apply(state, action, viewer)
         resp = pb.ApplyActionResponse()
@@ -497,7 +497,7 @@ class GameService(pb_grpc.GameServiceServicer):
                 "private_move",
                 {"current_player": str(actor)},
             )
-        plan = bots.bot_plan(request.bot, "bot", self.config)
+        plan = bots.bot_plan(request.bot, "bot", self.config, state.game.descriptor.name, state.num_players)
         with self._slot([plan], context) as ticket:
             action, diag = self._search(state, plan, context, plan.seed, ticket, text=text)
         game = state.game
@@ -519,7 +519,7 @@ class GameService(pb_grpc.GameServiceServicer):
     ) -> pb.AdvanceBotsResponse:
         state, text = self._open_with_text(request.state, request.game, mutable=True)
         viewer = self._optional_seat(state, request, "viewer")
-        plans = bots.bot_plans(request.bots, state.num_players, self.config)
+        plans = bots.bot_plans(request.bots, state.num_players, self.config, game=state.game.descriptor.name)
         if not plans:
             raise invalid("bots", "name at least one bot seat", "bad_request")
         moves = bots.max_moves(request.max_bot_moves, self.config)

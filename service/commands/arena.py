@@ -2,6 +2,8 @@
 
 The schedule, scoring and rating model are described in :mod:`ai.arena`; this module parses
 the command line, draws the progress bar on stderr, prints the table and writes ``--json``.
+``heka arena --ladder`` rates the presets, baselines and calibration levels against a fixed
+anchor pool (:mod:`ai.ladder`) and writes a rating table (``--ratings``).
 """
 
 from __future__ import annotations
@@ -26,11 +28,36 @@ def register(sub: Any) -> None:
     p.add_argument("--game", default="aton", help="game name (default: aton)")
     p.add_argument(
         "--bots",
-        required=True,
+        default=None,
         help='comma-separated bot specs, e.g. "mcts:medium,greedy,random"; a key=value item '
-        'continues the previous spec ("mcts:medium,ms=none,greedy"); ";" also separates',
+        'continues the previous spec ("mcts:medium,ms=none,greedy"); ";" also separates. '
+        "Required, except with --ladder (there: the candidates, default every preset, baseline "
+        "and calibration level)",
     )
-    p.add_argument("--games", type=int, default=100, help="games per pairing (default: 100)")
+    p.add_argument(
+        "--games", "--games-per-pair", dest="games", type=int, default=None,
+        help="games per pairing (default: 100; with --ladder 200)",
+    )  # fmt: skip
+    p.add_argument(
+        "--ladder",
+        action="store_true",
+        help="the rating ladder: every candidate (--bots) against each anchor (--anchors), the "
+        "anchors round-robin; Elo with random = 0 and 95%% intervals, written as a rating table "
+        "(--ratings); docs/bots.md, 'The rating ladder'",
+    )
+    p.add_argument(
+        "--anchors",
+        default=None,
+        help='with --ladder: the anchor pool (default "random;greedy;mcts:easy,ms=none;'
+        'mcts:medium,ms=none"; must include random)',
+    )
+    p.add_argument(
+        "--ratings",
+        metavar="PATH",
+        default=None,
+        help="with --ladder: where to write the rating table (default: ladder-GAME-Np.json; "
+        "the shipped tables are ai/ladders/GAME-Np.json)",
+    )
     p.add_argument(
         "--seed", type=int, default=1, help="arena seed; game i is seeded from it and i (default: 1)"
     )
@@ -148,25 +175,47 @@ def run(args: argparse.Namespace) -> int:
         make_pairings,
         run_arena,
     )
+    from ai.ladder import DEFAULT_ANCHORS, LadderError, ladder_config
     from engine import EngineError, get_game
 
-    specs = tuple(split_bot_specs(args.bots))
+    if args.games is None:
+        args.games = LADDER_GAMES if args.ladder else 100
     try:
         options = _parse_options(args.option)
-        config = ArenaConfig(
-            game=args.game,
-            bots=specs,
-            games=args.games,
-            seed=args.seed,
-            players=args.players,
-            teams=args.teams,
-            lineup=args.lineup,
-            workers=args.workers,
-            options=options,
-        )
+        if args.ladder:
+            if args.teams or args.lineup != "round-robin":
+                raise ArenaError("--ladder has its own lineup (no --lineup, no --teams)")
+            anchors = tuple(split_bot_specs(args.anchors)) if args.anchors else DEFAULT_ANCHORS
+            config = ladder_config(
+                args.game,
+                args.players,
+                games_per_pair=args.games,
+                seed=args.seed,
+                workers=args.workers,
+                candidates=split_bot_specs(args.bots) if args.bots else None,
+                anchors=anchors,
+                options=options,
+            )
+        else:
+            if not args.bots:
+                raise ArenaError("--bots is required (except with --ladder)")
+            config = ArenaConfig(
+                game=args.game,
+                bots=tuple(split_bot_specs(args.bots)),
+                games=args.games,
+                seed=args.seed,
+                players=args.players,
+                teams=args.teams,
+                lineup=args.lineup,
+                workers=args.workers,
+                options=options,
+            )
+        specs = config.bots
         game = get_game(config.game)
         players = game.new_initial_state(config.players, 0, config.game_options()).num_players
-        pairings = make_pairings(specs, players, teams=args.teams, lineup=args.lineup)
+        pairings = make_pairings(
+            specs, players, teams=config.teams, lineup=config.lineup, anchors=config.anchors
+        )
         for spec in specs:
             make_bot(spec)
         if args.games < 1:
@@ -185,7 +234,7 @@ def run(args: argparse.Namespace) -> int:
                 raise ArenaError(f"cannot resume: {args.resume} is not an arena results file")
             kept = check_resumable(earlier, config, players)
             kept_seconds = float(earlier.get("seconds", 0.0)) if kept else 0.0
-    except (EngineError, ArenaError, BotSpecError, ValueError) as exc:
+    except (EngineError, ArenaError, BotSpecError, LadderError, ValueError) as exc:
         print(f"heka arena: {exc}", file=sys.stderr)
         return 2
     note = expected_block_note(pairings, args.games)
@@ -255,7 +304,52 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         _write_json(args.json, result.to_json())
         print(f"\nresults written to {args.json}")
+    if args.ladder:
+        if result.interrupted:
+            print("\nheka arena: no rating table from an interrupted ladder (--resume it)", file=sys.stderr)
+        else:
+            _write_table(args, result, players)
     return 130 if result.interrupted else 0
+
+
+#: Games per pair of a ladder by default: the issue's measurement (docs/bots.md).
+LADDER_GAMES = 200
+
+
+def ladder_command(args: argparse.Namespace, players: int) -> str:
+    """The command that reproduces a ladder's games (``--workers`` does not change them)."""
+    parts = [
+        f"heka arena --ladder --game {args.game} --players {players} --games-per-pair {args.games} "
+        f"--seed {args.seed}"
+    ]
+    if args.bots:
+        parts.append(f'--bots "{args.bots}"')
+    if args.anchors:
+        parts.append(f'--anchors "{args.anchors}"')
+    parts.extend(f"--option {o}" for o in args.option)
+    return " ".join(parts)
+
+
+def _write_table(args: argparse.Namespace, result: Any, players: int) -> None:
+    from ai.ladder import table_from_result, table_json
+
+    provisional = args.games < LADDER_GAMES
+    note = (
+        f"provisional: {args.games} games per pair (the measurement is {LADDER_GAMES})" if provisional else ""
+    )
+    table = table_from_result(result, ladder_command(args, players), provisional=provisional, note=note)
+    path = args.ratings or f"ladder-{args.game}-{players}p.json"
+    directory = os.path.dirname(path)
+    if directory:
+        os.makedirs(directory, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(table_json(table))
+    print(f"\nrating ladder ({note or f'{args.games} games per pair'}), random = 0, 95% intervals:")
+    for b in reversed(table.bots):
+        ci = "anchor" if b.spec == "random" else f"± {b.ci95:.0f}"
+        level = "" if b.is_level else "  (not a level)"
+        print(f"  {b.name:<28} {b.rating:+7.0f}  {ci}{level}")
+    print(f"rating table written to {path}")
 
 
 #: How often a running arena rewrites its --json file with the games finished so far.

@@ -149,6 +149,45 @@ def test_final_choice_most_visits_then_mean_then_rng() -> None:
     assert picks == {1, 2}
 
 
+def test_final_choice_with_a_temperature_samples_by_visits() -> None:
+    import random
+
+    root = {1: [30.0, 3.0], 2: [10.0, 6.0], 3: [0.0, 0.0]}
+    rng = random.Random(7)
+    picks = [mcts.choose_final(root, [1, 2, 3], rng, temp=1.0)[0] for _ in range(4000)]
+    assert 3 not in picks  # never visited: never played
+    assert 0.72 < picks.count(1) / len(picks) < 0.78  # 30 / 40
+    rng = random.Random(7)
+    hot = [mcts.choose_final(root, [1, 2, 3], rng, temp=1e6)[0] for _ in range(4000)]
+    assert 0.47 < hot.count(1) / len(hot) < 0.53  # visited actions alike
+    rng = random.Random(7)
+    assert {mcts.choose_final(root, [1, 2, 3], rng, temp=0.01)[0] for _ in range(200)} == {1}
+    assert mcts.choose_final(root, [1, 2, 3], random.Random(0), temp=2.0)[1] in (0.1, 0.6)
+
+
+def test_temperature_zero_is_todays_choice() -> None:
+    assert parse_params("easy,temp=0")[1] == parse_params("easy")[1]
+    for seed in range(6):
+        s = duel(seed)
+        a = make_bot("mcts:iterations=300").choose(s, seed=seed)
+        b = make_bot("mcts:iterations=300,temp=0").choose(s, seed=seed)
+        assert (a.action, a.diagnostics.actions) == (b.action, b.diagnostics.actions)
+
+
+def test_temperature_is_seeded_and_sometimes_plays_another_action() -> None:
+    s = duel(4)
+    hot = make_bot("mcts:iterations=300,temperature=2")
+    argmax = make_bot("mcts:iterations=300").choose(s, seed=1).action
+    picks = []
+    for seed in range(40):
+        d = hot.choose(s, seed=seed)
+        assert d.action == hot.choose(s, seed=seed).action  # same seed, same move
+        assert d.diagnostics.iterations == 300  # no early stop: the visits decide
+        picks.append(d.action)
+    assert argmax in picks
+    assert any(a != argmax for a in picks)
+
+
 # --- information: no peeking, availability, secret moves ---------------------------------
 
 
@@ -304,6 +343,8 @@ def test_spec_presets_and_parameters() -> None:
     assert parse_params("medium,widen=off")[1].widen == 0.0
     assert parse_params("medium")[1].prior is None
     assert parse_params("medium,prior=1")[1].prior == 1.0
+    assert parse_params("medium")[1].temp == 0.0
+    assert parse_params("easy,temp=0.5")[1].temp == 0.5
     assert make_bot("mcts").name == "mcts:medium"
     assert make_bot("mcts:hard").name == "mcts:hard"
 
@@ -322,6 +363,8 @@ def test_spec_presets_and_parameters() -> None:
         "widen=-1",
         "widen=inf",
         "prior=-0.5",
+        "temp=-1",
+        "temp=nan",
     ],
 )
 def test_bad_specs_are_refused(spec: str) -> None:

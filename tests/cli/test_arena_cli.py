@@ -152,3 +152,44 @@ def test_arena_resume_plays_only_the_missing_games(
     missing = tmp_path / "missing.json"
     assert main([*base, "--resume", str(missing)]) == 2
     assert "cannot resume: No such file or directory" in capsys.readouterr().err
+
+
+LADDER = [
+    "arena", "--ladder", "--game", "aton", "--games-per-pair", "2", "--seed", "2", "--no-progress",
+    "--anchors", "random;greedy", "--bots", "mcts:iterations=10,ms=none;mcts:iterations=10,ms=none,temp=3",
+]  # fmt: skip
+
+
+def test_the_ladder_writes_a_rating_table_with_random_at_zero(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ai.ladder import read_table
+
+    ratings = tmp_path / "aton-2p.json"
+    games = tmp_path / "games.json"
+    assert main([*LADDER, "--ratings", str(ratings), "--json", str(games)]) == 0
+    out = capsys.readouterr().out
+    assert "rating ladder (provisional: 2 games per pair" in out
+    assert re.search(r"random\s+\+0  anchor", out)
+    table = read_table(ratings)
+    assert table.provisional and table.games_per_pair == 2
+    assert {b.name for b in table.bots} == {
+        "random", "greedy", "mcts:iterations=10", "mcts:iterations=10,temp=3"
+    }  # fmt: skip
+    assert next(b.rating for b in table.bots if b.name == "random") == 0.0
+    assert table.command.startswith("heka arena --ladder --game aton --players 2 --games-per-pair 2 --seed 2")
+    data = json.loads(games.read_text())
+    assert data["lineup"] == "ladder" and data["anchors"] == ["random", "greedy"]
+    assert len(data["games"]) == 2 * (1 + 2 * 2)  # anchors' pair + 2 candidates x 2 anchors
+    # Resumable like any arena: the same ladder with more games per pair keeps these games.
+    assert main([*LADDER[:-4], *LADDER[-4:], "--games-per-pair", "4", "--json", str(games),
+                 "--resume", str(games), "--ratings", str(ratings)]) == 0  # fmt: skip
+    assert "resuming: 10 game(s) kept" in capsys.readouterr().err
+    assert read_table(ratings).games_per_pair == 4
+
+
+def test_the_ladder_refuses_a_pool_without_random(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["arena", "--ladder", "--game", "aton", "--anchors", "greedy", "--no-progress"]) == 2
+    assert "must include 'random'" in capsys.readouterr().err
+    assert main(["arena", "--game", "aton", "--no-progress"]) == 2
+    assert "--bots is required" in capsys.readouterr().err

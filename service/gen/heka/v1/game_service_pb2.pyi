@@ -251,7 +251,7 @@ class GameOption(_message.Message):
     def __init__(self, name: _Optional[str] = ..., kind: _Optional[_Union[OptionKind, str]] = ..., default_value: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., description: _Optional[str] = ..., choices: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class GameInfo(_message.Message):
-    __slots__ = ("name", "title", "min_players", "max_players", "options", "hidden_information", "num_distinct_actions", "max_rounds", "description", "team_player_counts")
+    __slots__ = ("name", "title", "min_players", "max_players", "options", "hidden_information", "num_distinct_actions", "max_rounds", "description", "team_player_counts", "ratings")
     NAME_FIELD_NUMBER: _ClassVar[int]
     TITLE_FIELD_NUMBER: _ClassVar[int]
     MIN_PLAYERS_FIELD_NUMBER: _ClassVar[int]
@@ -262,6 +262,7 @@ class GameInfo(_message.Message):
     MAX_ROUNDS_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     TEAM_PLAYER_COUNTS_FIELD_NUMBER: _ClassVar[int]
+    RATINGS_FIELD_NUMBER: _ClassVar[int]
     name: str
     title: str
     min_players: int
@@ -272,7 +273,42 @@ class GameInfo(_message.Message):
     max_rounds: int
     description: str
     team_player_counts: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, name: _Optional[str] = ..., title: _Optional[str] = ..., min_players: _Optional[int] = ..., max_players: _Optional[int] = ..., options: _Optional[_Iterable[_Union[GameOption, _Mapping]]] = ..., hidden_information: _Optional[bool] = ..., num_distinct_actions: _Optional[int] = ..., max_rounds: _Optional[int] = ..., description: _Optional[str] = ..., team_player_counts: _Optional[_Iterable[int]] = ...) -> None: ...
+    ratings: _containers.RepeatedCompositeFieldContainer[RatingLadder]
+    def __init__(self, name: _Optional[str] = ..., title: _Optional[str] = ..., min_players: _Optional[int] = ..., max_players: _Optional[int] = ..., options: _Optional[_Iterable[_Union[GameOption, _Mapping]]] = ..., hidden_information: _Optional[bool] = ..., num_distinct_actions: _Optional[int] = ..., max_rounds: _Optional[int] = ..., description: _Optional[str] = ..., team_player_counts: _Optional[_Iterable[int]] = ..., ratings: _Optional[_Iterable[_Union[RatingLadder, _Mapping]]] = ...) -> None: ...
+
+class BotRating(_message.Message):
+    __slots__ = ("name", "rating", "interval", "kind", "difficulty", "is_level")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    RATING_FIELD_NUMBER: _ClassVar[int]
+    INTERVAL_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    DIFFICULTY_FIELD_NUMBER: _ClassVar[int]
+    IS_LEVEL_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    rating: float
+    interval: float
+    kind: BotKind
+    difficulty: Difficulty
+    is_level: bool
+    def __init__(self, name: _Optional[str] = ..., rating: _Optional[float] = ..., interval: _Optional[float] = ..., kind: _Optional[_Union[BotKind, str]] = ..., difficulty: _Optional[_Union[Difficulty, str]] = ..., is_level: _Optional[bool] = ...) -> None: ...
+
+class RatingLadder(_message.Message):
+    __slots__ = ("num_players", "bots", "min_target_rating", "max_target_rating", "provisional", "games_per_pair", "note")
+    NUM_PLAYERS_FIELD_NUMBER: _ClassVar[int]
+    BOTS_FIELD_NUMBER: _ClassVar[int]
+    MIN_TARGET_RATING_FIELD_NUMBER: _ClassVar[int]
+    MAX_TARGET_RATING_FIELD_NUMBER: _ClassVar[int]
+    PROVISIONAL_FIELD_NUMBER: _ClassVar[int]
+    GAMES_PER_PAIR_FIELD_NUMBER: _ClassVar[int]
+    NOTE_FIELD_NUMBER: _ClassVar[int]
+    num_players: int
+    bots: _containers.RepeatedCompositeFieldContainer[BotRating]
+    min_target_rating: int
+    max_target_rating: int
+    provisional: bool
+    games_per_pair: int
+    note: str
+    def __init__(self, num_players: _Optional[int] = ..., bots: _Optional[_Iterable[_Union[BotRating, _Mapping]]] = ..., min_target_rating: _Optional[int] = ..., max_target_rating: _Optional[int] = ..., provisional: _Optional[bool] = ..., games_per_pair: _Optional[int] = ..., note: _Optional[str] = ...) -> None: ...
 
 class AtonOptions(_message.Message):
     __slots__ = ()
@@ -1185,20 +1221,22 @@ class SearchBudget(_message.Message):
     def __init__(self, iterations: _Optional[int] = ..., milliseconds: _Optional[float] = ...) -> None: ...
 
 class BotSettings(_message.Message):
-    __slots__ = ("kind", "difficulty", "budget", "seed", "workers", "diagnostics_top_k")
+    __slots__ = ("kind", "difficulty", "budget", "seed", "workers", "diagnostics_top_k", "target_rating")
     KIND_FIELD_NUMBER: _ClassVar[int]
     DIFFICULTY_FIELD_NUMBER: _ClassVar[int]
     BUDGET_FIELD_NUMBER: _ClassVar[int]
     SEED_FIELD_NUMBER: _ClassVar[int]
     WORKERS_FIELD_NUMBER: _ClassVar[int]
     DIAGNOSTICS_TOP_K_FIELD_NUMBER: _ClassVar[int]
+    TARGET_RATING_FIELD_NUMBER: _ClassVar[int]
     kind: BotKind
     difficulty: Difficulty
     budget: SearchBudget
     seed: int
     workers: int
     diagnostics_top_k: int
-    def __init__(self, kind: _Optional[_Union[BotKind, str]] = ..., difficulty: _Optional[_Union[Difficulty, str]] = ..., budget: _Optional[_Union[SearchBudget, _Mapping]] = ..., seed: _Optional[int] = ..., workers: _Optional[int] = ..., diagnostics_top_k: _Optional[int] = ...) -> None: ...
+    target_rating: int
+    def __init__(self, kind: _Optional[_Union[BotKind, str]] = ..., difficulty: _Optional[_Union[Difficulty, str]] = ..., budget: _Optional[_Union[SearchBudget, _Mapping]] = ..., seed: _Optional[int] = ..., workers: _Optional[int] = ..., diagnostics_top_k: _Optional[int] = ..., target_rating: _Optional[int] = ...) -> None: ...
 
 class BotSeat(_message.Message):
     __slots__ = ("seat", "bot")

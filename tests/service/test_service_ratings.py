@@ -1,0 +1,128 @@
+"""Ratings through the real server: ListGames reports each game's rating ladders, and
+BotSettings.target_rating picks a rated level (INVALID_ARGUMENT naming the valid range
+outside it)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import grpc
+import pytest
+from google.rpc import error_details_pb2
+from grpc_status import rpc_status
+
+from ai.ladder import load_table
+from service import bots
+from service.config import Config
+from service.gen.heka.v1 import game_service_pb2 as pb
+
+INVALID = grpc.StatusCode.INVALID_ARGUMENT
+
+
+def error_of(method: Any, request: Any) -> grpc.RpcError:
+    with pytest.raises(grpc.RpcError) as info:
+        method(request)
+    return info.value
+
+
+def field_and_reason(err: grpc.RpcError) -> tuple[str, str, dict[str, str]]:
+    status = rpc_status.from_call(err)  # type: ignore[arg-type]
+    assert status is not None
+    field = reason = ""
+    metadata: dict[str, str] = {}
+    for any_msg in status.details:
+        if any_msg.Is(error_details_pb2.BadRequest.DESCRIPTOR):
+            bad = error_details_pb2.BadRequest()
+            any_msg.Unpack(bad)
+            field = bad.field_violations[0].field
+        elif any_msg.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
+            info = error_details_pb2.ErrorInfo()
+            any_msg.Unpack(info)
+            reason, metadata = info.reason, dict(info.metadata)
+    return field, reason, metadata
+
+
+def test_list_games_carries_the_rating_ladders(stub: Any) -> None:
+    games = {g.name: g for g in stub.ListGames(pb.ListGamesRequest()).games}
+    listed = {(name, r.num_players) for name, g in games.items() for r in g.ratings}
+    assert {("aton", 2), ("osirium", 2)} <= listed
+    for name, g in games.items():
+        for ladder in g.ratings:
+            table = load_table(name, ladder.num_players)
+            assert table is not None
+            assert (ladder.min_target_rating, ladder.max_target_rating) == (0, table.max_target)
+            assert ladder.provisional == table.provisional and ladder.games_per_pair == table.games_per_pair
+            by_name = {b.name: b for b in ladder.bots}
+            assert by_name["random"].rating == 0.0 and by_name["random"].kind == pb.BOT_KIND_RANDOM
+            assert by_name["greedy"].kind == pb.BOT_KIND_GREEDY and not by_name["greedy"].is_level
+            assert by_name["mcts:easy"].difficulty == pb.DIFFICULTY_EASY
+            assert by_name["mcts:medium"].difficulty == pb.DIFFICULTY_MEDIUM
+            ratings = [b.rating for b in ladder.bots]
+            assert ratings == sorted(ratings)
+            assert all(b.interval > 0 for b in ladder.bots if b.name != "random")
+
+
+def rated(target: int, **kw: Any) -> pb.BotSettings:
+    return pb.BotSettings(target_rating=target, seed=5, **kw)
+
+
+@pytest.mark.parametrize("players", [2])
+def test_a_target_rating_plays_the_nearest_level(stub: Any, players: int) -> None:
+    table = load_table("aton", players)
+    assert table is not None
+    state = stub.CreateGame(pb.CreateGameRequest(game="aton", seed=4)).state
+    for level in table.levels:
+        target = min(max(round(level.rating), 0), table.max_target)
+        if table.level_for(target) != level or "hard" in level.name or "expert" in level.name:
+            continue  # keep the test short: the weaker levels
+        moves = [
+            stub.BotMove(pb.BotMoveRequest(state=state, bot=rated(target), viewer=0))
+            for _ in range(2)
+        ]
+        assert moves[0].diagnostics.bot == level.name
+        assert moves[0].action.id == moves[1].action.id  # seeded
+    resp = stub.BotMove(pb.BotMoveRequest(state=state, bot=rated(0), viewer=0))
+    assert resp.diagnostics.bot == "random"
+
+
+@pytest.mark.parametrize("target", [-1, 100_000])
+def test_a_target_rating_out_of_range_is_invalid_and_names_the_range(stub: Any, target: int) -> None:
+    table = load_table("aton", 2)
+    assert table is not None
+    state = stub.CreateGame(pb.CreateGameRequest(game="aton", seed=4)).state
+    err = error_of(stub.BotMove, pb.BotMoveRequest(state=state, bot=rated(target), viewer=0))
+    assert err.code() == INVALID
+    assert f"aton with 2 players accepts 0..{table.max_target}" in err.details()
+    field, reason, metadata = field_and_reason(err)
+    assert (field, reason) == ("bot.target_rating", "BAD_TARGET_RATING")
+    assert metadata == {"min_target_rating": "0", "max_target_rating": str(table.max_target)}
+    # The same through the bot seats of CreateGame, before anything is played.
+    err = error_of(
+        stub.CreateGame,
+        pb.CreateGameRequest(game="aton", bots=[pb.BotSeat(seat=1, bot=rated(target))]),
+    )
+    assert err.code() == INVALID and field_and_reason(err)[0] == "bots[0].bot.target_rating"
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        rated(100, difficulty=pb.DIFFICULTY_HARD),
+        rated(100, budget=pb.SearchBudget(iterations=10)),
+        rated(100, kind=pb.BOT_KIND_GREEDY),
+        rated(100, workers=2),
+    ],
+    ids=["difficulty", "budget", "kind", "workers"],
+)
+def test_a_target_rating_is_not_combined_with_other_strength_settings(stub: Any, settings: Any) -> None:
+    state = stub.CreateGame(pb.CreateGameRequest(game="aton", seed=4)).state
+    err = error_of(stub.BotMove, pb.BotMoveRequest(state=state, bot=settings, viewer=0))
+    assert err.code() == INVALID and "cannot be combined" in err.details()
+
+
+def test_a_player_count_without_a_ladder_says_so() -> None:
+    from service.errors import ServiceError
+
+    with pytest.raises(ServiceError, match="has no rating ladder yet") as info:
+        bots.bot_plan(rated(100), "bot", Config(), "aton", 3)
+    assert info.value.code == INVALID and info.value.field == "bot.target_rating"
