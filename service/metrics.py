@@ -12,9 +12,15 @@ changes go to ``/tmp/heka_metrics_changes.md`` first.
 from __future__ import annotations
 
 import errno
+import glob
+import logging
+import os
+import struct
 from typing import Any
 
 from prometheus_client import Counter, Gauge, Histogram
+
+_log = logging.getLogger("heka.metrics")
 
 RPC_BUCKETS = (
     0.0005,
@@ -108,15 +114,59 @@ def bind_address(host: str) -> str:
     return host or "0.0.0.0"
 
 
+class TolerantMultiProcessCollector:
+    """``prometheus_client``'s multiprocess aggregation that survives an unreadable file.
+
+    A process creates its metrics file before it sizes it (prometheus/client_python#1199):
+    a scrape in that window, or while a dead worker's file is being removed, made
+    ``MultiProcessCollector`` raise and the whole scrape answer HTTP 500 (seen under load
+    while search workers started). Here such a file is left out of that scrape (it holds
+    nothing yet, or belongs to a process that is gone) and the rest is served; a file that
+    stays unreadable is left out of every scrape, with a warning in the log, and never fails
+    the endpoint."""
+
+    def __init__(self, path: str) -> None:
+        self._path = path
+
+    def collect(self) -> Any:
+        from prometheus_client.multiprocess import MultiProcessCollector
+
+        files = [f for f in glob.glob(os.path.join(self._path, "*.db")) if _has_header(f)]
+        try:
+            return MultiProcessCollector.merge(files, accumulate=True)  # type: ignore[no-untyped-call]
+        except _UNREADABLE:
+            pass
+        readable = []
+        for f in files:
+            try:
+                MultiProcessCollector.merge([f], accumulate=True)  # type: ignore[no-untyped-call]
+            except _UNREADABLE:
+                _log.warning("metrics: left %s out of this scrape (being written or removed)", f)
+                continue
+            readable.append(f)
+        return MultiProcessCollector.merge(readable, accumulate=True)  # type: ignore[no-untyped-call]
+
+
+#: What reading a metrics file in the middle of its creation or removal raises.
+_UNREADABLE = (OSError, struct.error, RuntimeError, ValueError, UnicodeDecodeError)
+
+
+def _has_header(path: str) -> bool:
+    """The file holds at least its 8-byte header (a file just created is empty)."""
+    try:
+        return os.path.getsize(path) >= 8
+    except OSError:  # removed since the listing
+        return False
+
+
 def start_http_endpoint(port: int, host: str) -> tuple[Any, int]:
     """Serve the aggregated metrics of every process on ``host`` (:func:`bind_address`);
     returns (server, bound port). The IPv6 wildcard ``[::]`` (both families on Linux)
     falls back to ``0.0.0.0`` where IPv6 is disabled, as gRPC's own listener does."""
     from prometheus_client import CollectorRegistry, start_http_server
-    from prometheus_client.multiprocess import MultiProcessCollector
 
     registry = CollectorRegistry()
-    MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+    registry.register(TolerantMultiProcessCollector(os.environ["PROMETHEUS_MULTIPROC_DIR"]))
     addr = bind_address(host)
     try:
         server, _thread = start_http_server(port, addr=addr, registry=registry)
