@@ -70,14 +70,7 @@ def bot_plan(
             f"workers must be 1..{config.max_workers_per_search} on this server, got {settings.workers}",
             "bad_budget",
         )
-    top_k = settings.diagnostics_top_k or DEFAULT_TOP_K
-    if not 1 <= top_k <= MAX_TOP_K:
-        raise invalid(
-            f"{field}.diagnostics_top_k",
-            f"diagnostics_top_k must be 0..{MAX_TOP_K}, got {settings.diagnostics_top_k}",
-            "bad_bot",
-        )
-    seed = settings.seed if settings.HasField("seed") else secrets.randbits(64)
+    top_k, seed = _top_k_and_seed(settings, field)
     if kind != "mcts":  # random and greedy do not search: difficulty and budget are ignored
         return BotPlan(kind, kind, None, None, seed, inline=kind == "random", top_k=top_k)
     difficulty = _DIFFICULTIES.get(settings.difficulty)
@@ -97,6 +90,19 @@ def bot_plan(
     )
     spec = f"mcts:{difficulty}" + (f",workers={workers}" if workers > 1 else "")
     return BotPlan(spec, label, iterations, milliseconds, seed, inline=False, top_k=top_k)
+
+
+def _top_k_and_seed(settings: pb.BotSettings, field: str) -> tuple[int, int]:
+    """The diagnostics' top-k (checked) and the search's seed (the caller's, else 64 bits
+    from ``secrets``) of any bot request."""
+    top_k = settings.diagnostics_top_k or DEFAULT_TOP_K
+    if not 1 <= top_k <= MAX_TOP_K:
+        raise invalid(
+            f"{field}.diagnostics_top_k",
+            f"diagnostics_top_k must be 0..{MAX_TOP_K}, got {settings.diagnostics_top_k}",
+            "bad_bot",
+        )
+    return top_k, settings.seed if settings.HasField("seed") else secrets.randbits(64)
 
 
 def rated_plan(settings: pb.BotSettings, field: str, config: Config, game: str, players: int) -> BotPlan:
@@ -138,14 +144,7 @@ def rated_plan(settings: pb.BotSettings, field: str, config: Config, game: str, 
             "bad_target_rating",
             {"min_target_rating": "0", "max_target_rating": str(table.max_target)},
         ) from None
-    top_k = settings.diagnostics_top_k or DEFAULT_TOP_K
-    if not 1 <= top_k <= MAX_TOP_K:
-        raise invalid(
-            f"{field}.diagnostics_top_k",
-            f"diagnostics_top_k must be 0..{MAX_TOP_K}, got {settings.diagnostics_top_k}",
-            "bad_bot",
-        )
-    seed = settings.seed if settings.HasField("seed") else secrets.randbits(64)
+    top_k, seed = _top_k_and_seed(settings, field)
     if not level.spec.startswith("mcts:"):  # random, the 0 of the scale
         return BotPlan(level.spec, level.name, None, None, seed, inline=level.spec == "random", top_k=top_k)
     _, params = parse_params(level.spec.partition(":")[2])
