@@ -24,7 +24,11 @@ COMPILE_STAMP := build/compiled.stamp
 $(COMPILE_STAMP): $(STAMP) setup.py $(shell find engine ai -name '*.py')
 	@echo "compiling engine/ and the search with mypyc (setup.py; about 1-2 min on 2 cores)"
 	HEKA_COMPILE=auto $(BIN)/python setup.py --quiet build_ext --inplace --parallel 2
-	@if ls engine/core.*.so >/dev/null 2>&1; then mkdir -p build && touch $@; \
+	@# A source edit that leaves mypyc's C unchanged (a comment, formatting) is not recompiled:
+	@# the extensions are still this source's build, so they are dated now (engine/_build.py
+	@# falls back to pure Python when a source is newer than the extensions).
+	@if ls engine/core.*.so >/dev/null 2>&1; then touch heka__mypyc.*.so $$(find engine ai -name '*.so'); \
+	mkdir -p build && touch $@; \
 	else echo "make compile: no compiled build (reason above); running pure Python"; fi
 
 compile: $(COMPILE_STAMP)

@@ -144,4 +144,3 @@ def serve(make_bot: Callable[[str], Bot]) -> None:  # pragma: no cover - runs in
             reply = {"error": f"{type(exc).__name__}: {exc}"}
         sys.stdout.write(json.dumps(reply) + "\n")
         sys.stdout.flush()
-

@@ -90,8 +90,10 @@ def main() -> int:
     print(f"  games/s           {statistics.median(games_s):12,.1f}")
     print(f"  actions/s         {aps:12,.0f}   (runs: {', '.join(f'{a:,.0f}' for a in actions_s)})")
     print(f"  actions/CPU-s     {statistics.median(cpu_s):12,.0f}   (per second of this process's CPU time)")
-    print(f"  actions/game      {statistics.mean(per_game):12,.1f}   "
-          f"rounds/game {statistics.mean(per_round):.1f}")
+    print(
+        f"  actions/game      {statistics.mean(per_game):12,.1f}   "
+        f"rounds/game {statistics.mean(per_round):.1f}"
+    )
     print(f"  baseline steps/s  {bps:12,.0f}   (random.choice over a fixed list + one list update)")
     print(f"  ratio             {aps / bps:12.3f}   Aton actions per baseline step")
     return 0

@@ -319,9 +319,7 @@ class Generator:
     def near_valid_body(self, request_class: Any) -> bytes:
         """A plausible request with one top-level field given a random value."""
         message = self.fill(request_class(), plausible=True)
-        scalars = [
-            f for f in message.DESCRIPTOR.fields if f.type != FD.TYPE_MESSAGE and not f.is_repeated
-        ]
+        scalars = [f for f in message.DESCRIPTOR.fields if f.type != FD.TYPE_MESSAGE and not f.is_repeated]
         if scalars:
             field = self.rng.choice(scalars)
             setattr(message, field.name, self.scalar(field))

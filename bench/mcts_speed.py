@@ -100,8 +100,10 @@ def main() -> None:
     for label, s in middles.items():
         one, _, _ = measure(s, spec, args.runs, args.seed)
         two, _, n = measure(s, spec + ",workers=2", args.runs, args.seed)
-        print(f"{label:<12} workers=1 {one:>8.0f} it/s   workers=2 {two:>8.0f} it/s ({n} it)   "
-              f"speed-up x{two / one:.2f}")
+        print(
+            f"{label:<12} workers=1 {one:>8.0f} it/s   workers=2 {two:>8.0f} it/s ({n} it)   "
+            f"speed-up x{two / one:.2f}"
+        )
 
 
 if __name__ == "__main__":

@@ -218,8 +218,17 @@ def main() -> None:
         ap.error("--modes takes time and/or iterations")
     stop_at = time.time() + (args.max_minutes * 60 if args.max_minutes else 10**9)
     tasks = [
-        Task(args.game, args.players, mode, args.ms if mode == "time" else args.iterations, args.heka,
-             args.uct_c, g, args.seed, stop_at)
+        Task(
+            args.game,
+            args.players,
+            mode,
+            args.ms if mode == "time" else args.iterations,
+            args.heka,
+            args.uct_c,
+            g,
+            args.seed,
+            stop_at,
+        )
         for g in range(args.games)
         for mode in modes
     ]

@@ -301,9 +301,7 @@ def chance_key(game: str, seed: int, secret: bytes = b"") -> bytes:
     if len(secret) > hashlib.blake2b.MAX_KEY_SIZE:
         raise ValueError(f"a chance secret is at most {hashlib.blake2b.MAX_KEY_SIZE} bytes")
     data = game.encode("utf-8") + b"\x00" + seed.to_bytes((seed.bit_length() + 7) // 8 or 1, "big")
-    return hashlib.blake2b(
-        data, key=secret, person=_PERSON_KEY, digest_size=CHANCE_KEY_BYTES
-    ).digest()
+    return hashlib.blake2b(data, key=secret, person=_PERSON_KEY, digest_size=CHANCE_KEY_BYTES).digest()
 
 
 def game_rng(game: str, seed: int, secret: bytes = b"") -> ChanceRng:

@@ -36,6 +36,8 @@ SOMETIMES_BLOCKING = frozenset({"CreateGame", "ApplyAction"})
 def searches(request: Any) -> bool:
     """Whether a request's bots search (random bots choose inline, at once)."""
     return any(seat.bot.kind != pb.BOT_KIND_RANDOM for seat in request.bots)
+
+
 METHODS = tuple(m.name for m in pb.DESCRIPTOR.services_by_name["GameService"].methods)
 
 

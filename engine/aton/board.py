@@ -49,7 +49,7 @@ _LAYOUT: Final = (
     "YYYY" "KK1B" "GGGG",
     "YYY1" "KKKB" "GGG1",
     "YYY2" "KKKB" "GGG2",
-)
+)  # fmt: skip
 KINDS: Final[tuple[str, ...]] = tuple(k for temple in _LAYOUT for k in temple)
 YELLOW: Final[tuple[int, ...]] = tuple(i for i, k in enumerate(KINDS) if k == "Y")
 GREEN: Final[tuple[int, ...]] = tuple(i for i, k in enumerate(KINDS) if k == "G")

@@ -132,8 +132,10 @@ def render(v: AtonView, extra: list[str] | None = None) -> str:
         if v.decision == "reset":
             head += f" (temple {v.reset_temple})"
     lines = [head, *render_board(v.board)]
-    lines.append(f"Kingdom of the Dead: {v.kingdom[0] + v.kingdom[1]}/8 (seat 0: {v.kingdom[0]}, "
-                 f"seat 1: {v.kingdom[1]})")
+    lines.append(
+        f"Kingdom of the Dead: {v.kingdom[0] + v.kingdom[1]}/8 (seat 0: {v.kingdom[0]}, "
+        f"seat 1: {v.kingdom[1]})"
+    )
     first = "-" if v.first_player is None else str(v.first_player)
     war = " ".join(f"{a}:{b}" for a, b in v.war) or "-"
     lines.append(f"first player: {first} · war cards: {war}")

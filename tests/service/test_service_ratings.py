@@ -75,10 +75,7 @@ def test_a_target_rating_plays_the_nearest_level(stub: Any, players: int) -> Non
         target = min(max(round(level.rating), 0), table.max_target)
         if table.level_for(target) != level or "hard" in level.name or "expert" in level.name:
             continue  # keep the test short: the weaker levels
-        moves = [
-            stub.BotMove(pb.BotMoveRequest(state=state, bot=rated(target), viewer=0))
-            for _ in range(2)
-        ]
+        moves = [stub.BotMove(pb.BotMoveRequest(state=state, bot=rated(target), viewer=0)) for _ in range(2)]
         assert moves[0].diagnostics.bot == level.name
         assert moves[0].action.id == moves[1].action.id  # seeded
     resp = stub.BotMove(pb.BotMoveRequest(state=state, bot=rated(0), viewer=0))
