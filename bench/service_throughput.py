@@ -412,6 +412,23 @@ async def measure_interleaved(
                 results.setdefault((name, k), []).append(run)
 
 
+def against_list_games(
+    servers: dict[str, Any], results: dict[tuple[str, str], list[dict[str, Any]]]
+) -> list[tuple[str, str, str, str, str]]:
+    """(server, call, median server CPU µs, difference and ratio to the same server's
+    ListGames) for every server but the floor's ``twice`` row, ListGames first."""
+    rows = []
+    names = sorted({name for name, _ in results}, key=lambda x: (x != "ListGames", x))
+    for k in servers:
+        if k == "twice":
+            continue
+        floor = statistics.median(x["cpu_us"] for x in results[("ListGames", k)])
+        for name in names:
+            cpu = statistics.median(x["cpu_us"] for x in results[(name, k)])
+            rows.append((k, name, f"{cpu:.0f}", f"{cpu - floor:+.0f}", f"{cpu / floor:.2f}"))
+    return rows
+
+
 async def bench_sealing(args: argparse.Namespace) -> list[tuple[str, ...]]:
     """Issue 12, the cost of sealing by default: the cheap calls on two servers without the
     state cache (every call opens its token and seals a new one), one sealing (AES-256-GCM,
@@ -458,16 +475,7 @@ async def bench_budget(args: argparse.Namespace) -> list[tuple[str, ...]]:
             servers[f"{build}, cache"] = heka(stack, 1, args.processes, **pure)
             servers[f"{build}, no cache"] = heka(stack, 1, args.processes, HEKA_STATE_CACHE_SIZE="0", **pure)
         await measure_interleaved(servers, args, results)
-    rows = []
-    names = sorted({name for name, _ in results}, key=lambda x: (x != "ListGames", x))
-    for k in servers:
-        if k == "twice":
-            continue
-        floor = statistics.median(x["cpu_us"] for x in results[("ListGames", k)])
-        for name in names:
-            cpu = statistics.median(x["cpu_us"] for x in results[(name, k)])
-            rows.append((k, name, f"{cpu:.0f}", f"{cpu / floor:.2f}"))
-    return rows
+    return [(k, name, cpu, ratio) for k, name, cpu, _, ratio in against_list_games(servers, results)]
 
 
 def floor_server(
@@ -568,15 +576,7 @@ async def bench_floor(args: argparse.Namespace) -> tuple[list[tuple[str, ...]], 
                     total = inside.setdefault(k, {}).setdefault(method, [0, 0, 0])
                     for i, value in enumerate(counts):
                         total[i] += value
-    rows = []
-    names = sorted({name for name, _ in results}, key=lambda x: (x != "ListGames", x))
-    for k in servers:
-        if k == "twice":
-            continue
-        floor = statistics.median(x["cpu_us"] for x in results[("ListGames", k)])
-        for name in names:
-            cpu = statistics.median(x["cpu_us"] for x in results[(name, k)])
-            rows.append((k, name, f"{cpu:.0f}", f"{cpu - floor:+.0f}", f"{cpu / floor:.2f}"))
+    rows = against_list_games(servers, results)
     handlers = []
     for k in servers:
         for method, (n, ns, again) in sorted(inside.get(k, {}).items()):

@@ -7,8 +7,10 @@ import os
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import grpc
+import pytest
 
 from service.gen.heka.v1 import game_service_pb2_grpc as pb_grpc
 from service.loadtest.local import LocalServer
@@ -42,3 +44,32 @@ class ServerProcess(LocalServer):
     def stop(self, grace: float = 30.0) -> int:
         self.channel.close()
         return super().stop(grace)
+
+
+def call_error(method: Any, request: Any, **kwargs: Any) -> grpc.RpcError:
+    """The error a call that must fail raises."""
+    with pytest.raises(grpc.RpcError) as info:
+        method(request, **kwargs)
+    return info.value
+
+
+def error_details(err: grpc.RpcError) -> tuple[str | None, str | None, dict[str, str], str | None]:
+    """An error's rich details: (field of the BadRequest violation, ErrorInfo reason,
+    ErrorInfo metadata, ErrorInfo domain); None where the detail is absent."""
+    from google.rpc import error_details_pb2
+    from grpc_status import rpc_status
+
+    status = rpc_status.from_call(err)  # type: ignore[arg-type]
+    assert status is not None, "rich status details expected"
+    field = reason = domain = None
+    metadata: dict[str, str] = {}
+    for any_msg in status.details:
+        if any_msg.Is(error_details_pb2.BadRequest.DESCRIPTOR):
+            bad = error_details_pb2.BadRequest()
+            any_msg.Unpack(bad)
+            field = bad.field_violations[0].field
+        elif any_msg.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
+            info = error_details_pb2.ErrorInfo()
+            any_msg.Unpack(info)
+            reason, metadata, domain = info.reason, dict(info.metadata), info.domain
+    return field, reason, metadata, domain

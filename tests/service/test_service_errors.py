@@ -13,7 +13,7 @@ import grpc
 import pytest
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
-from service_helpers import KEY1, KEY_OTHER, ServerProcess
+from service_helpers import KEY1, KEY_OTHER, ServerProcess, call_error, error_details
 
 from engine.registry import get_game
 from service.envelope import MAX_TOKEN_CHARS, KeyRing, parse_keys
@@ -78,27 +78,11 @@ def calls(server: ServerProcess) -> Calls:
     return Calls(server)
 
 
-def call_error(method: Any, request: Any, **kwargs: Any) -> grpc.RpcError:
-    with pytest.raises(grpc.RpcError) as info:
-        method(request, **kwargs)
-    return info.value
-
-
 def details(err: grpc.RpcError) -> tuple[str | None, str | None]:
     """(field of the BadRequest violation, ErrorInfo reason)."""
-    status = rpc_status.from_call(err)  # type: ignore[arg-type]
-    assert status is not None, "rich status details expected"
-    field = reason = None
-    for any_msg in status.details:
-        if any_msg.Is(error_details_pb2.BadRequest.DESCRIPTOR):
-            bad = error_details_pb2.BadRequest()
-            any_msg.Unpack(bad)
-            field = bad.field_violations[0].field
-        elif any_msg.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
-            info = error_details_pb2.ErrorInfo()
-            any_msg.Unpack(info)
-            reason = info.reason
-            assert info.domain == "heka.v1"
+    field, reason, _, domain = error_details(err)
+    if reason is not None:
+        assert domain == "heka.v1"
     return field, reason
 
 

@@ -8,8 +8,7 @@ from typing import Any
 
 import grpc
 import pytest
-from google.rpc import error_details_pb2
-from grpc_status import rpc_status
+from service_helpers import call_error, error_details
 
 from ai.ladder import load_table
 from service import bots
@@ -19,27 +18,9 @@ from service.gen.heka.v1 import game_service_pb2 as pb
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
 
 
-def error_of(method: Any, request: Any) -> grpc.RpcError:
-    with pytest.raises(grpc.RpcError) as info:
-        method(request)
-    return info.value
-
-
 def field_and_reason(err: grpc.RpcError) -> tuple[str, str, dict[str, str]]:
-    status = rpc_status.from_call(err)  # type: ignore[arg-type]
-    assert status is not None
-    field = reason = ""
-    metadata: dict[str, str] = {}
-    for any_msg in status.details:
-        if any_msg.Is(error_details_pb2.BadRequest.DESCRIPTOR):
-            bad = error_details_pb2.BadRequest()
-            any_msg.Unpack(bad)
-            field = bad.field_violations[0].field
-        elif any_msg.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
-            info = error_details_pb2.ErrorInfo()
-            any_msg.Unpack(info)
-            reason, metadata = info.reason, dict(info.metadata)
-    return field, reason, metadata
+    field, reason, metadata, _ = error_details(err)
+    return field or "", reason or "", metadata
 
 
 def test_list_games_carries_the_rating_ladders(stub: Any) -> None:
@@ -87,14 +68,14 @@ def test_a_target_rating_out_of_range_is_invalid_and_names_the_range(stub: Any, 
     table = load_table("aton", 2)
     assert table is not None
     state = stub.CreateGame(pb.CreateGameRequest(game="aton", seed=4)).state
-    err = error_of(stub.BotMove, pb.BotMoveRequest(state=state, bot=rated(target), viewer=0))
+    err = call_error(stub.BotMove, pb.BotMoveRequest(state=state, bot=rated(target), viewer=0))
     assert err.code() == INVALID
     assert f"aton with 2 players accepts 0..{table.max_target}" in err.details()
     field, reason, metadata = field_and_reason(err)
     assert (field, reason) == ("bot.target_rating", "BAD_TARGET_RATING")
     assert metadata == {"min_target_rating": "0", "max_target_rating": str(table.max_target)}
     # The same through the bot seats of CreateGame, before anything is played.
-    err = error_of(
+    err = call_error(
         stub.CreateGame,
         pb.CreateGameRequest(game="aton", bots=[pb.BotSeat(seat=1, bot=rated(target))]),
     )
@@ -113,7 +94,7 @@ def test_a_target_rating_out_of_range_is_invalid_and_names_the_range(stub: Any, 
 )
 def test_a_target_rating_is_not_combined_with_other_strength_settings(stub: Any, settings: Any) -> None:
     state = stub.CreateGame(pb.CreateGameRequest(game="aton", seed=4)).state
-    err = error_of(stub.BotMove, pb.BotMoveRequest(state=state, bot=settings, viewer=0))
+    err = call_error(stub.BotMove, pb.BotMoveRequest(state=state, bot=settings, viewer=0))
     assert err.code() == INVALID and "cannot be combined" in err.details()
 
 
