@@ -147,7 +147,16 @@ def decode(data: object, *, validate: bool = True) -> AtonState:
     if missing:
         raise StateFormatError(f"aton state: missing field(s) {', '.join(missing)}")
     P = _Parser("header")
-    s = AtonState.blank()
+    try:
+        rng = rng_from_text(fields["rng"])
+        if parts[1] == "1" and not isinstance(rng, Rng):
+            raise ValueError
+    except ValueError:
+        raise StateFormatError(
+            f"aton state: rng must be a generator state (hex, or k<key>.<position> from version 2), "
+            f"got {fields['rng'][:80]!r}"
+        ) from None
+    s = AtonState.blank(rng)
     s.round = P.integer(fields["r"], "round", 1)
     s.moves = P.integer(fields["mv"], "move number", 0) if "mv" in fields else 0
     s.max_rounds = P.integer(fields["mr"], "round limit", 1, MAX_ROUNDS)
@@ -223,15 +232,6 @@ def decode(data: object, *, validate: bool = True) -> AtonState:
         if len(disc) != 4:
             raise P.fail(f"discard must be 4 counts a.b.c.d, got {items[10]!r}")
         s.discards[p] = [P.integer(d, f"discarded {v + 1}s", 0, CARDS_PER_VALUE) for v, d in enumerate(disc)]
-    try:
-        s.rng = rng_from_text(fields["rng"])
-        if parts[1] == "1" and not isinstance(s.rng, Rng):
-            raise ValueError
-    except ValueError:
-        raise StateFormatError(
-            f"aton state: rng must be a generator state (hex, or k<key>.<position> from version 2), "
-            f"got {fields['rng'][:80]!r}"
-        ) from None
     if validate or parts[1] != str(VERSION):  # only a current text may skip the checks
         s.validate()
     return s

@@ -53,6 +53,8 @@ KEYS: Final = (
 _KEY_SET: Final = frozenset(KEYS)
 #: Fields of version 2 (no move number).
 _V2_KEYS: Final = KEYS[:-1]
+_KEYS_EQ: Final = tuple(f"{k}=" for k in KEYS)
+_V2_KEYS_EQ: Final = _KEYS_EQ[:-1]
 
 _BAD: Final = 255  # a character outside the table being decoded
 _DOT: Final = 254  # '.', an empty market or ritual slot
@@ -202,8 +204,24 @@ def _flags(text: str, n: int, field: str) -> list[bool]:
     return [v == 1 for v in _ids(text, _FLAGS, field, "a flag 0 or 1")]
 
 
-def _decode_v2(body: str, *, chance: bool, validate: bool = True) -> OsiriumState:
-    """Versions 3 and 2 (``chance``: version 3, whose generator may be keyed BLAKE2b)."""
+def _fields_in_order(body: str, chance: bool) -> dict[str, str] | None:
+    """The fields of a text written by :func:`encode`: every key once, in order (one split,
+    no per-field partition); ``None`` for any other text, which :func:`_fields` reads or
+    refuses with the reason."""
+    items = body.split(";")
+    keys = _KEYS_EQ if chance else _V2_KEYS_EQ
+    if len(items) != len(keys):
+        return None
+    values: list[str] = []
+    for key, item in zip(keys, items, strict=True):
+        if not item.startswith(key):
+            return None
+        values.append(item[len(key) :])
+    return dict(zip(KEYS if chance else _V2_KEYS, values, strict=False))
+
+
+def _fields(body: str, chance: bool) -> dict[str, str]:
+    """The fields of a version 3 or 2 text in any order, or the reason it is refused."""
     f: dict[str, str] = {}
     for item in body.split(";"):
         key, eq, value = item.partition("=")
@@ -218,7 +236,14 @@ def _decode_v2(body: str, *, chance: bool, validate: bool = True) -> OsiriumStat
     if len(f) != len(keys):
         missing = ", ".join(k for k in keys if k not in f)
         raise StateFormatError(f"osirium: corrupt state: missing field(s) {missing}")
+    return f
 
+
+def _decode_v2(body: str, *, chance: bool, validate: bool = True) -> OsiriumState:
+    """Versions 3 and 2 (``chance``: version 3, whose generator may be keyed BLAKE2b)."""
+    f = _fields_in_order(body, chance)
+    if f is None:
+        f = _fields(body, chance)
     s = OsiriumState()
     n = s.player_count = _integer(f["n"], "n", 2, 4)
     s.team_play = _flags(f["tm"], 1, "tm")[0]
