@@ -46,16 +46,20 @@ _PHASES: Final = {str(p): p for p in Phase}
 _REASONS: Final = {str(r): r for r in Reason}
 
 
-_DIGIT: Final = {v: str(v) for v in range(10)}
-_SQUARE_CHAR: Final = {-1: ".", 0: "0", 1: "1"}
-#: Decoding tables: a square's owner, a card's value, the integers this module writes.
-_SQUARE_VALUE: Final = {".": -1, "0": 0, "1": 1}
-_CARD_VALUE: Final = {str(v): v for v in range(5)}
+_BAD: Final = 255  # a character outside the table being decoded
+#: bytes.translate tables. Encoding: a card value 0-9 to its digit; a square's owner + 1
+#: (0 empty, 1 and 2 the seats) to '.', '0', '1'. Decoding: the reverse, any other byte
+#: (non-ASCII ones too) to _BAD.
+_DIGIT_CHARS: Final = bytes.maketrans(bytes(range(10)), b"0123456789")
+_SQUARE_CHARS: Final = bytes.maketrans(bytes(range(3)), b".01")
+_CARD_VALUES: Final = bytes(c - 48 if 48 <= c <= 52 else _BAD for c in range(256))  # "0"-"4"
+_SQUARE_VALUES: Final = bytes({46: 0, 48: 1, 49: 2}.get(c, _BAD) for c in range(256))
+#: The integers this module writes, by text.
 _SMALL_INT: Final = {str(v): v for v in range(-1, 100)}
 
 
 def _digits(values: list[int]) -> str:
-    return "".join(map(_DIGIT.__getitem__, values))
+    return bytes(values).translate(_DIGIT_CHARS).decode()
 
 
 def _player(s: AtonState, p: int) -> str:
@@ -77,7 +81,7 @@ def encode(s: AtonState, version: int = VERSION) -> str:
         out = "-"
     else:
         out = (str(s.winners[0]) if s.winners else "d") + ":" + (s.reason or "")
-    board = "".join(map(_SQUARE_CHAR.__getitem__, s.board))
+    board = bytes([v + 1 for v in s.board]).translate(_SQUARE_CHARS).decode()
     war = ",".join(f"{a}{b}" for a, b in s.war_cards)
     return (
         f"aton:{version}:r={s.round};mr={s.max_rounds};ph={s.phase};cur={s.current};f={s.first_player};"
@@ -107,14 +111,10 @@ class _Parser:
         return v
 
     def cards(self, text: str, name: str, allow_zero: bool = False) -> list[int]:
-        lowest = 0 if allow_zero else 1
-        values: list[int] = []
-        for c in text:
-            v = _CARD_VALUE.get(c, -1)
-            if v < lowest:
-                raise self.fail(f"{name} must be card values {'0-4' if allow_zero else '1-4'}, got {text!r}")
-            values.append(v)
-        return values
+        values = text.encode().translate(_CARD_VALUES)
+        if _BAD in values or (not allow_zero and 0 in values):
+            raise self.fail(f"{name} must be card values {'0-4' if allow_zero else '1-4'}, got {text!r}")
+        return list(values)
 
 
 def decode(data: object, *, validate: bool = True) -> AtonState:
@@ -186,16 +186,10 @@ def decode(data: object, *, validate: bool = True) -> AtonState:
         s.winners = () if who == "d" else (P.integer(who, "winner", 0, 1),)
         s.reason = _REASONS[reason]
     b = fields["b"]
-    board: list[int] = []
-    if len(b) == NUM_SQUARES:
-        for c in b:
-            square = _SQUARE_VALUE.get(c, -2)
-            if square == -2:
-                break
-            board.append(square)
-    if len(board) != NUM_SQUARES:
+    squares = b.encode().translate(_SQUARE_VALUES)
+    if len(squares) != NUM_SQUARES or _BAD in squares:
         raise StateFormatError(f"aton state: board must be 48 characters of '.', '0', '1', got {b!r}")
-    s.board = board
+    s.board = [v - 1 for v in squares]
     war = fields["war"]
     s.war_cards = []
     if war:
