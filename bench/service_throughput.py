@@ -395,7 +395,11 @@ async def measure_interleaved(
     servers: dict[str, Any], args: argparse.Namespace, results: dict[tuple[str, str], list[dict[str, Any]]]
 ) -> None:
     """The cheap calls and ListGames on every server, each on positions it made itself, the
-    servers interleaved ``args.repeats`` times; ``results[(call, server)]`` gets each run."""
+    servers interleaved ``args.repeats`` times; ``results[(call, server)]`` gets each run.
+    ListGames runs before every other workload and once more after the last, so each
+    workload's run has a ListGames run on either side of it, seconds apart: its ``ratio`` is
+    its CPU per call over their mean (the machine's speed drifts less in seconds than over
+    a whole repeat)."""
     pids = {k: server.grpc_pids() for k, server in servers.items()}
     calls = {}
     for k, server in servers.items():
@@ -407,16 +411,28 @@ async def measure_interleaved(
     for rep in range(args.repeats):
         print(f"# repeat {rep + 1}/{args.repeats}", flush=True)
         for k, server in servers.items():
-            for name, scenario in calls[k]:
+            (list_games, floor_scenario), *workloads = calls[k]
+            before = await measure(server.target, floor_scenario, args, pids[k])
+            results.setdefault((list_games, k), []).append(before)
+            for name, scenario in workloads:
                 run = await measure(server.target, scenario, args, pids[k])
+                after = await measure(server.target, floor_scenario, args, pids[k])
+                results[(list_games, k)].append(after)
+                run["ratio"] = run["cpu_us"] / ((before["cpu_us"] + after["cpu_us"]) / 2)
                 results.setdefault((name, k), []).append(run)
+                before = after
+
+
+#: How the budget and floor tables' ratios are made (:func:`measure_interleaved`).
+PAIRED = "x ListGames: median of each run's ratio to the ListGames runs just before and after it"
 
 
 def against_list_games(
     servers: dict[str, Any], results: dict[tuple[str, str], list[dict[str, Any]]]
 ) -> list[tuple[str, str, str, str, str]]:
-    """(server, call, median server CPU µs, difference and ratio to the same server's
-    ListGames) for every server but the floor's ``twice`` row, ListGames first."""
+    """(server, call, median server CPU µs, difference to the same server's ListGames, and the
+    median of the call's paired ratios to ListGames: :func:`measure_interleaved`) for every
+    server but the floor's ``twice`` row, ListGames first."""
     rows = []
     names = sorted({name for name, _ in results}, key=lambda x: (x != "ListGames", x))
     for k in servers:
@@ -424,8 +440,10 @@ def against_list_games(
             continue
         floor = statistics.median(x["cpu_us"] for x in results[("ListGames", k)])
         for name in names:
-            cpu = statistics.median(x["cpu_us"] for x in results[(name, k)])
-            rows.append((k, name, f"{cpu:.0f}", f"{cpu - floor:+.0f}", f"{cpu / floor:.2f}"))
+            runs = results[(name, k)]
+            cpu = statistics.median(x["cpu_us"] for x in runs)
+            ratio = statistics.median(x.get("ratio", 1.0) for x in runs)
+            rows.append((k, name, f"{cpu:.0f}", f"{cpu - floor:+.0f}", f"{ratio:.2f}"))
     return rows
 
 
@@ -645,7 +663,7 @@ def main() -> int:
         widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
         print(
             f"\nserver CPU per call, medians of {args.repeats} x {args.seconds:g} s, "
-            f"{args.processes} gRPC processes"
+            f"{args.processes} gRPC processes; {PAIRED}"
         )
         for r in [header, *rows]:
             print("  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)))
@@ -663,7 +681,7 @@ def main() -> int:
         widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
         print(
             f"\nserver CPU per call, medians of {args.repeats} x {args.seconds:g} s, "
-            f"{args.processes} gRPC processes"
+            f"{args.processes} gRPC processes; {PAIRED}"
         )
         for r in [header, *rows]:
             print("  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)))
