@@ -39,9 +39,11 @@ DEFAULT_ANCHORS: Final = ("random", "greedy", "mcts:easy,ms=none", "mcts:medium,
 #: not depend on the machine's load: ``ms=none``, as in docs/bots.md's measured strength).
 PRESET_CANDIDATES: Final = ("mcts:hard,ms=none", "mcts:expert,ms=none")
 #: Calibration levels: ``easy``'s search (200 iterations) choosing with a temperature over
-#: its root visits, from nearly random (4) to nearly ``easy`` (0.25), and budgets between
-#: the presets. Chosen from short pilot runs (docs/bots.md, "The rating ladder").
+#: its root visits, from nearly random (8) to nearly ``easy`` (0.1), and budgets between
+#: the presets. Chosen from short pilot runs (docs/bots.md, "The rating ladder"); 8 and 0.1
+#: fill the gaps the provisional tables show below ``temp=4`` and above ``temp=0.25``.
 CALIBRATION_LEVELS: Final = (
+    "mcts:easy,ms=none,temp=8",
     "mcts:easy,ms=none,temp=4",
     "mcts:easy,ms=none,temp=2.5",
     "mcts:easy,ms=none,temp=2",
@@ -49,6 +51,7 @@ CALIBRATION_LEVELS: Final = (
     "mcts:easy,ms=none,temp=1",
     "mcts:easy,ms=none,temp=0.5",
     "mcts:easy,ms=none,temp=0.25",
+    "mcts:easy,ms=none,temp=0.1",
     "mcts:iterations=500,ms=none",
     "mcts:iterations=3000,ms=none",
 )
