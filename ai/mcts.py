@@ -264,7 +264,8 @@ def parse_params(params: str) -> tuple[str, MctsParams]:
     rollout=random,cutoff=20,workers=2"``... into (canonical name, params).
 
     A preset name (``easy``, ``medium``, ``hard``, ``expert``) sets the budget (and
-    ``expert`` the learned evaluation, :data:`ai.presets.PRESET_EVALUATION`) first; ``key=value``
+    ``expert`` the learned evaluation and its ``c``, :data:`ai.presets.PRESET_EVALUATION`,
+    :data:`ai.presets.PRESET_C`) first; ``key=value``
     items override it, each read by its :class:`MctsParams` field's parser. No preset and no
     budget means ``medium``; a budget without a preset has no other limit.
     """
@@ -305,6 +306,7 @@ def parse_params(params: str) -> tuple[str, MctsParams]:
             iterations=b.iterations,
             milliseconds=b.milliseconds,
             evaluation=presets.PRESET_EVALUATION.get(preset_name),
+            c=presets.PRESET_C.get(preset_name, base.c),
         )
     elif "iterations" not in values:
         base = dataclasses.replace(base, iterations=None)

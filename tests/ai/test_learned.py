@@ -31,7 +31,7 @@ from ai.learned import (
     seat_features,
 )
 from ai.mcts import MctsBot, MctsParams, parse_params
-from ai.presets import PRESETS
+from ai.presets import PRESET_C, PRESETS
 from engine import get_game
 from engine.core import State
 from engine.rng import Rng
@@ -173,6 +173,9 @@ def test_expert_spec() -> None:
     assert name == "mcts:expert" and p.evaluation == LEARNED
     assert (p.iterations, p.milliseconds) == (PRESETS["expert"].iterations, PRESETS["expert"].milliseconds)
     assert parse_params("hard")[1].evaluation is None
+    # expert's own exploration constant (the learned values spread narrower), overridable
+    assert p.c == PRESET_C["expert"] < MctsParams().c == parse_params("hard")[1].c
+    assert parse_params("expert,c=0.7")[1].c == 0.7
     assert parse_params("medium,eval=learned")[1].evaluation == LEARNED
     assert parse_params("expert,eval=heuristic")[1].evaluation == "heuristic"
     with pytest.raises(ValueError, match="unknown evaluation"):
