@@ -171,6 +171,14 @@ def _evaluation(text: str) -> str:
     return text
 
 
+def _order(text: str) -> str | None:
+    if text == "game":
+        return None
+    if text != LEARNED:
+        raise BotSpecError(f"unknown root ordering {text!r} (known: game, {LEARNED})")
+    return text
+
+
 def _workers(text: str) -> int:
     value = int(text)
     if not 1 <= value <= 64:
@@ -234,6 +242,11 @@ class MctsParams:
     #: and ``N`` counts the root's iterations: the search follows the ordering's favourites
     #: unless their values say otherwise. ``0`` (spec ``off``) = UCB1 everywhere.
     prior: float | None = dataclasses.field(default=None, metadata=_spec(_weight))
+    #: The root ordering that ``widen`` and ``prior`` follow: ``game`` (``None``; the game's
+    #: knowledge, :meth:`ai.knowledge.GameKnowledge.root_order`) or ``learned``: the root
+    #: player's modelled chance to win (:mod:`ai.learned`, its own view's features) after
+    #: each action, in one determinisation of its view drawn from the seed, highest first.
+    order: str | None = dataclasses.field(default=None, metadata=_spec(_order))
     #: Evaluation at the rollout cut-off: ``heuristic`` (the game's knowledge) or ``learned``
     #: (the model of :mod:`ai.learned` for the game and player count; the ``expert`` preset).
     #: ``None``: the heuristic.
@@ -264,7 +277,8 @@ def parse_params(params: str) -> tuple[str, MctsParams]:
     rollout=random,cutoff=20,workers=2"``... into (canonical name, params).
 
     A preset name (``easy``, ``medium``, ``hard``, ``expert``) sets the budget (and
-    ``expert`` the learned evaluation, :data:`ai.presets.PRESET_EVALUATION`) first; ``key=value``
+    ``expert`` the learned evaluation and its ``c``, :data:`ai.presets.PRESET_EVALUATION`,
+    :data:`ai.presets.PRESET_C`) first; ``key=value``
     items override it, each read by its :class:`MctsParams` field's parser. No preset and no
     budget means ``medium``; a budget without a preset has no other limit.
     """
@@ -305,6 +319,7 @@ def parse_params(params: str) -> tuple[str, MctsParams]:
             iterations=b.iterations,
             milliseconds=b.milliseconds,
             evaluation=presets.PRESET_EVALUATION.get(preset_name),
+            c=presets.PRESET_C.get(preset_name, base.c),
         )
     elif "iterations" not in values:
         base = dataclasses.replace(base, iterations=None)
@@ -450,7 +465,12 @@ class Search:
         self.root_prior: dict[int, float] = {}
         if self.widen > 0 or self.prior > 0:
             legal = state.legal_actions()
-            ranked = knowledge.root_order(state, legal) if len(legal) > WIDEN_BASE else None
+            ranked: list[int] | None = None
+            if len(legal) > WIDEN_BASE:
+                if params.order == LEARNED:
+                    ranked = learned_root_order(state, player, legal, seed)
+                else:
+                    ranked = knowledge.root_order(state, legal)
             if ranked is not None:
                 if sorted(ranked) != sorted(legal):
                     raise ValueError(
@@ -699,6 +719,22 @@ class Search:
                 break
             node = nxt
         return tuple(line)
+
+
+def learned_root_order(state: State, player: int, legal: list[int], seed: int) -> list[int]:
+    """``legal`` ordered by ``player``'s modelled chance to win (:mod:`ai.learned`: its own
+    view's features) after each action, highest first (ties in ``legal``'s order), in one
+    determinisation of ``player``'s view drawn from ``seed``: it reads nothing the player
+    cannot see."""
+    model = learned_evaluation(state.game.name, state.num_players)
+    world = state.sample_consistent_state(player, random.Random(seed ^ 0x2545F4914F6CDD1D))
+    chance: list[float] = []
+    for a in legal:
+        child = world.clone()
+        child.apply(a)
+        chance.append(model.chances(child)[player])
+    ranks = sorted(range(len(legal)), key=lambda i: -chance[i])
+    return [legal[i] for i in ranks]
 
 
 # ---------------------------------------------------------------------------------------
@@ -995,6 +1031,6 @@ def make_mcts(params: str) -> MctsBot:
     """Factory for :func:`ai.api.make_bot`: ``mcts``, ``mcts:hard``,
     ``mcts:iterations=2000,ms=500,c=0.7,rollout=random,cutoff=20,workers=2``..."""
     name, p = parse_params(params)
-    if p.evaluation == LEARNED:
+    if LEARNED in (p.evaluation, p.order):
         check_models()  # a missing or corrupt model file: a clear error now, not mid-game
     return MctsBot(p, name)

@@ -30,8 +30,8 @@ from ai.learned import (
     model_path,
     seat_features,
 )
-from ai.mcts import MctsBot, MctsParams, parse_params
-from ai.presets import PRESETS
+from ai.mcts import MctsBot, MctsParams, learned_root_order, parse_params
+from ai.presets import PRESET_C, PRESETS
 from engine import get_game
 from engine.core import State
 from engine.rng import Rng
@@ -173,6 +173,9 @@ def test_expert_spec() -> None:
     assert name == "mcts:expert" and p.evaluation == LEARNED
     assert (p.iterations, p.milliseconds) == (PRESETS["expert"].iterations, PRESETS["expert"].milliseconds)
     assert parse_params("hard")[1].evaluation is None
+    # expert's own exploration constant (the learned values spread narrower), overridable
+    assert p.c == PRESET_C["expert"] < MctsParams().c == parse_params("hard")[1].c
+    assert parse_params("expert,c=0.7")[1].c == 0.7
     assert parse_params("medium,eval=learned")[1].evaluation == LEARNED
     assert parse_params("expert,eval=heuristic")[1].evaluation == "heuristic"
     with pytest.raises(ValueError, match="unknown evaluation"):
@@ -209,9 +212,31 @@ def test_expert_does_not_peek(game: str, players: int) -> None:
         other = s.sample_consistent_state(p, random.Random(77))
         other.rng = Rng(987_654_321)  # type: ignore[attr-defined]
         assert other.view(p) == s.view(p) and other.serialize() != s.serialize()
-        bot = MctsBot(MctsParams(iterations=120, evaluation=LEARNED))
-        a, b = bot.choose(s, seed=4), bot.choose(other, seed=4)
-        assert (a.action, a.diagnostics.actions) == (b.action, b.diagnostics.actions)
+        for params in (
+            MctsParams(iterations=120, evaluation=LEARNED),
+            MctsParams(iterations=120, evaluation=LEARNED, prior=1.0, order=LEARNED),
+        ):
+            bot = MctsBot(params)
+            a, b = bot.choose(s, seed=4), bot.choose(other, seed=4)
+            assert (a.action, a.diagnostics.actions) == (b.action, b.diagnostics.actions)
+
+
+@pytest.mark.parametrize("game,players", CONFIGS)
+def test_the_learned_root_order(game: str, players: int) -> None:
+    """``order=learned``: a permutation of the legal actions, the same for a re-dealt state
+    (the root player's view only) and seed."""
+    for s in positions(game, players, 2, 31 + players):
+        p = s.current_player()
+        legal = s.legal_actions()
+        ranked = learned_root_order(s, p, legal, 5)
+        assert sorted(ranked) == sorted(legal)
+        other = s.sample_consistent_state(p, random.Random(78))
+        other.rng = Rng(123_456_789)  # type: ignore[attr-defined]
+        assert learned_root_order(other, p, legal, 5) == ranked
+    assert parse_params("expert,prior=1,order=learned")[1].order == LEARNED
+    assert parse_params("expert,order=game")[1].order is None
+    with pytest.raises(ValueError, match="unknown root ordering"):
+        parse_params("expert,order=oracle")
 
 
 def test_a_game_without_a_model_is_refused() -> None:
