@@ -36,6 +36,9 @@ def list_games() -> list[Game]:
 def get_game(name: str) -> Game:
     """The game registered under ``name`` (case-insensitive); :class:`UnknownGameError`
     names the known games otherwise."""
+    game = _GAMES.get(name) if isinstance(name, str) else None
+    if game is not None:  # an exact name (the service asks on every call that opens a token)
+        return game
     _load_builtins()
     key = name.strip().lower() if isinstance(name, str) else name
     try:

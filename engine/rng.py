@@ -223,7 +223,9 @@ class ChanceRng(SerialRng):
         self._block = -1
         self._halves = ()
         self._keyed = None
-        super().__init__(0)
+        # Not random.Random.__init__: its seed() call does nothing here (the key fixes the
+        # stream), and every decoded state makes a generator.
+        self.gauss_next = None
 
     def seed(self, a: object = None, version: int = 2) -> None:
         """The key fixes the stream: ``random.Random.__init__`` calls this, and it does nothing."""
@@ -318,24 +320,9 @@ def rng_from_text(text: str) -> SerialRng:
         key_hex, dot, used_hex = text[1:].partition(".")
         if not dot or len(key_hex) != 2 * CHANCE_KEY_BYTES or not used_hex.isalnum():
             raise ValueError("a chance generator is k<64 hex digits>.<hex position>")
-        used = int(used_hex, 16)
-        if used > _MASK:
-            raise ValueError("a chance generator's position is below 2**64")
-        # Built as clone() builds: the key's length and the position are checked above, and
-        # random.Random's seeding (a call of seed() through __init__) would only be undone.
-        # Every decoded state makes one: the service decodes a state on most calls.
-        c = ChanceRng.__new__(ChanceRng)
-        c.key = bytes.fromhex(key_hex)
-        c.used = used
-        c._block = -1
-        c._halves = ()
-        c._keyed = None
-        return c
+        return ChanceRng(bytes.fromhex(key_hex), int(used_hex, 16))
     if not text.isalnum():
         raise ValueError("not a hexadecimal generator state")
-    state = int(text, 16)
-    if state > _MASK:
-        raise ValueError("a SplitMix64 state is below 2**64")
-    r = Rng.__new__(Rng)
-    r.state = state
+    r = Rng.__new__(Rng)  # not Rng(0): its seeding would only be overwritten
+    r.setstate(int(text, 16))
     return r
