@@ -14,9 +14,22 @@ rated bot with its spec as played (``mcts:easy,ms=none,temp=1``), its display na
 whether the figures are provisional. The *levels* of a table are the bots a target rating
 may pick: ``random`` (the 0 of the scale) and every ``mcts`` entry (presets and calibration
 levels: a budget and a temperature over the visit counts, :class:`ai.mcts.MctsParams`
-``temp``); ``greedy`` is rated but is not a level. A target rating ``r`` is valid in
-``[0, rating of the strongest level]`` (rounded down to an integer) and picks the level whose
-rating is nearest (:meth:`RatingTable.level_for`; ties: the weaker).
+``temp``); ``greedy`` is rated but is not a level.
+
+A target rating ``r`` is valid in ``[0, top of the curve]`` (rounded down to an integer) and
+gives a bot on the table's **strength curve** (:meth:`RatingTable.level_for`): the levels in
+the order of what they spend and how they choose (``random``; ``easy``'s search from the
+highest temperature down to ``temp=0``; then the iteration budgets; then the learned
+evaluation), their measured ratings made non-decreasing along that order by a weighted
+isotonic fit (:func:`monotone`; weights ``1 / interval²``), and ``r`` interpolated between
+the two neighbouring levels in the knob that separates them: the inverse temperature
+``1 / t`` in proportion from ``random`` (``1 / t = 0``) to the first temperature level,
+``log t`` between two temperatures, ``t`` linearly down to ``temp=0``, ``log iterations``
+between two budgets (Elo grows about linearly in the log of a search's budget). Neighbours
+that differ in anything else (``hard`` and ``expert``: another evaluation) are not
+interpolated: the nearer one plays. So a request between two measured levels gets a bot
+between them, not one of them 100 Elo away; ``heka arena --ladder --bots`` on the picked
+specs measures how close that lands (docs/bots.md, "The check").
 
 Standard library only.
 """
@@ -32,6 +45,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ai.arena import ArenaConfig, ArenaResult
+from ai.mcts import MctsParams, parse_params
 
 #: The anchor pool: every candidate plays each of these (and they play each other).
 DEFAULT_ANCHORS: Final = ("random", "greedy", "mcts:easy,ms=none", "mcts:medium,ms=none")
@@ -163,22 +177,35 @@ class RatingTable:
 
     @property
     def max_target(self) -> int:
-        """The highest valid target rating: the strongest level's, rounded down."""
-        return max(0, math.floor(max(b.rating for b in self.levels)))
+        """The highest valid target rating: the top of the strength curve, rounded down."""
+        return max(0, math.floor(curve(self)[-1].rating))
 
     def check_target(self, target: int) -> None:
         if not 0 <= target <= self.max_target:
             raise TargetRatingError(
                 f"target rating {target} is out of range: {self.game} with {self.players} players "
-                f"accepts 0..{self.max_target} (random = 0, strongest level "
-                f"{max(self.levels, key=lambda b: b.rating).name})"
+                f"accepts 0..{self.max_target} (random = 0, strongest level {curve(self)[-1].name})"
             )
 
-    def level_for(self, target: int) -> RatedBot:
-        """The level whose rating is nearest ``target`` (ties: the weaker);
-        :class:`TargetRatingError` outside ``[0, max_target]``."""
+    def level_for(self, target: int) -> Level:
+        """The bot playing at ``target`` on the strength curve (:func:`curve`): a level of
+        the table where the curve passes exactly through it (ties: the weaker), else a bot
+        interpolated between its two neighbours, or the nearer of the two where they cannot
+        be interpolated (ties: the weaker); :class:`TargetRatingError` outside
+        ``[0, max_target]``."""
         self.check_target(target)
-        return min(self.levels, key=lambda b: (abs(b.rating - target), b.rating))
+        points = curve(self)
+        i = next(i for i, p in enumerate(points) if p.rating >= target)
+        if i == 0 or points[i].rating == target:
+            return points[i]
+        a, b = points[i - 1], points[i]
+        f = (target - a.rating) / (b.rating - a.rating)
+        spec = _between(a.spec, b.spec, f)
+        if spec is None or spec in (a.spec, b.spec):
+            if spec == b.spec or (spec is None and f > 0.5):
+                return b
+            return a
+        return Level(display_name(spec), spec, float(target), interpolated=True)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -203,6 +230,115 @@ class RatingTable:
         }
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class Level:
+    """A bot that a target rating may play: a point of a table's strength curve (a measured
+    level, ``interpolated`` False) or a bot between two of them."""
+
+    #: Display name (``mcts:easy,temp=1``, ``mcts:easy,temp=1.41``).
+    name: str
+    #: The spec as the ladder plays it (``ms=none``; the server caps its time).
+    spec: str
+    #: Its rating on the curve: a level's fitted (monotone) rating, or the target.
+    rating: float
+    interpolated: bool = False
+
+
+def monotone(values: Sequence[float], weights: Sequence[float]) -> list[float]:
+    """The weighted least-squares non-decreasing fit of ``values`` (pool adjacent
+    violators): where a level measured below a weaker one, both get their weighted mean."""
+    blocks: list[tuple[float, float, int]] = []  # (mean, weight, count)
+    for v, w in zip(values, weights, strict=True):
+        mean, weight, count = v, w, 1
+        while blocks and blocks[-1][0] > mean:
+            m, wt, n = blocks.pop()
+            mean, weight, count = (m * wt + mean * weight) / (wt + weight), wt + weight, n + count
+        blocks.append((mean, weight, count))
+    return [m for m, _, n in blocks for _ in range(n)]
+
+
+def _params(spec: str) -> MctsParams | None:
+    """An MCTS level's search settings (None for ``random``)."""
+    kind, _, params = spec.partition(":")
+    if kind != "mcts":
+        return None
+    try:
+        return parse_params(params)[1]
+    except ValueError as exc:  # BotSpecError
+        raise LadderError(f"level {spec!r}: {exc}") from None
+
+
+def _strength_order(bot: RatedBot) -> tuple[float, float, float, str]:
+    """Where a level sits on the curve: ``random``; then by evaluation (the heuristic before
+    the learned model), budget, and inverse temperature (``temp=0``, the most-visited action,
+    last)."""
+    p = _params(bot.spec)
+    if p is None:
+        return (-1.0, 0.0, 0.0, bot.spec)
+    learned = 1.0 if p.evaluation == "learned" else 0.0
+    iterations = float(p.iterations) if p.iterations is not None else math.inf
+    return (learned, iterations, math.inf if p.temp == 0 else 1.0 / p.temp, bot.spec)
+
+
+@functools.lru_cache(maxsize=64)
+def curve(table: RatingTable) -> tuple[Level, ...]:
+    """A table's strength curve: its levels in strength order (:func:`_strength_order`),
+    each with its rating made non-decreasing along that order (:func:`monotone`, weights
+    ``1 / interval²``; ``random`` pinned at 0)."""
+    levels = sorted(table.levels, key=_strength_order)
+    weights = [1e12 if b.spec == ZERO else 1.0 / max(b.ci95, 1.0) ** 2 for b in levels]
+    fitted = monotone([b.rating for b in levels], weights)
+    return tuple(Level(b.name, b.spec, r) for b, r in zip(levels, fitted, strict=True))
+
+
+def _same_but(a: MctsParams, b: MctsParams, field: str) -> bool:
+    blank = {field: getattr(MctsParams(), field)}
+    return dataclasses.replace(a, **blank) == dataclasses.replace(b, **blank)
+
+
+def _number_text(x: float) -> str:
+    """Three significant digits, no exponent below a million (``1.41``, ``0.05``, ``106``)."""
+    return f"{float(f'{x:.3g}'):g}"
+
+
+def _with(spec: str, key: str, aliases: tuple[str, ...], value: str) -> str:
+    """``spec`` with its ``key`` item (or an alias's) set to ``value``, else appended."""
+    kind, _, params = spec.partition(":")
+    items = [i.strip() for i in params.split(",") if i.strip()]
+    names = (key, *aliases)
+    for j, item in enumerate(items):
+        if item.partition("=")[0].strip().lower() in names:
+            items[j] = f"{key}={value}"
+            break
+    else:
+        items.append(f"{key}={value}")
+    return f"{kind}:{','.join(items)}"
+
+
+def _between(weaker: str, stronger: str, f: float) -> str | None:
+    """The spec a fraction ``f`` (0..1) of the way from level ``weaker`` to the next level
+    ``stronger`` of a curve, or None where the two differ in more than one knob."""
+    a, b = _params(weaker), _params(stronger)
+    if b is None:
+        return None
+    if a is None:  # random -> a temperature level: 1 / t in proportion (1 / t = 0 is uniform)
+        if b.temp == 0 or f <= 0:
+            return None
+        return _with(stronger, "temp", ("temperature",), _number_text(b.temp / f))
+    if a.temp != b.temp and _same_but(a, b, "temp"):
+        if a.temp > 0 and b.temp > 0:  # log t
+            t = math.exp((1 - f) * math.log(a.temp) + f * math.log(b.temp))
+        elif a.temp > 0:  # down to temp=0 (the most-visited action): t linearly
+            t = a.temp * (1 - f)
+        else:
+            return None
+        return _with(stronger, "temp", ("temperature",), _number_text(t))
+    if a.iterations != b.iterations and a.iterations and b.iterations and _same_but(a, b, "iterations"):
+        n = round(math.exp((1 - f) * math.log(a.iterations) + f * math.log(b.iterations)))
+        return _with(stronger, "iterations", ("it", "n"), str(n))
+    return None
+
+
 def table_from_result(
     result: ArenaResult, command: str, *, provisional: bool = True, note: str = ""
 ) -> RatingTable:
@@ -224,6 +360,51 @@ def table_from_result(
         provisional=provisional,
         note=note,
     )
+
+
+#: The issue's target: a requested rating's bot measures within this many Elo of the request.
+TOLERANCE: Final = 75.0
+
+
+def default_check_targets(table: RatingTable) -> tuple[int, ...]:
+    """The targets a check measures by default: every 100 Elo from 100, and the top."""
+    top = table.max_target
+    return (*range(100, top, 100), top) if top > 0 else ()
+
+
+def check_bots(table: RatingTable, targets: Sequence[int]) -> dict[int, Level]:
+    """The bot each target plays (:meth:`RatingTable.level_for`)."""
+    return {t: table.level_for(t) for t in targets}
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CheckRow:
+    """One requested rating of a check, and what its bot measured."""
+
+    target: int
+    level: Level
+    measured: float
+    ci95: float
+
+    @property
+    def error(self) -> float:
+        return self.measured - self.target
+
+    @property
+    def within(self) -> bool:
+        return abs(self.error) <= TOLERANCE
+
+
+def check_rows(bots: Mapping[int, Level], result: ArenaResult) -> list[CheckRow]:
+    """Each target's bot's rating in the check's own games (``random`` = 0)."""
+    rated = {r.name: r for r in result.ratings()}
+    rows = []
+    for target, level in sorted(bots.items()):
+        r = rated.get(level.spec)
+        if r is None:
+            raise LadderError(f"the check did not rate {level.spec!r}")
+        rows.append(CheckRow(target, level, r.elo, r.ci95))
+    return rows
 
 
 def _number(value: object, what: str, where: str) -> float:

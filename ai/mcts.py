@@ -62,7 +62,7 @@ Budget, determinism, final choice
   seat, seed and iteration budget therefore give the same action.
 * **Final choice**: the root action with the most visits; ties broken by the higher mean
   value, then uniformly by the seeded RNG. With a temperature ``temp = t > 0`` (the lower
-  rated levels, :mod:`ai.levels`) a root action is instead drawn with probability
+  rated levels, :mod:`ai.ladder`) a root action is instead drawn with probability
   proportional to ``visits ** (1 / t)`` by the same seeded RNG. With a single legal action
   the bot returns it at once (``iterations == 0``).
 

@@ -106,9 +106,10 @@ def _top_k_and_seed(settings: pb.BotSettings, field: str) -> tuple[int, int]:
 
 
 def rated_plan(settings: pb.BotSettings, field: str, config: Config, game: str, players: int) -> BotPlan:
-    """The plan of a ``target_rating``: the level of the game's rating ladder for the player
-    count whose rating is nearest (:meth:`ai.ladder.RatingTable.level_for`), with the server's
-    caps; ``INVALID_ARGUMENT`` naming the valid range outside it."""
+    """The plan of a ``target_rating``: the bot at that rating on the strength curve of the
+    game's rating ladder for the player count (a measured level, or one interpolated between
+    two: :meth:`ai.ladder.RatingTable.level_for`), with the server's caps;
+    ``INVALID_ARGUMENT`` naming the valid range outside it."""
     from ai.ladder import TargetRatingError, load_table
     from ai.mcts import parse_params
     from ai.presets import PRESETS

@@ -59,6 +59,21 @@ def register(sub: Any) -> None:
         "the shipped tables are ai/ladders/GAME-Np.json)",
     )
     p.add_argument(
+        "--check",
+        metavar="TABLE",
+        default=None,
+        help="with --ladder: measure a rating table instead of the candidates: the candidates "
+        "are the bots that target ratings play by TABLE (--targets), and the summary gives "
+        "each request's measured rating and whether it is within ±75 Elo (docs/bots.md, "
+        "'The check'); use another --seed than the table's",
+    )
+    p.add_argument(
+        "--targets",
+        default=None,
+        help="with --check: comma-separated target ratings (default: every 100 from 100, and "
+        "the table's highest)",
+    )
+    p.add_argument(
         "--seed", type=int, default=1, help="arena seed; game i is seeded from it and i (default: 1)"
     )
     p.add_argument("--players", type=int, default=None, help="players per game (default: the game's minimum)")
@@ -175,24 +190,52 @@ def run(args: argparse.Namespace) -> int:
         make_pairings,
         run_arena,
     )
-    from ai.ladder import DEFAULT_ANCHORS, LadderError, ladder_config
+    from ai.ladder import (
+        DEFAULT_ANCHORS,
+        LadderError,
+        Level,
+        TargetRatingError,
+        check_bots,
+        default_check_targets,
+        ladder_config,
+        read_table,
+    )
     from engine import EngineError, get_game
 
     if args.games is None:
         args.games = LADDER_GAMES if args.ladder else 100
+    checked: dict[int, Level] = {}
     try:
         options = _parse_options(args.option)
+        if (args.check or args.targets) and not args.ladder:
+            raise ArenaError("--check and --targets go with --ladder")
+        if args.targets and not args.check:
+            raise ArenaError("--targets goes with --check TABLE")
         if args.ladder:
             if args.teams or args.lineup != "round-robin":
                 raise ArenaError("--ladder has its own lineup (no --lineup, no --teams)")
             anchors = tuple(split_bot_specs(args.anchors)) if args.anchors else DEFAULT_ANCHORS
+            candidates = split_bot_specs(args.bots) if args.bots else None
+            if args.check:
+                if args.bots:
+                    raise ArenaError("--check picks the candidates itself: no --bots")
+                table = read_table(args.check)
+                if table.game != args.game or (args.players is not None and args.players != table.players):
+                    raise ArenaError(
+                        f"--check {args.check} rates {table.game} with {table.players} players, "
+                        f"not {args.game} with {args.players or 'the default'} players"
+                    )
+                args.players = table.players
+                targets = _targets(args.targets) if args.targets else default_check_targets(table)
+                checked = check_bots(table, targets)
+                candidates = [level.spec for level in checked.values()]
             config = ladder_config(
                 args.game,
                 args.players,
                 games_per_pair=args.games,
                 seed=args.seed,
                 workers=args.workers,
-                candidates=split_bot_specs(args.bots) if args.bots else None,
+                candidates=candidates,
                 anchors=anchors,
                 options=options,
             )
@@ -234,7 +277,7 @@ def run(args: argparse.Namespace) -> int:
                 raise ArenaError(f"cannot resume: {args.resume} is not an arena results file")
             kept = check_resumable(earlier, config, players)
             kept_seconds = float(earlier.get("seconds", 0.0)) if kept else 0.0
-    except (EngineError, ArenaError, BotSpecError, LadderError, ValueError) as exc:
+    except (EngineError, ArenaError, BotSpecError, LadderError, TargetRatingError, ValueError) as exc:
         print(f"heka arena: {exc}", file=sys.stderr)
         return 2
     note = expected_block_note(pairings, args.games)
@@ -301,15 +344,65 @@ def run(args: argparse.Namespace) -> int:
     if result.interrupted:
         print("\nheka arena: interrupted; partial results follow", file=sys.stderr)
     print(result.format_table())
+    data = result.to_json()
+    if checked and not result.interrupted:
+        data["check"] = _print_check(args.check, checked, result)
     if args.json:
-        _write_json(args.json, result.to_json())
+        _write_json(args.json, data)
         print(f"\nresults written to {args.json}")
-    if args.ladder:
+    if checked:
+        if result.interrupted:
+            print("\nheka arena: no check from an interrupted ladder (--resume it)", file=sys.stderr)
+    elif args.ladder:
         if result.interrupted:
             print("\nheka arena: no rating table from an interrupted ladder (--resume it)", file=sys.stderr)
         else:
             _write_table(args, result, players)
     return 130 if result.interrupted else 0
+
+
+def _targets(text: str) -> list[int]:
+    try:
+        targets = [int(t) for t in text.replace(";", ",").split(",") if t.strip()]
+    except ValueError:
+        raise ValueError(f"--targets needs comma-separated integers, got {text!r}") from None
+    if not targets:
+        raise ValueError("--targets needs at least one rating")
+    return targets
+
+
+def _print_check(path: str, checked: Any, result: Any) -> dict[str, Any]:
+    """Print each requested rating against its bot's measured one; return the same as JSON."""
+    from ai.ladder import TOLERANCE, check_rows
+
+    rows = check_rows(checked, result)
+    met = sum(r.within for r in rows)
+    print(f"\ncheck of {path}: each target's bot against the anchors, random = 0, 95% intervals:")
+    print(f"  {'target':>6}  {'bot':<36} {'measured':>8}  {'error':>6}  within ±{TOLERANCE:.0f}")
+    for r in rows:
+        print(
+            f"  {r.target:>6}  {r.level.name:<36} {r.measured:+8.0f}  {r.error:+6.0f}  "
+            f"{'yes' if r.within else 'NO'}  (± {r.ci95:.0f})"
+        )
+    print(f"{met} of {len(rows)} within ±{TOLERANCE:.0f} Elo")
+    return {
+        "table": path,
+        "tolerance": TOLERANCE,
+        "within": met,
+        "rows": [
+            {
+                "target": r.target,
+                "bot": r.level.name,
+                "spec": r.level.spec,
+                "interpolated": r.level.interpolated,
+                "measured": round(r.measured, 1),
+                "ci95": round(r.ci95, 1),
+                "error": round(r.error, 1),
+                "within": r.within,
+            }
+            for r in rows
+        ],
+    }
 
 
 #: Games per pair of a ladder by default: the issue's measurement (docs/bots.md).

@@ -8,22 +8,27 @@ from pathlib import Path
 
 import pytest
 
+from ai.api import make_bot
 from ai.arena import ArenaError, make_pairings, make_schedule, run_arena
 from ai.ladder import (
     DEFAULT_ANCHORS,
     TABLE_DIR,
     LadderError,
+    Level,
     RatedBot,
     RatingTable,
     TargetRatingError,
+    curve,
     display_name,
     ladder_config,
     load_table,
+    monotone,
     parse_table,
     read_table,
     table_from_result,
     table_json,
 )
+from ai.mcts import parse_params
 
 TINY = ("random", "greedy", "mcts:iterations=10,ms=none")
 
@@ -85,38 +90,102 @@ def test_a_tiny_ladder_gives_a_table_with_random_at_zero() -> None:
     assert [b.spec for b in table.levels] == [b.spec for b in table.bots if b.spec != "greedy"]
 
 
-def table(*ratings: tuple[str, float]) -> RatingTable:
-    bots = tuple(RatedBot(n, n, r, 50.0, 10.0) for n, r in sorted(ratings, key=lambda x: x[1]))
+def table(*ratings: tuple[str, float], ci95: float = 50.0) -> RatingTable:
+    bots = tuple(
+        RatedBot(display_name(n), n, r, 0.0 if n == "random" else ci95, 10.0)
+        for n, r in sorted(ratings, key=lambda x: x[1])
+    )
     return RatingTable("aton", 2, bots, 2, 1, "cmd", provisional=True)
 
 
+EASY = "mcts:easy,ms=none"
 LADDER = table(
     ("random", 0.0),
-    ("mcts:a,temp=2", 140.0),
+    (EASY + ",temp=2", 140.0),
     ("greedy", 700.0),  # rated, not a level
-    ("mcts:a,temp=1", 420.0),
-    ("mcts:a", 800.0),
-    ("mcts:b", 1012.7),
+    (EASY + ",temp=1", 420.0),
+    (EASY, 800.0),
+    ("mcts:iterations=800,ms=none", 1000.0),
+    ("mcts:hard,ms=none", 1100.0),
+    ("mcts:expert,ms=none", 1212.7),
 )
 
 
-def test_a_target_picks_the_nearest_level_and_the_mapping_is_monotone() -> None:
-    assert LADDER.max_target == 1012
+def test_monotone_pools_adjacent_violators_by_weight() -> None:
+    assert monotone([0, 3, 1, 4], [1, 1, 1, 1]) == [0, 2, 2, 4]
+    assert monotone([0, 3, 1, 4], [1, 3, 1, 1]) == [0, 2.5, 2.5, 4]
+    assert monotone([5, 4, 3], [1, 1, 1]) == [4, 4, 4]
+    assert monotone([1, 2, 3], [1, 1, 1]) == [1, 2, 3]
+
+
+def test_the_curve_orders_levels_by_what_they_spend_and_how_they_choose() -> None:
+    shuffled = table(
+        ("mcts:expert,ms=none", 900.0),
+        (EASY + ",temp=0.5", 500.0),
+        ("mcts:hard,ms=none", 1000.0),
+        (EASY + ",temp=4", 100.0),
+        (EASY, 700.0),
+        ("random", 0.0),
+        (EASY + ",temp=1", 300.0),
+        ("mcts:medium,ms=none", 800.0),
+        ("greedy", 650.0),
+    )
+    points = curve(shuffled)
+    assert [p.name for p in points] == [
+        "random",
+        "mcts:easy,temp=4",
+        "mcts:easy,temp=1",
+        "mcts:easy,temp=0.5",
+        "mcts:easy",
+        "mcts:medium",
+        "mcts:hard",
+        "mcts:expert",  # the learned evaluation last: measured below hard, so pooled with it
+    ]
+    assert [p.rating for p in points] == [0, 100, 300, 500, 700, 800, 950, 950]
+    assert shuffled.max_target == 950
+    assert shuffled.level_for(950).name == "mcts:hard"  # a tie goes to the weaker
+
+
+def test_a_target_between_two_levels_interpolates_their_knob() -> None:
+    # random -> temp=2: the inverse temperature in proportion (half way: 1/t = 1/4).
+    assert LADDER.level_for(70) == Level("mcts:easy,temp=4", EASY + ",temp=4", 70.0, interpolated=True)
+    # temp=2 -> temp=1: log t (half way: sqrt(2)).
+    assert LADDER.level_for(280).spec == EASY + ",temp=1.41"
+    # temp=1 -> temp=0: t linearly.
+    assert LADDER.level_for(610).spec == EASY + ",temp=0.5"
+    # easy (200 iterations) -> 800 iterations: log iterations (half way: 400).
+    level = LADDER.level_for(900)
+    assert (level.name, level.spec) == ("mcts:iterations=400", "mcts:iterations=400,ms=none")
+    assert level.rating == 900 and level.interpolated
+    # iterations=800 -> hard (10,000): the preset with its iterations set.
+    assert LADDER.level_for(1050).spec == "mcts:hard,ms=none,iterations=2828"
+    # hard -> expert: another evaluation, not interpolated: the nearer (a tie: the weaker).
+    assert LADDER.level_for(1156).name == "mcts:hard"
+    assert LADDER.level_for(1157).name == "mcts:expert"
+    for target in (70, 280, 610, 900, 1050):  # every interpolated spec is a bot the arena can make
+        make_bot(LADDER.level_for(target).spec)
+
+
+def test_a_levels_own_rating_picks_it_and_the_mapping_is_monotone() -> None:
+    assert LADDER.max_target == 1212
     assert LADDER.level_for(0).name == "random"
-    assert LADDER.level_for(69).name == "random"
-    assert LADDER.level_for(71).name == "mcts:a,temp=2"
-    assert LADDER.level_for(70).name == "random"  # a tie goes to the weaker level
-    assert LADDER.level_for(700).name == "mcts:a"  # greedy is not a level
-    assert LADDER.level_for(1012).name == "mcts:b"
-    picked = [LADDER.level_for(t).rating for t in range(0, LADDER.max_target + 1)]
-    assert picked == sorted(picked)
-    for level in LADDER.levels:  # a level's own rating picks it
-        assert LADDER.level_for(min(round(level.rating), LADDER.max_target)) == level
+    for level in curve(LADDER):
+        picked = LADDER.level_for(min(round(level.rating), LADDER.max_target))
+        assert picked.name == level.name and not picked.interpolated
+    temps = []
+    for target in range(1, 800):
+        p = parse_params(LADDER.level_for(target).spec.partition(":")[2])[1]
+        assert p.iterations == 200
+        temps.append(p.temp)
+    assert temps == sorted(temps, reverse=True) and temps[-1] > 0
+    ratings = [LADDER.level_for(t).rating for t in range(LADDER.max_target + 1)]
+    assert ratings == sorted(ratings)
+    assert "greedy" not in {LADDER.level_for(t).name for t in range(650, 750)}  # not a level
 
 
-@pytest.mark.parametrize("target", [-1, 1013, 5000])
+@pytest.mark.parametrize("target", [-1, 1213, 5000])
 def test_a_target_out_of_range_names_the_range(target: int) -> None:
-    with pytest.raises(TargetRatingError, match=r"aton with 2 players accepts 0\.\.1012"):
+    with pytest.raises(TargetRatingError, match=r"aton with 2 players accepts 0\.\.1212 .*mcts:expert"):
         LADDER.level_for(target)
 
 

@@ -188,6 +188,47 @@ def test_the_ladder_writes_a_rating_table_with_random_at_zero(
     assert read_table(ratings).games_per_pair == 4
 
 
+def test_a_check_measures_the_bots_that_target_ratings_play(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ai.ladder import TOLERANCE, read_table
+
+    ratings = tmp_path / "aton-2p.json"
+    assert main([*LADDER, "--ratings", str(ratings)]) == 0
+    table = read_table(ratings)
+    capsys.readouterr()
+    targets = [1, table.max_target // 2, table.max_target]
+    games = tmp_path / "check.json"
+    check = [*LADDER[:-4], "--anchors", "random;greedy", "--check", str(ratings), "--seed", "3"]
+    arg = ",".join(map(str, targets))
+    assert main([*check, "--targets", arg, "--json", str(games)]) == 0
+    out = capsys.readouterr().out
+    assert f"check of {ratings}" in out and f"of {len(targets)} within ±{TOLERANCE:.0f} Elo" in out
+    data = json.loads(games.read_text())
+    rows = data["check"]["rows"]
+    assert [r["target"] for r in rows] == targets
+    for r in rows:
+        level = table.level_for(r["target"])
+        assert (r["bot"], r["spec"], r["interpolated"]) == (level.name, level.spec, level.interpolated)
+        assert r["within"] == (abs(r["measured"] - r["target"]) <= TOLERANCE)
+        assert r["spec"] in data["bots"]
+    assert rows[0]["interpolated"] and "temp=" in rows[0]["spec"]  # between random and a level
+    # Resumable, and refused where it makes no sense.
+    kept = len(data["games"])
+    assert kept == 2 * (1 + 2 * len({r["spec"] for r in rows} - {"random", "greedy"}))
+    more = ["--games-per-pair", "4", "--json", str(games), "--resume", str(games)]
+    assert main([*check, "--targets", arg, *more]) == 0
+    assert f"resuming: {kept} game(s) kept" in capsys.readouterr().err
+    assert main([*check, "--targets", str(table.max_target + 1)]) == 2
+    assert "out of range" in capsys.readouterr().err
+    assert main([*check, "--bots", "greedy"]) == 2
+    assert "no --bots" in capsys.readouterr().err
+    assert main([*check, "--game", "osirium"]) == 2
+    assert "rates aton with 2 players" in capsys.readouterr().err
+    assert main(["arena", "--game", "aton", "--bots", "random,greedy", "--targets", "5"]) == 2
+    assert "go with --ladder" in capsys.readouterr().err
+
+
 def test_the_ladder_refuses_a_pool_without_random(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["arena", "--ladder", "--game", "aton", "--anchors", "greedy", "--no-progress"]) == 2
     assert "must include 'random'" in capsys.readouterr().err

@@ -4,13 +4,14 @@ outside it)."""
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import grpc
 import pytest
 from service_helpers import call_error, error_details
 
-from ai.ladder import load_table
+from ai.ladder import curve, load_table
 from service import bots
 from service.config import Config
 from service.gen.heka.v1 import game_service_pb2 as pb
@@ -48,17 +49,21 @@ def rated(target: int, **kw: Any) -> pb.BotSettings:
 
 
 @pytest.mark.parametrize("players", [2])
-def test_a_target_rating_plays_the_nearest_level(stub: Any, players: int) -> None:
+def test_a_target_rating_plays_its_level_or_a_bot_between_two(stub: Any, players: int) -> None:
     table = load_table("aton", players)
     assert table is not None
     state = stub.CreateGame(pb.CreateGameRequest(game="aton", seed=4)).state
-    for level in table.levels:
-        target = min(max(round(level.rating), 0), table.max_target)
-        if table.level_for(target) != level or "hard" in level.name or "expert" in level.name:
-            continue  # keep the test short: the weaker levels
+    points = [p for p in curve(table) if "hard" not in p.name and "expert" not in p.name]  # short
+    targets = {round(p.rating) for p in points}
+    targets |= {round((a.rating + b.rating) / 2) for a, b in itertools.pairwise(points)}
+    interpolated = 0
+    for target in sorted(t for t in targets if 0 < t <= table.max_target):
+        level = table.level_for(target)
         moves = [stub.BotMove(pb.BotMoveRequest(state=state, bot=rated(target), viewer=0)) for _ in range(2)]
         assert moves[0].diagnostics.bot == level.name
         assert moves[0].action.id == moves[1].action.id  # seeded
+        interpolated += level.interpolated
+    assert interpolated > 0
     resp = stub.BotMove(pb.BotMoveRequest(state=state, bot=rated(0), viewer=0))
     assert resp.diagnostics.bot == "random"
 
