@@ -593,7 +593,7 @@ def run_arena(
     try:
         pairings, tasks = make_schedule(config, players)
         tasks = [t for t in tasks if t.index not in skip]
-        if config.workers == 1:
+        if config.workers == 1 or len(tasks) <= 1:  # (a resumed, finished run has none left)
             for task in tasks:
                 if stop():
                     interrupted = True

@@ -36,7 +36,8 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--games", "--games-per-pair", dest="games", type=int, default=None,
-        help="games per pairing (default: 100; with --ladder 200)",
+        help="games per pairing (default: 100; with --ladder 200 per candidate: 50 with the "
+        "default four anchors)",
     )  # fmt: skip
     p.add_argument(
         "--ladder",
@@ -203,7 +204,10 @@ def run(args: argparse.Namespace) -> int:
     from engine import EngineError, get_game
 
     if args.games is None:
-        args.games = LADDER_GAMES if args.ladder else 100
+        args.games = 100
+        if args.ladder:  # 200 games per candidate: LEVEL_GAMES over the anchors
+            pool = split_bot_specs(args.anchors) if args.anchors else DEFAULT_ANCHORS
+            args.games = -(-LEVEL_GAMES // max(len(set(pool)), 1))
     checked: dict[int, Level] = {}
     try:
         options = _parse_options(args.option)
@@ -405,8 +409,10 @@ def _print_check(path: str, checked: Any, result: Any) -> dict[str, Any]:
     }
 
 
-#: Games per pair of a ladder by default: the issue's measurement (docs/bots.md).
-LADDER_GAMES = 200
+#: Games per candidate of a ladder, the issue's measurement (docs/bots.md): a ladder's games
+#: per pair default to this over the number of anchors (50 with the default four), and a
+#: table from fewer is provisional.
+LEVEL_GAMES = 200
 
 
 def ladder_command(args: argparse.Namespace, players: int) -> str:
@@ -426,9 +432,13 @@ def ladder_command(args: argparse.Namespace, players: int) -> str:
 def _write_table(args: argparse.Namespace, result: Any, players: int) -> None:
     from ai.ladder import table_from_result, table_json
 
-    provisional = args.games < LADDER_GAMES
+    per_level = args.games * len(result.config.anchors)
+    provisional = per_level < LEVEL_GAMES
     note = (
-        f"provisional: {args.games} games per pair (the measurement is {LADDER_GAMES})" if provisional else ""
+        f"provisional: {args.games} games per pair, {per_level} per candidate (the measurement is "
+        f"{LEVEL_GAMES} per candidate)"
+        if provisional
+        else ""
     )
     table = table_from_result(result, ladder_command(args, players), provisional=provisional, note=note)
     path = args.ratings or f"ladder-{args.game}-{players}p.json"

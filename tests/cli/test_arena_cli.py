@@ -186,6 +186,12 @@ def test_the_ladder_writes_a_rating_table_with_random_at_zero(
                  "--resume", str(games), "--ratings", str(ratings)]) == 0  # fmt: skip
     assert "resuming: 10 game(s) kept" in capsys.readouterr().err
     assert read_table(ratings).games_per_pair == 4
+    # A finished run resumed plays nothing and writes the table again, whatever --workers.
+    ratings.unlink()
+    assert main([*LADDER, "--games-per-pair", "4", "--workers", "2", "--json", str(games),
+                 "--resume", str(games), "--ratings", str(ratings)]) == 0  # fmt: skip
+    assert "resuming: 20 game(s) kept" in capsys.readouterr().err
+    assert read_table(ratings).games_per_pair == 4
 
 
 def test_a_check_measures_the_bots_that_target_ratings_play(
