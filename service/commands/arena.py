@@ -388,11 +388,13 @@ def _print_check(path: str, checked: Any, result: Any) -> dict[str, Any]:
             f"  {r.target:>6}  {r.level.name:<36} {r.measured:+8.0f}  {r.error:+6.0f}  "
             f"{'yes' if r.within else 'NO'}  (± {r.ci95:.0f})"
         )
-    print(f"{met} of {len(rows)} within ±{TOLERANCE:.0f} Elo")
+    mae = sum(abs(r.error) for r in rows) / len(rows) if rows else 0.0
+    print(f"{met} of {len(rows)} within ±{TOLERANCE:.0f} Elo; mean absolute error {mae:.0f}")
     return {
         "table": path,
         "tolerance": TOLERANCE,
         "within": met,
+        "mean_absolute_error": round(mae, 1),
         "rows": [
             {
                 "target": r.target,

@@ -212,6 +212,8 @@ def test_a_check_measures_the_bots_that_target_ratings_play(
     assert f"check of {ratings}" in out and f"of {len(targets)} within ±{TOLERANCE:.0f} Elo" in out
     data = json.loads(games.read_text())
     rows = data["check"]["rows"]
+    mae = sum(abs(r["measured"] - r["target"]) for r in rows) / len(rows)
+    assert abs(data["check"]["mean_absolute_error"] - mae) < 0.2
     assert [r["target"] for r in rows] == targets
     for r in rows:
         level = table.level_for(r["target"])
