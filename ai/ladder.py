@@ -28,8 +28,8 @@ the two neighbouring levels in the knob that separates them: the inverse tempera
 between two budgets (Elo grows about linearly in the log of a search's budget). Neighbours
 that differ in anything else (``hard`` and ``expert``: another evaluation) are not
 interpolated: the nearer one plays. So a request between two measured levels gets a bot
-between them, not one of them 100 Elo away; ``heka arena --ladder --bots`` on the picked
-specs measures how close that lands (docs/bots.md, "The check").
+between them, not one of them 100 Elo away; ``heka arena --ladder --check TABLE`` plays the
+picked bots and measures how close they land (docs/bots.md, "The check").
 
 Standard library only.
 """
@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ai.arena import ArenaConfig, ArenaResult
+from ai.learned import LEARNED
 from ai.mcts import MctsParams, parse_params
 
 #: The anchor pool: every candidate plays each of these (and they play each other).
@@ -275,7 +276,7 @@ def _strength_order(bot: RatedBot) -> tuple[float, float, float, str]:
     p = _params(bot.spec)
     if p is None:
         return (-1.0, 0.0, 0.0, bot.spec)
-    learned = 1.0 if p.evaluation == "learned" else 0.0
+    learned = 1.0 if p.evaluation == LEARNED else 0.0
     iterations = float(p.iterations) if p.iterations is not None else math.inf
     return (learned, iterations, math.inf if p.temp == 0 else 1.0 / p.temp, bot.spec)
 
@@ -301,11 +302,13 @@ def _number_text(x: float) -> str:
     return f"{float(f'{x:.3g}'):g}"
 
 
-def _with(spec: str, key: str, aliases: tuple[str, ...], value: str) -> str:
-    """``spec`` with its ``key`` item (or an alias's) set to ``value``, else appended."""
+def _with(spec: str, key: str, value: str) -> str:
+    """``spec`` with its :class:`MctsParams` field ``key`` (named by the field or one of its
+    spec aliases) set to ``value``, else appended."""
     kind, _, params = spec.partition(":")
     items = [i.strip() for i in params.split(",") if i.strip()]
-    names = (key, *aliases)
+    field = next(f for f in dataclasses.fields(MctsParams) if f.name == key)
+    names = (key, *field.metadata["aliases"])
     for j, item in enumerate(items):
         if item.partition("=")[0].strip().lower() in names:
             items[j] = f"{key}={value}"
@@ -324,7 +327,7 @@ def _between(weaker: str, stronger: str, f: float) -> str | None:
     if a is None:  # random -> a temperature level: 1 / t in proportion (1 / t = 0 is uniform)
         if b.temp == 0 or f <= 0:
             return None
-        return _with(stronger, "temp", ("temperature",), _number_text(b.temp / f))
+        return _with(stronger, "temp", _number_text(b.temp / f))
     if a.temp != b.temp and _same_but(a, b, "temp"):
         if a.temp > 0 and b.temp > 0:  # log t
             t = math.exp((1 - f) * math.log(a.temp) + f * math.log(b.temp))
@@ -332,10 +335,10 @@ def _between(weaker: str, stronger: str, f: float) -> str | None:
             t = a.temp * (1 - f)
         else:
             return None
-        return _with(stronger, "temp", ("temperature",), _number_text(t))
+        return _with(stronger, "temp", _number_text(t))
     if a.iterations != b.iterations and a.iterations and b.iterations and _same_but(a, b, "iterations"):
         n = round(math.exp((1 - f) * math.log(a.iterations) + f * math.log(b.iterations)))
-        return _with(stronger, "iterations", ("it", "n"), str(n))
+        return _with(stronger, "iterations", str(n))
     return None
 
 
