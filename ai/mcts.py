@@ -257,6 +257,16 @@ class MctsParams:
     #: nearly preferred rather than random ones. ``t > 0`` also turns ``early_stop`` off
     #: (the visit counts, not only the leader, decide).
     temp: float = dataclasses.field(default=0.0, metadata=_spec(_non_negative, "temperature"))
+    #: RAVE (rapid action value estimation, Gelly & Silver 2007), with ``rave = k > 0``: each
+    #: decision also keeps, per action, the mean return of the iterations in which its seat
+    #: played that action *anywhere later* in the iteration (in the tree or the rollout; the
+    #: "all moves as first" value, AMAF). Selection blends the two means,
+    #: ``(1 - b) * mean + b * amaf + c * sqrt(ln avail / visits)`` with
+    #: ``b = sqrt(k / (3 * visits + k))``: AMAF guides an action's first visits, its own mean
+    #: takes over as visits grow (``k`` visits: b = 1/2). An action never played but with an
+    #: AMAF value competes on that value; actions with neither are tried first. ``0`` (spec
+    #: ``off``) = plain UCB1. Not with ``prior`` (two root selection rules).
+    rave: float = dataclasses.field(default=0.0, metadata=_spec(_weight))
 
     @property
     def budget(self) -> Budget:
@@ -326,6 +336,8 @@ def parse_params(params: str) -> tuple[str, MctsParams]:
     p = dataclasses.replace(base, **cast("dict[str, Any]", values))  # typed by each field's parser
     if p.iterations is None and p.milliseconds is None:
         raise BotSpecError("an mcts bot needs an iteration or millisecond budget")
+    if p.rave > 0 and p.prior:
+        raise BotSpecError("rave and prior are two root selection rules: give one of them")
     given = [i.replace(" ", "").lower() for i in items if "=" in i]
     name = "mcts:" + ",".join(([preset_name] if preset_name else []) + given)
     return name.rstrip(":"), p
@@ -369,12 +381,16 @@ _grow_tables(4096)
 class _Edge:
     """Statistics of one action at one decision (for the seat acting there)."""
 
-    __slots__ = ("avail", "total", "visits")
+    __slots__ = ("amaf_n", "amaf_total", "avail", "total", "visits")
 
     def __init__(self) -> None:
         self.visits = 0
         self.total = 0.0
         self.avail = 1
+        #: RAVE only (``MctsParams.rave``): the iterations in which this seat played the
+        #: action at or after this decision, and their returns.
+        self.amaf_n = 0
+        self.amaf_total = 0.0
 
 
 class _Node:
@@ -459,6 +475,9 @@ class Search:
         self.iterations = 0
         self.widen = params.widen if params.widen is not None else knowledge.default_widen
         self.prior = params.prior if params.prior is not None else knowledge.default_prior
+        self.rave = params.rave
+        if self.rave > 0:
+            self.prior = 0.0  # a game's default prior yields to an explicit rave
         #: The root actions in the game's root ordering (None: no ordering used), and the
         #: prior of each (by action) when ``prior > 0``.
         self.root_order: list[int] | None = None
@@ -601,6 +620,146 @@ class Search:
         values, steps = self._rollout(state)
         self._backprop(path, values, len(path) + steps)
 
+    def iterate_rave(self) -> None:
+        """One iteration with RAVE (``MctsParams.rave``): :meth:`iterate`'s steps, where a
+        decision's statistics get an edge for every legal action it meets (so that AMAF
+        values gather for actions not yet played), selection blends each action's mean with
+        its AMAF mean, and the rollout records its actions for the AMAF update."""
+        rng = self.rng
+        rand = rng.random
+        state = self.root_state.sample_consistent_state(self.player, rng)
+        node = self.root
+        c = self.params.c
+        k = self.rave
+        if self.iterations + 2 >= len(_SQRT_LOG):
+            _grow_tables(self.iterations + 3)
+        sqrt_log = _SQRT_LOG
+        inv_sqrt = _INV_SQRT
+        path: list[tuple[_Edge, int, dict[int, _Edge]]] = []
+        trail: list[int] = []  # (action << 3) | seat of every action of the iteration
+        expanded = False
+        while True:
+            q = state.current_player()
+            if q < 0:
+                self._backprop_rave(path, trail, state.returns(), len(path))
+                return
+            ordered = self.root_order if node is self.root else None
+            if ordered is not None:
+                if self.widen > 0:
+                    legal = ordered[: WIDEN_BASE + int(self.widen * math.sqrt(self.iterations))]
+                else:
+                    legal = ordered
+            else:
+                legal = state.legal_actions()
+            edges = node.stats[q]
+            if edges is None:
+                edges = self._stats(node, q)
+            untried: list[int] | None = None
+            best = -1
+            best_u = -math.inf
+            for a in legal:
+                e = edges.get(a)
+                if e is None:
+                    e = edges[a] = _Edge()
+                else:
+                    e.avail += 1
+                v = e.visits
+                n_amaf = e.amaf_n
+                if v == 0 and n_amaf == 0:
+                    if untried is None:
+                        untried = [a]
+                    else:
+                        untried.append(a)
+                    continue
+                if untried is None:
+                    if v == 0:
+                        u = e.amaf_total / n_amaf + c * sqrt_log[e.avail]
+                    else:
+                        mean = e.total / v
+                        if n_amaf:
+                            b = math.sqrt(k / (3 * v + k))
+                            mean = (1.0 - b) * mean + b * (e.amaf_total / n_amaf)
+                        u = mean + c * sqrt_log[e.avail] * inv_sqrt[v]
+                    if u > best_u:
+                        best_u = u
+                        best = a
+            if untried is not None:
+                if len(untried) > 1 and ordered is None:
+                    a = untried[int(rand() * len(untried))]
+                else:
+                    a = untried[0]
+            else:
+                a = best
+            e = edges[a]
+            if e.visits == 0:
+                expanded = True
+            path.append((e, q, edges))
+            key = (a << 3) | q
+            trail.append(key)
+            child = node.children.get(key)
+            if child is None:
+                child = self._child(node, key, a, q, state.public_action(a) == SECRET_ACTION)
+            state.apply(a)
+            node = child
+            if expanded:
+                break
+        values, steps = self._rollout_recorded(state, trail)
+        self._backprop_rave(path, trail, values, len(path) + steps)
+
+    def _rollout_recorded(self, state: State, trail: list[int]) -> tuple[Sequence[float], int]:
+        """:meth:`_rollout` (the same actions from the same RNG draws), appending each
+        action to ``trail`` as ``(action << 3) | seat``."""
+        rng = self.rng
+        rand = rng.random
+        policy = self.policy
+        limit = self.cutoff
+        steps = 0
+        while steps != limit:
+            q = state.current_player()
+            if q < 0:
+                return state.returns(), steps
+            legal = state.legal_actions()
+            if policy is None:
+                a = legal[int(rand() * len(legal))]
+            else:
+                a = policy(state, legal, rng)
+            trail.append((a << 3) | q)
+            state.apply(a)
+            steps += 1
+        if state.current_player() < 0:
+            return state.returns(), steps
+        values = self.evaluate(state)
+        if self.teams is not None:
+            values = team_average(values, self.teams)
+        return values, steps
+
+    def _backprop_rave(
+        self,
+        path: list[tuple[_Edge, int, dict[int, _Edge]]],
+        trail: list[int],
+        values: Sequence[float],
+        plies: int,
+    ) -> None:
+        """:meth:`_backprop`, and the AMAF update: at the ``i``-th decision of the path
+        (seat ``q``), every action ``q`` played from there on (``trail[i:]``; each action
+        once) adds the iteration's return to that action's AMAF statistics there."""
+        f = self.params.discount**plies
+        end = len(trail)
+        for i, (e, q, edges) in enumerate(path):
+            value = f * values[q]
+            e.visits += 1
+            e.total += value
+            seen: set[int] = set()
+            for j in range(i, end):
+                key = trail[j]
+                if key & 7 != q or key in seen:
+                    continue
+                seen.add(key)
+                other = edges.get(key >> 3)
+                if other is not None:
+                    other.amaf_n += 1
+                    other.amaf_total += value
+
     def _select_root_puct(self, node: _Node, legal: list[int]) -> tuple[int, _Edge, bool]:
         """Root selection with the prior (``MctsParams.prior``): the first untried admitted
         action, else the maximum of ``mean + P(a) * sqrt(N) / (1 + visits)`` (``P`` already
@@ -662,8 +821,9 @@ class Search:
         interrupted = False
         early = limits.early_stop
         done = 0
+        step = self.iterate_rave if self.rave > 0 else self.iterate
         while True:
-            self.iterate()
+            step()
             done += 1
             self.iterations = done
             if iterations is not None and done >= iterations:
@@ -680,7 +840,8 @@ class Search:
         elapsed = time.monotonic() - start
         self.iterations = done
         root = self.root.stats[self.player] or {}
-        stats = tuple((a, e.visits, e.total) for a, e in root.items())
+        # (RAVE creates edges for actions never played: they are not reported.)
+        stats = tuple((a, e.visits, e.total) for a, e in root.items() if e.visits)
         return SearchResult(stats, done, elapsed, self.principal_variation(), interrupted)
 
     def _decided(self, left: int) -> bool:

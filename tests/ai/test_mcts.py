@@ -11,7 +11,7 @@ from toy_game import BANK, DRAW, GAME, DuelState
 
 from ai import mcts
 from ai.api import BotSpecError, Budget, make_bot
-from ai.mcts import Limits, MctsBot, MctsParams, Search, make_mcts, parse_params
+from ai.mcts import Limits, MctsBot, MctsParams, Search, _Edge, make_mcts, parse_params
 from engine.core import SECRET_ACTION
 
 
@@ -318,6 +318,69 @@ def test_worker_failure_falls_back_in_process(monkeypatch: pytest.MonkeyPatch) -
     assert got.diagnostics.workers == 2
 
 
+# --- RAVE ------------------------------------------------------------------------------
+
+
+def test_rave_amaf_update_follows_its_definition() -> None:
+    """At the i-th decision of an iteration (seat q), each action q played from there on
+    (in the tree or the rollout), counted once, gains the iteration's return in its AMAF
+    statistics; the other seats' actions and the actions before the decision do not.
+    (A hand-built iteration, so that the check holds in the compiled build too, where a
+    method cannot be spied on.)"""
+    search = Search(duel(4), 0, MctsParams(iterations=200, rave=300), seed=1)
+    edges0 = {5: _Edge(), 6: _Edge(), 7: _Edge()}  # seat 0 chooses 5
+    edges1 = {1: _Edge(), 2: _Edge()}  # seat 1 chooses 2
+    edges2 = {5: _Edge(), 6: _Edge(), 9: _Edge()}  # seat 0 chooses 6
+    path = [(edges0[5], 0, edges0), (edges1[2], 1, edges1), (edges2[6], 0, edges2)]
+    played = [(5, 0), (2, 1), (6, 0), (7, 0), (5, 1), (6, 0), (1, 1)]  # tree, then rollout
+    trail = [(a << 3) | q for a, q in played]
+    values = [0.5, -0.5]
+    search._backprop_rave(path, trail, values, 7)
+    f = search.params.discount**7
+
+    def amaf(edges: dict[int, _Edge]) -> dict[int, tuple[int, float]]:
+        return {a: (e.amaf_n, round(e.amaf_total, 12)) for a, e in edges.items()}
+
+    won, lost = round(f * 0.5, 12), round(f * -0.5, 12)
+    # Decision 0: seat 0 plays 5, 6 (twice: counted once) and 7 from there on.
+    assert amaf(edges0) == {5: (1, won), 6: (1, won), 7: (1, won)}
+    # Decision 1: seat 1 plays 2 and 1 (its 5 has no edge here).
+    assert amaf(edges1) == {1: (1, lost), 2: (1, lost)}
+    # Decision 2: seat 0 plays 6 and 7 from there on; its 5 came before, the later 5 is
+    # seat 1's.
+    assert amaf(edges2) == {5: (0, 0.0), 6: (1, won), 9: (0, 0.0)}
+    # The chosen edges' own statistics: one visit each, the seat's discounted return.
+    assert [(e.visits, round(e.total, 12)) for e, _, _ in path] == [(1, won), (1, lost), (1, won)]
+
+
+def test_rave_is_seeded_and_reports_only_visited_actions() -> None:
+    a = bot(iterations=300, rave=300, early_stop=False).choose(duel(), seed=5)
+    b = bot(iterations=300, rave=300, early_stop=False).choose(duel(), seed=5)
+    assert (a.action, a.diagnostics.actions) == (b.action, b.diagnostics.actions)
+    assert a.diagnostics.iterations == 300
+    assert all(s.visits > 0 for s in a.diagnostics.actions)
+    assert sum(s.visits for s in a.diagnostics.actions) == 300
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_rave_does_not_peek(seed: int) -> None:
+    """The AMAF values gather over determinisations only: the opponent's hidden cards change
+    nothing, including for the seat that answers a secret commitment."""
+    s = duel(seed)
+    s.apply(max(s.legal_actions()))
+    base = bot(iterations=300, rave=300).choose(s, seed=9)
+    for k in range(4):
+        d = bot(iterations=300, rave=300).choose(swap_hidden(s, 1, k), seed=9)
+        assert d.diagnostics.actions == base.diagnostics.actions
+
+
+def test_rave_changes_the_search() -> None:
+    """RAVE is a different selection rule: the same seed spreads its visits differently."""
+    plain = bot(iterations=400, early_stop=False).choose(duel(6), seed=3)
+    rave = bot(iterations=400, rave=300, early_stop=False).choose(duel(6), seed=3)
+    assert plain.diagnostics.actions != rave.diagnostics.actions
+
+
 # --- spec ------------------------------------------------------------------------------
 
 
@@ -345,6 +408,9 @@ def test_spec_presets_and_parameters() -> None:
     assert parse_params("medium,prior=1")[1].prior == 1.0
     assert parse_params("medium")[1].temp == 0.0
     assert parse_params("easy,temp=0.5")[1].temp == 0.5
+    assert parse_params("medium")[1].rave == 0.0
+    assert parse_params("expert,rave=300")[1].rave == 300.0
+    assert parse_params("medium,rave=off")[1].rave == 0.0
     assert make_bot("mcts").name == "mcts:medium"
     assert make_bot("mcts:hard").name == "mcts:hard"
 
@@ -365,6 +431,9 @@ def test_spec_presets_and_parameters() -> None:
         "prior=-0.5",
         "temp=-1",
         "temp=nan",
+        "rave=-1",
+        "rave=inf",
+        "rave=100,prior=1",
     ],
 )
 def test_bad_specs_are_refused(spec: str) -> None:

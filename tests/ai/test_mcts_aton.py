@@ -53,8 +53,9 @@ def test_no_peeking_engine_randomness_and_pending_exchange(seed: int) -> None:
         assert a.diagnostics.actions == b.diagnostics.actions
 
 
+@pytest.mark.parametrize("rave", [0.0, 300.0])
 @pytest.mark.parametrize("seed", range(4))
-def test_no_peeking_same_decision_when_hidden_cards_differ(seed: int) -> None:
+def test_no_peeking_same_decision_when_hidden_cards_differ(seed: int, rave: float) -> None:
     """A10.4: states that differ in the opponent's hand, deck and unrevealed cartouches and
     in the seat's own deck order give the same decision and statistics for the same seed.
 
@@ -70,7 +71,7 @@ def test_no_peeking_same_decision_when_hidden_cards_differ(seed: int) -> None:
             "engine/aton: sample_consistent_state depends on the hidden order of the cards "
             "it re-deals (sort the pool before shuffling)"
         )
-        bot = MctsBot(MctsParams(iterations=120))
+        bot = MctsBot(MctsParams(iterations=120, rave=rave))
         a = bot.choose(s, seed=3)
         b = bot.choose(other, seed=3)
         assert a.action == b.action
@@ -86,8 +87,10 @@ def test_same_seed_same_action_and_statistics() -> None:
         assert a.diagnostics.iterations == 200
 
 
-def test_instant_temple_win_by_placement_is_found() -> None:
-    """A6.4 (a): eleven counters in temple 1, its last square empty: place there and win."""
+@pytest.mark.parametrize("rave", [0.0, 300.0])
+def test_instant_temple_win_by_placement_is_found(rave: float) -> None:
+    """A6.4 (a): eleven counters in temple 1, its last square empty: place there and win
+    (with and without RAVE)."""
     s = positions(1, 0)[0]
     chooser = random.Random(1)
     # A placement step with one counter left to place: the win is one ply away.
@@ -108,7 +111,7 @@ def test_instant_temple_win_by_placement_is_found() -> None:
     s.validate()
     win = PLACE_BASE + 11
     assert win in s.legal_actions()
-    d = MctsBot(MctsParams(iterations=300)).choose(s, seed=1)
+    d = MctsBot(MctsParams(iterations=300, rave=rave)).choose(s, seed=1)
     assert d.action == win
     assert d.diagnostics.chosen_value > 0.99  # a win one ply away (discounted once)
 

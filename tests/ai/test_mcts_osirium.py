@@ -68,10 +68,12 @@ def fifth_ritual_positions(count: int) -> list[tuple[State, set[int]]]:
     return found
 
 
-def test_game_ending_fifth_ritual_is_taken() -> None:
-    """O5.6 / O8.1: a 5th ritual that ends the game with the caster ahead is cast."""
+@pytest.mark.parametrize("rave", [0.0, 300.0])
+def test_game_ending_fifth_ritual_is_taken(rave: float) -> None:
+    """O5.6 / O8.1: a 5th ritual that ends the game with the caster ahead is cast (with and
+    without RAVE)."""
     for s, wins in fifth_ritual_positions(3):
-        d = MctsBot(MctsParams(iterations=300)).choose(s, seed=2)
+        d = MctsBot(MctsParams(iterations=300, rave=rave)).choose(s, seed=2)
         assert d.action in wins, s.action_to_string(d.action)
         assert d.diagnostics.chosen_value > 0.9
 
@@ -255,15 +257,19 @@ def test_widened_search_with_an_expired_deadline_plays_the_orders_first_action()
         assert d.action == ranked[0]
 
 
-@pytest.mark.parametrize("widen,prior", [(0.0, 0.0), (1.0, 0.0), (1.0, 1.0), (0.0, 2.0)])
-def test_no_peeking_with_and_without_the_root_ordering(widen: float, prior: float) -> None:
-    """O6.4 again, with the root ordering on (widening, prior): the others' hands,
-    face-down rituals, exaltations and the piles' order change nothing."""
+@pytest.mark.parametrize(
+    "widen,prior,rave",
+    [(0.0, 0.0, 0.0), (1.0, 0.0, 0.0), (1.0, 1.0, 0.0), (0.0, 2.0, 0.0), (0.0, 0.0, 300.0)],
+)
+def test_no_peeking_with_and_without_the_root_ordering(widen: float, prior: float, rave: float) -> None:
+    """O6.4 again, with the root ordering on (widening, prior) and with RAVE (whose AMAF
+    values gather over determinised rollouts): the others' hands, face-down rituals,
+    exaltations and the piles' order change nothing."""
     for s in positions(4, 64, 2) + positions(2, 65, 4):
         p = s.current_player()
         other = s.sample_consistent_state(p, random.Random(17))
         assert other.view(p) == s.view(p)
-        bot = MctsBot(MctsParams(iterations=120, widen=widen, prior=prior))
+        bot = MctsBot(MctsParams(iterations=120, widen=widen, prior=prior, rave=rave))
         a, b = bot.choose(s, seed=3), bot.choose(other, seed=3)
         assert (a.action, a.diagnostics.actions) == (b.action, b.diagnostics.actions)
 
