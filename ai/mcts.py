@@ -545,6 +545,15 @@ class Search:
 
     # --- one iteration ---------------------------------------------------------------
 
+    def _admitted(self, ordered: list[int]) -> list[int]:
+        """The root actions searched now: the whole root ordering, or with progressive
+        widening (root only) a prefix growing with the iterations, whose untried actions are
+        expanded in order. The root player's legal actions are the same in every world it
+        samples."""
+        if self.widen > 0:
+            return ordered[: WIDEN_BASE + int(self.widen * math.sqrt(self.iterations))]
+        return ordered
+
     def iterate(self) -> None:
         rng = self.rng
         rand = rng.random
@@ -563,16 +572,7 @@ class Search:
                 self._backprop(path, state.returns(), len(path))
                 return
             ordered = self.root_order if node is self.root else None
-            if ordered is not None:
-                # Progressive widening (root only): a growing prefix of the ordering, whose
-                # untried actions are expanded in order. The root player's legal actions
-                # are the same in every world it samples.
-                if self.widen > 0:
-                    legal = ordered[: WIDEN_BASE + int(self.widen * math.sqrt(self.iterations))]
-                else:
-                    legal = ordered
-            else:
-                legal = state.legal_actions()
+            legal = self._admitted(ordered) if ordered is not None else state.legal_actions()
             e: _Edge | None
             if ordered is not None and self.root_prior:
                 a, e, expanded = self._select_root_puct(node, legal)
@@ -644,13 +644,7 @@ class Search:
                 self._backprop_rave(path, trail, state.returns(), len(path))
                 return
             ordered = self.root_order if node is self.root else None
-            if ordered is not None:
-                if self.widen > 0:
-                    legal = ordered[: WIDEN_BASE + int(self.widen * math.sqrt(self.iterations))]
-                else:
-                    legal = ordered
-            else:
-                legal = state.legal_actions()
+            legal = self._admitted(ordered) if ordered is not None else state.legal_actions()
             edges = node.stats[q]
             if edges is None:
                 edges = self._stats(node, q)
