@@ -554,14 +554,18 @@ class Search:
             return ordered[: WIDEN_BASE + int(self.widen * math.sqrt(self.iterations))]
         return ordered
 
-    def iterate(self) -> None:
-        rng = self.rng
-        rand = rng.random
-        state = self.root_state.sample_consistent_state(self.player, rng)
-        node = self.root
-        c = self.params.c
+    def _world(self) -> State:
+        """An iteration's start: the square-root tables grown for this iteration's counts, and
+        a world sampled from what the root player may see."""
         if self.iterations + 2 >= len(_SQRT_LOG):
             _grow_tables(self.iterations + 3)
+        return self.root_state.sample_consistent_state(self.player, self.rng)
+
+    def iterate(self) -> None:
+        state = self._world()
+        rand = self.rng.random
+        node = self.root
+        c = self.params.c
         sqrt_log = _SQRT_LOG
         inv_sqrt = _INV_SQRT
         path: list[tuple[_Edge, int]] = []
@@ -625,14 +629,11 @@ class Search:
         decision's statistics get an edge for every legal action it meets (so that AMAF
         values gather for actions not yet played), selection blends each action's mean with
         its AMAF mean, and the rollout records its actions for the AMAF update."""
-        rng = self.rng
-        rand = rng.random
-        state = self.root_state.sample_consistent_state(self.player, rng)
+        state = self._world()
+        rand = self.rng.random
         node = self.root
         c = self.params.c
         k = self.rave
-        if self.iterations + 2 >= len(_SQRT_LOG):
-            _grow_tables(self.iterations + 3)
         sqrt_log = _SQRT_LOG
         inv_sqrt = _INV_SQRT
         path: list[tuple[_Edge, int, dict[int, _Edge]]] = []
