@@ -184,8 +184,8 @@ class ServerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     ) -> grpc.RpcMethodHandler:
         service, name = _split(method)
         inner = handler.unary_unary
-        started = metrics.RPC_STARTED.labels(service, name)
-        seconds = metrics.RPC_SECONDS.labels(service, name)
+        started = metrics.child(metrics.RPC_STARTED, service, name)
+        seconds = metrics.child(metrics.RPC_SECONDS, service, name)
         handled: dict[grpc.StatusCode, Any] = {}
         quiet = service == _HEALTH
         log_enabled = self.access_log_enabled
@@ -216,14 +216,14 @@ class ServerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                 err = _handler_error(exc, context)
                 code, message = err.code, err.message
                 if code in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.FAILED_PRECONDITION):
-                    metrics.INVALID_REQUESTS.labels(err.reason).inc()
+                    metrics.child(metrics.INVALID_REQUESTS, err.reason).inc()
                 await context.abort_with_status(err.to_status())
                 raise  # unreachable: abort_with_status raises
             finally:
                 elapsed = time.perf_counter() - start
                 counter = handled.get(code)
                 if counter is None:
-                    counter = handled[code] = metrics.RPC_HANDLED.labels(service, name, code.name)
+                    counter = handled[code] = metrics.child(metrics.RPC_HANDLED, service, name, code.name)
                 counter.inc()
                 seconds.observe(elapsed)
                 if log_enabled:
@@ -248,7 +248,7 @@ class ServerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         level = logging.DEBUG if _split(method)[0] == _HEALTH else logging.INFO
 
         async def refuse(context: grpc.aio.ServicerContext, err: ServiceError) -> None:
-            metrics.INVALID_REQUESTS.labels(err.reason).inc()
+            metrics.child(metrics.INVALID_REQUESTS, err.reason).inc()
             if log_enabled and access_log.isEnabledFor(level):
                 _write_line(level, log_prefix, err.code.name, 0.0, peer=context.peer(), error=err.message)
             await context.abort_with_status(err.to_status())
