@@ -73,6 +73,7 @@ REASONS = frozenset(
         "overloaded",
         "private_move",
         "unknown_action",
+        "unknown_enum_value",
         "unknown_game",
         "viewer_required",
         "worker_died",

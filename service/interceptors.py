@@ -4,17 +4,20 @@ Everything cross-cutting happens here, once: the handler runs; an exception beco
 status with rich details (:func:`service.errors.to_service_error`); the started/handled
 counters and the latency histogram move; one JSON access-log line is written.
 
-Two refusals happen before the handler, in the request deserializer the interceptor wraps
+Three refusals happen before the handler, in the request deserializer the interceptor wraps
 around the handler's (gRPC decodes the request before it calls the handler, so a body that
 does not decode would otherwise escape as ``UNKNOWN`` with an ERROR traceback from gRPC):
 
 * a request body that is not a valid message of the method's request type is
   ``INVALID_ARGUMENT``, reason ``BAD_REQUEST_BODY``;
+* a request with a number in an enum field (at any depth) that its enum does not define
+  (proto3 enums are open: any number decodes) is ``INVALID_ARGUMENT``, reason
+  ``UNKNOWN_ENUM_VALUE``, naming the field and the value (:mod:`service.enums`);
 * a call arriving while the process already holds ``max_concurrent_rpcs`` calls is
   ``RESOURCE_EXHAUSTED``, reason ``OVERLOADED``, with ``RetryInfo`` (health checks are
   never refused nor counted).
 
-Both go through the handler path like any other error: counted, logged on one access-log
+All three go through the handler path like any other error: counted, logged on one access-log
 line, answered with the project's rich details.
 """
 
@@ -33,7 +36,7 @@ from typing import Any
 
 import grpc
 
-from service import metrics
+from service import enums, metrics
 from service.errors import ServiceError, invalid, resource_exhausted, to_service_error
 
 access_log = logging.getLogger("heka.access")
@@ -161,19 +164,28 @@ class ServerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     ) -> Callable[[bytes], Any]:
         """The handler's request deserializer, answering a :class:`_Refused` instead of
         raising on a body that does not decode (gRPC would answer UNKNOWN and log a
-        traceback) and, when ``limited``, instead of decoding a call over the cap."""
+        traceback) or that holds an unknown enum value, and, when ``limited``, instead of
+        decoding a call over the cap."""
         parse = handler.request_deserializer
         if parse is None:  # pragma: no cover - every handler here decodes protobuf
             return lambda raw: raw
         message_name = _message_name(parse, method)
+        descriptor = getattr(getattr(parse, "__self__", None), "DESCRIPTOR", None)
+        has_enums = descriptor is not None and bool(enums.plan(descriptor))
 
         def deserialize(raw: bytes) -> Any:
             if limited and self.max_concurrent_rpcs > 0 and not self._admit():
                 return _Refused(self._overloaded())
             try:
-                return parse(raw)
+                request = parse(raw)
             except Exception as exc:  # DecodeError; anything a parser raises on foreign bytes
                 return _Refused(_bad_body(message_name, exc))
+            if has_enums:
+                try:
+                    enums.check(request)
+                except enums.UnknownEnumValue as exc:
+                    return _Refused(invalid(exc.field, str(exc), "unknown_enum_value"))
+            return request
 
         return deserialize
 
