@@ -171,6 +171,16 @@ def rated_plan(settings: pb.BotSettings, field: str, config: Config, game: str, 
     )
 
 
+#: The shortest time budget of a search: less cannot run one iteration.
+MIN_MILLISECONDS = 1.0
+
+
+def exact(x: float) -> str:
+    """A number as received, every digit kept (``30000.001``, ``1e-300``; ``30000``)."""
+    text = repr(float(x))
+    return text[:-2] if text.endswith(".0") else text
+
+
 def _budget(b: pb.SearchBudget, field: str, config: Config) -> tuple[int | None, float | None]:
     if not b.HasField("iterations") and not b.HasField("milliseconds"):
         raise invalid(field, "an explicit budget needs iterations and/or milliseconds", "bad_budget")
@@ -186,10 +196,11 @@ def _budget(b: pb.SearchBudget, field: str, config: Config) -> tuple[int | None,
         iterations = int(b.iterations)
     if b.HasField("milliseconds"):
         ms = b.milliseconds
-        if not math.isfinite(ms) or not 0 < ms <= config.max_milliseconds:
+        if not math.isfinite(ms) or not MIN_MILLISECONDS <= ms <= config.max_milliseconds:
             raise invalid(
                 f"{field}.milliseconds",
-                f"milliseconds must be in (0, {config.max_milliseconds:g}] on this server, got {ms:g}",
+                f"milliseconds must be in [{MIN_MILLISECONDS:g}, {config.max_milliseconds:g}] on this "
+                f"server, got {exact(ms)}",
                 "bad_budget",
             )
         milliseconds = float(ms)

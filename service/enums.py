@@ -103,3 +103,115 @@ def check(message: Any, path: str = "") -> None:
                         raise UnknownEnumValue(f"{path}{name}[{key!r}]", int(item), extra.enum_type)
                 else:
                     check(item, f"{path}{name}[{key!r}].")
+
+
+# ---------------------------------------------------------------------------------------
+# Two members of one oneof on the wire
+# ---------------------------------------------------------------------------------------
+
+
+class TwoOneofMembers(Exception):
+    """A request body sets two members of one oneof (``action_id`` and ``action_text``):
+    decoding keeps the last one and drops the other without a word, so it is refused."""
+
+    def __init__(self, path: str, oneof: str, first: str, second: str) -> None:
+        super().__init__(
+            f"{path}{first} and {path}{second} are both set: they are alternatives "
+            f"(oneof {oneof}), set only one"
+        )
+        self.field = path + second
+
+
+#: Per message type: field number -> (oneof name or None, field name, sub-message type whose
+#: bytes are scanned too, or None); None when no oneof is reachable from the type.
+_ONEOF_PLANS: dict[str, dict[int, tuple[str | None, str, Any]] | None] = {}
+
+
+def _reachable_oneof(descriptor: Descriptor) -> bool:
+    seen: set[str] = set()
+    todo = [descriptor]
+    while todo:
+        d = todo.pop()
+        if d.full_name in seen:
+            continue
+        seen.add(d.full_name)
+        if any(o for o in d.oneofs if not o.name.startswith("_")):  # not a proto3 `optional`
+            return True
+        todo.extend(f.message_type for f in d.fields if f.message_type is not None)
+    return False
+
+
+def oneof_plan(descriptor: Descriptor) -> dict[int, tuple[str | None, str, Any]] | None:
+    if descriptor.full_name not in _ONEOF_PLANS:
+        plan_: dict[int, tuple[str | None, str, Any]] | None = None
+        if _reachable_oneof(descriptor):
+            plan_ = {}
+            for f in descriptor.fields:
+                oneof = f.containing_oneof
+                name = oneof.name if oneof is not None and not oneof.name.startswith("_") else None
+                sub = (
+                    f.message_type
+                    if f.message_type is not None and _reachable_oneof(f.message_type)
+                    else None
+                )
+                if name is not None or sub is not None:
+                    plan_[f.number] = (name, f.name, sub)
+        _ONEOF_PLANS[descriptor.full_name] = plan_
+    return _ONEOF_PLANS[descriptor.full_name]
+
+
+def _varint(raw: bytes, i: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        b = raw[i]
+        i += 1
+        value |= (b & 0x7F) << shift
+        if b < 0x80:
+            return value, i
+        shift += 7
+
+
+def check_oneofs(descriptor: Descriptor, raw: bytes, path: str = "") -> None:
+    """Raise :class:`TwoOneofMembers` when ``raw`` (a body that decodes as ``descriptor``)
+    sets two different members of one oneof, at any depth."""
+    fields = oneof_plan(descriptor)
+    if fields is None:
+        return
+    seen: dict[str, str] = {}
+    repeated_index: dict[int, int] = {}
+    merged: dict[int, bytes] = {}
+    i, end = 0, len(raw)
+    while i < end:
+        tag, i = _varint(raw, i)
+        number, wire = tag >> 3, tag & 7
+        start = i
+        if wire == 0:
+            _, i = _varint(raw, i)
+        elif wire == 1:
+            i += 8
+        elif wire == 5:
+            i += 4
+        elif wire == 2:
+            size, start = _varint(raw, i)
+            i = start + size
+        else:  # groups: not in proto3; the parser already accepted the body
+            return
+        entry = fields.get(number)
+        if entry is None:
+            continue
+        oneof, name, sub = entry
+        if oneof is not None:
+            other = seen.setdefault(oneof, name)
+            if other != name:
+                raise TwoOneofMembers(path, oneof, other, name)
+        if sub is not None and wire == 2:
+            field = descriptor.fields_by_number[number]
+            if field.is_repeated:
+                index = repeated_index.get(number, 0)
+                repeated_index[number] = index + 1
+                check_oneofs(sub, raw[start:i], f"{path}{name}[{index}].")
+            else:  # occurrences of a singular message merge: scanned together
+                merged[number] = merged.get(number, b"") + raw[start:i]
+    for number, body in merged.items():
+        _, name, sub = fields[number]
+        check_oneofs(sub, body, f"{path}{name}.")

@@ -72,6 +72,7 @@ REASONS = frozenset(
         "not_to_act",
         "overloaded",
         "private_move",
+        "two_oneof_members",
         "unknown_action",
         "unknown_enum_value",
         "unknown_game",

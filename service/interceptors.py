@@ -12,7 +12,9 @@ does not decode would otherwise escape as ``UNKNOWN`` with an ERROR traceback fr
   ``INVALID_ARGUMENT``, reason ``BAD_REQUEST_BODY``;
 * a request with a number in an enum field (at any depth) that its enum does not define
   (proto3 enums are open: any number decodes) is ``INVALID_ARGUMENT``, reason
-  ``UNKNOWN_ENUM_VALUE``, naming the field and the value (:mod:`service.enums`);
+  ``UNKNOWN_ENUM_VALUE``, naming the field and the value (:mod:`service.enums`); one that
+  sets two members of one oneof (decoding would keep the last one silently) is
+  ``INVALID_ARGUMENT``, reason ``TWO_ONEOF_MEMBERS``;
 * a call arriving while the process already holds ``max_concurrent_rpcs`` calls is
   ``RESOURCE_EXHAUSTED``, reason ``OVERLOADED``, with ``RetryInfo`` (health checks are
   never refused nor counted).
@@ -172,6 +174,7 @@ class ServerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         message_name = _message_name(parse, method)
         descriptor = getattr(getattr(parse, "__self__", None), "DESCRIPTOR", None)
         has_enums = descriptor is not None and bool(enums.plan(descriptor))
+        has_oneofs = descriptor is not None and enums.oneof_plan(descriptor) is not None
 
         def deserialize(raw: bytes) -> Any:
             if limited and self.max_concurrent_rpcs > 0 and not self._admit():
@@ -185,6 +188,11 @@ class ServerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                     enums.check(request)
                 except enums.UnknownEnumValue as exc:
                     return _Refused(invalid(exc.field, str(exc), "unknown_enum_value"))
+            if has_oneofs:
+                try:
+                    enums.check_oneofs(descriptor, raw)  # type: ignore[arg-type]  # has_oneofs: not None
+                except enums.TwoOneofMembers as exc:
+                    return _Refused(invalid(exc.field, str(exc), "two_oneof_members"))
             return request
 
         return deserialize
