@@ -39,8 +39,9 @@ _DIFFICULTIES = {
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class BotPlan:
-    """A validated bot request: spec for ``ai.api.make_bot``, metric label, budget, seed,
-    whether it runs inline (random: no search slot), and how many root actions to report."""
+    """A validated bot request: spec for ``ai.api.make_bot``, the bot's name
+    (``SearchDiagnostics.bot``), budget, seed, whether it runs inline (random: no search
+    slot), how many root actions to report, and whether a ``target_rating`` chose it."""
 
     spec: str
     label: str
@@ -49,6 +50,14 @@ class BotPlan:
     seed: int
     inline: bool
     top_k: int = DEFAULT_TOP_K
+    rated: bool = False
+
+    @property
+    def metric_label(self) -> str:
+        """The ``bot`` label of the search metrics: ``rated`` for every ``target_rating``
+        (whose bot's name depends on the rating asked), else the name (a preset,
+        ``mcts:custom``, ``greedy``, ``random``: service.metrics.bot_labels)."""
+        return "rated" if self.rated else self.label
 
 
 def bot_plan(
@@ -147,7 +156,9 @@ def rated_plan(settings: pb.BotSettings, field: str, config: Config, game: str, 
         ) from None
     top_k, seed = _top_k_and_seed(settings, field)
     if not level.spec.startswith("mcts:"):  # random, the 0 of the scale
-        return BotPlan(level.spec, level.name, None, None, seed, inline=level.spec == "random", top_k=top_k)
+        return BotPlan(
+            level.spec, level.name, None, None, seed, inline=level.spec == "random", top_k=top_k, rated=True
+        )
     _, params = parse_params(level.spec.partition(":")[2])
     # The ladder rates iteration budgets (ms=none); the server caps a level's time like a
     # preset's: its preset's cap when it names one, else the server's.
@@ -155,7 +166,19 @@ def rated_plan(settings: pb.BotSettings, field: str, config: Config, game: str, 
     cap = PRESETS[first].milliseconds if first in PRESETS else None
     iterations = min(params.iterations, config.max_iterations) if params.iterations is not None else None
     milliseconds = min(cap, config.max_milliseconds) if cap is not None else config.max_milliseconds
-    return BotPlan(level.spec, level.name, iterations, milliseconds, seed, inline=False, top_k=top_k)
+    return BotPlan(
+        level.spec, level.name, iterations, milliseconds, seed, inline=False, top_k=top_k, rated=True
+    )
+
+
+#: The shortest time budget of a search: less cannot run one iteration.
+MIN_MILLISECONDS = 1.0
+
+
+def exact(x: float) -> str:
+    """A number as received, every digit kept (``30000.001``, ``1e-300``; ``30000``)."""
+    text = repr(float(x))
+    return text[:-2] if text.endswith(".0") else text
 
 
 def _budget(b: pb.SearchBudget, field: str, config: Config) -> tuple[int | None, float | None]:
@@ -173,10 +196,11 @@ def _budget(b: pb.SearchBudget, field: str, config: Config) -> tuple[int | None,
         iterations = int(b.iterations)
     if b.HasField("milliseconds"):
         ms = b.milliseconds
-        if not math.isfinite(ms) or not 0 < ms <= config.max_milliseconds:
+        if not math.isfinite(ms) or not MIN_MILLISECONDS <= ms <= config.max_milliseconds:
             raise invalid(
                 f"{field}.milliseconds",
-                f"milliseconds must be in (0, {config.max_milliseconds:g}] on this server, got {ms:g}",
+                f"milliseconds must be in [{MIN_MILLISECONDS:g}, {config.max_milliseconds:g}] on this "
+                f"server, got {exact(ms)}",
                 "bad_budget",
             )
         milliseconds = float(ms)

@@ -47,6 +47,44 @@ def clip(message: str) -> str:
     return message[: MAX_MESSAGE_CHARS - 20] + f"... ({len(message)} chars)"
 
 
+#: Every ErrorInfo reason (lower case; ErrorInfo carries it in upper case): the table of
+#: docs/api.md, "Errors", lists them, and ``heka_invalid_requests_total`` counts by them.
+#: A reason outside this set is counted as ``other`` (service.metrics.label_values).
+REASONS = frozenset(
+    {
+        "bad_bot",
+        "bad_budget",
+        "bad_options",
+        "bad_player",
+        "bad_player_count",
+        "bad_request",
+        "bad_request_body",
+        "bad_state",
+        "bad_target_rating",
+        "bad_token",
+        "cancelled",
+        "capacity",
+        "deadline",
+        "decode_disabled",
+        "game_over",
+        "illegal_action",
+        "internal",
+        "not_to_act",
+        "overloaded",
+        "private_move",
+        "two_oneof_members",
+        "unknown_action",
+        "unknown_enum_value",
+        "unknown_game",
+        "viewer_required",
+        "worker_died",
+        "wrong_game",
+        # a status that a handler set on its context itself (service.interceptors)
+        *(code.name.lower() for code in grpc.StatusCode),
+    }
+)
+
+
 class ServiceError(Exception):
     """An error with its status, message, metric reason and optional request field."""
 

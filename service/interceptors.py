@@ -4,17 +4,22 @@ Everything cross-cutting happens here, once: the handler runs; an exception beco
 status with rich details (:func:`service.errors.to_service_error`); the started/handled
 counters and the latency histogram move; one JSON access-log line is written.
 
-Two refusals happen before the handler, in the request deserializer the interceptor wraps
+Three refusals happen before the handler, in the request deserializer the interceptor wraps
 around the handler's (gRPC decodes the request before it calls the handler, so a body that
 does not decode would otherwise escape as ``UNKNOWN`` with an ERROR traceback from gRPC):
 
 * a request body that is not a valid message of the method's request type is
   ``INVALID_ARGUMENT``, reason ``BAD_REQUEST_BODY``;
+* a request with a number in an enum field (at any depth) that its enum does not define
+  (proto3 enums are open: any number decodes) is ``INVALID_ARGUMENT``, reason
+  ``UNKNOWN_ENUM_VALUE``, naming the field and the value (:mod:`service.enums`); one that
+  sets two members of one oneof (decoding would keep the last one silently) is
+  ``INVALID_ARGUMENT``, reason ``TWO_ONEOF_MEMBERS``;
 * a call arriving while the process already holds ``max_concurrent_rpcs`` calls is
   ``RESOURCE_EXHAUSTED``, reason ``OVERLOADED``, with ``RetryInfo`` (health checks are
   never refused nor counted).
 
-Both go through the handler path like any other error: counted, logged on one access-log
+All three go through the handler path like any other error: counted, logged on one access-log
 line, answered with the project's rich details.
 """
 
@@ -33,7 +38,7 @@ from typing import Any
 
 import grpc
 
-from service import metrics
+from service import enums, metrics
 from service.errors import ServiceError, invalid, resource_exhausted, to_service_error
 
 access_log = logging.getLogger("heka.access")
@@ -161,19 +166,34 @@ class ServerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     ) -> Callable[[bytes], Any]:
         """The handler's request deserializer, answering a :class:`_Refused` instead of
         raising on a body that does not decode (gRPC would answer UNKNOWN and log a
-        traceback) and, when ``limited``, instead of decoding a call over the cap."""
+        traceback) or that holds an unknown enum value, and, when ``limited``, instead of
+        decoding a call over the cap."""
         parse = handler.request_deserializer
         if parse is None:  # pragma: no cover - every handler here decodes protobuf
             return lambda raw: raw
         message_name = _message_name(parse, method)
+        descriptor = getattr(getattr(parse, "__self__", None), "DESCRIPTOR", None)
+        has_enums = descriptor is not None and bool(enums.plan(descriptor))
+        has_oneofs = descriptor is not None and enums.oneof_plan(descriptor) is not None
 
         def deserialize(raw: bytes) -> Any:
             if limited and self.max_concurrent_rpcs > 0 and not self._admit():
                 return _Refused(self._overloaded())
             try:
-                return parse(raw)
+                request = parse(raw)
             except Exception as exc:  # DecodeError; anything a parser raises on foreign bytes
                 return _Refused(_bad_body(message_name, exc))
+            if has_enums:
+                try:
+                    enums.check(request)
+                except enums.UnknownEnumValue as exc:
+                    return _Refused(invalid(exc.field, str(exc), "unknown_enum_value"))
+            if has_oneofs:
+                try:
+                    enums.check_oneofs(descriptor, raw)  # type: ignore[arg-type]  # has_oneofs: not None
+                except enums.TwoOneofMembers as exc:
+                    return _Refused(invalid(exc.field, str(exc), "two_oneof_members"))
+            return request
 
         return deserialize
 
@@ -184,8 +204,8 @@ class ServerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     ) -> grpc.RpcMethodHandler:
         service, name = _split(method)
         inner = handler.unary_unary
-        started = metrics.RPC_STARTED.labels(service, name)
-        seconds = metrics.RPC_SECONDS.labels(service, name)
+        started = metrics.child(metrics.RPC_STARTED, service, name)
+        seconds = metrics.child(metrics.RPC_SECONDS, service, name)
         handled: dict[grpc.StatusCode, Any] = {}
         quiet = service == _HEALTH
         log_enabled = self.access_log_enabled
@@ -216,14 +236,14 @@ class ServerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                 err = _handler_error(exc, context)
                 code, message = err.code, err.message
                 if code in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.FAILED_PRECONDITION):
-                    metrics.INVALID_REQUESTS.labels(err.reason).inc()
+                    metrics.child(metrics.INVALID_REQUESTS, err.reason).inc()
                 await context.abort_with_status(err.to_status())
                 raise  # unreachable: abort_with_status raises
             finally:
                 elapsed = time.perf_counter() - start
                 counter = handled.get(code)
                 if counter is None:
-                    counter = handled[code] = metrics.RPC_HANDLED.labels(service, name, code.name)
+                    counter = handled[code] = metrics.child(metrics.RPC_HANDLED, service, name, code.name)
                 counter.inc()
                 seconds.observe(elapsed)
                 if log_enabled:
@@ -248,7 +268,7 @@ class ServerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         level = logging.DEBUG if _split(method)[0] == _HEALTH else logging.INFO
 
         async def refuse(context: grpc.aio.ServicerContext, err: ServiceError) -> None:
-            metrics.INVALID_REQUESTS.labels(err.reason).inc()
+            metrics.child(metrics.INVALID_REQUESTS, err.reason).inc()
             if log_enabled and access_log.isEnabledFor(level):
                 _write_line(level, log_prefix, err.code.name, 0.0, peer=context.peer(), error=err.message)
             await context.abort_with_status(err.to_status())

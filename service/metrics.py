@@ -85,24 +85,89 @@ INVALID_REQUESTS = Counter(
 )
 
 
+#: The label value that stands for any value outside a label's set.
+OTHER = "other"
+
+#: The ``bot`` label of the search metrics besides ``mcts:<preset>`` (ai.presets): an explicit
+#: budget, the two bots that do not search, and any ``target_rating`` (one value for every
+#: rating asked: the rated bot's name stays in ``SearchDiagnostics.bot``).
+BOT_LABELS_BESIDES_PRESETS = ("mcts:custom", "greedy", "random", "rated")
+
+
+def bot_labels() -> tuple[str, ...]:
+    """Every value of the ``bot`` label (docs/api.md, "Metrics", lists them)."""
+    from ai.presets import PRESETS
+
+    return (*(f"mcts:{name}" for name in PRESETS), *BOT_LABELS_BESIDES_PRESETS)
+
+
+def label_values() -> dict[str, frozenset[str]]:
+    """The values each label may take, by label name: fixed sets that the code defines
+    (the games registered, the bot labels, the engines' outcome reasons, the RPC methods
+    served, the status codes, the ErrorInfo reasons). A value outside its set is counted as
+    :data:`OTHER`: nothing a request carries becomes a label value, so no caller can grow
+    the number of series."""
+    if not _label_values:
+        import grpc
+        from grpc_health.v1 import health_pb2
+
+        from engine.aton.flow import Reason as AtonReason
+        from engine.osirium.flow import Reason as OsiriumReason
+        from engine.registry import list_games
+        from service.errors import REASONS
+        from service.gen.heka.v1 import game_service_pb2
+
+        services = [
+            *game_service_pb2.DESCRIPTOR.services_by_name.values(),
+            *health_pb2.DESCRIPTOR.services_by_name.values(),
+        ]
+        _label_values.update(
+            game=frozenset(g.descriptor.name for g in list_games()),
+            bot=frozenset(bot_labels()),
+            outcome=frozenset({*(str(r) for r in (*AtonReason, *OsiriumReason)), "draw", "unknown"}),
+            grpc_service=frozenset(s.full_name for s in services),
+            grpc_method=frozenset(m.name for s in services for m in s.methods),
+            grpc_code=frozenset(c.name for c in grpc.StatusCode),
+            reason=REASONS,
+        )
+    return _label_values
+
+
+_label_values: dict[str, frozenset[str]] = {}
+
+
+def closed(metric: Any, values: tuple[str, ...]) -> tuple[str, ...]:
+    """``values`` for the labels of ``metric``, each outside its set as :data:`OTHER`."""
+    allowed = label_values()
+    names = metric._labelnames
+    if len(names) != len(values):  # prometheus_client's own error
+        return values
+    return tuple(v if v in allowed[n] else OTHER for n, v in zip(names, values, strict=True))
+
+
 _children: dict[tuple[int, tuple[str, ...]], Any] = {}
 
 
 def child(metric: Any, *labels: str) -> Any:
-    """``metric.labels(*labels)``, cached: ``labels()`` converts and locks on every call,
-    which costs a noticeable share of a cheap RPC."""
+    """``metric.labels(*labels)`` with every value from its label's fixed set
+    (:func:`label_values`; anything else is :data:`OTHER`), cached: ``labels()`` converts
+    and locks on every call, which costs a noticeable share of a cheap RPC. Only values of
+    the sets are cached, so the cache stays as small as the sets."""
     key = (id(metric), labels)
     c = _children.get(key)
     if c is None:
-        c = _children[key] = metric.labels(*labels)
+        values = closed(metric, labels)
+        c = metric.labels(*values)
+        if values == labels:
+            _children[key] = c
     return c
 
 
 def record_search(game: str, bot: str, iterations: int, seconds: float) -> None:
-    SEARCHES.labels(game, bot).inc()
+    child(SEARCHES, game, bot).inc()
     if iterations:
-        SEARCH_ITERATIONS.labels(game, bot).inc(iterations)
-    SEARCH_SECONDS.labels(game, bot).observe(seconds)
+        child(SEARCH_ITERATIONS, game, bot).inc(iterations)
+    child(SEARCH_SECONDS, game, bot).observe(seconds)
 
 
 def bind_address(host: str) -> str:

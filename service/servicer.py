@@ -221,8 +221,8 @@ class GameService(pb_grpc.GameServiceServicer):
         metrics.child(metrics.ACTIONS_APPLIED, name).inc()
         if state.is_terminal():
             outcome = state.outcome()
-            metrics.GAMES_FINISHED.labels(
-                name, convert.outcome_label(outcome) if outcome else "unknown"
+            metrics.child(
+                metrics.GAMES_FINISHED, name, convert.outcome_label(outcome) if outcome else "unknown"
             ).inc()
         return events
 
@@ -265,14 +265,14 @@ class GameService(pb_grpc.GameServiceServicer):
             start = time.monotonic()
             decision = make_bot(plan.spec).choose(state, seed=seed, deadline=deadline)
             metrics.record_search(
-                game_name, plan.label, decision.diagnostics.iterations, time.monotonic() - start
+                game_name, plan.metric_label, decision.diagnostics.iterations, time.monotonic() - start
             )
             return decision.action, decision.diagnostics
         job = SearchJob(
             game=game_name,
             serialized=text if text is not None else state.serialize(),
             spec=plan.spec,
-            label=plan.label,
+            label=plan.metric_label,
             seed=seed,
             iterations=plan.iterations,
             milliseconds=plan.milliseconds,
@@ -314,7 +314,7 @@ class GameService(pb_grpc.GameServiceServicer):
                 finally:
                     metrics.SEARCHES_IN_FLIGHT.dec()
         except CapacityFull as exc:
-            metrics.SEARCHES_REJECTED.labels("capacity").inc()
+            metrics.child(metrics.SEARCHES_REJECTED, "capacity").inc()
             raise resource_exhausted(str(exc), "capacity") from None
 
     def _play_bots(
@@ -409,7 +409,7 @@ class GameService(pb_grpc.GameServiceServicer):
         )
         state = game.new_initial_state(request.num_players or None, seed=seed, options=options, rng=chance)
         viewer = self._optional_seat(state, request, "viewer")
-        metrics.GAMES_CREATED.labels(game.descriptor.name).inc()
+        metrics.child(metrics.GAMES_CREATED, game.descriptor.name).inc()
         resp = pb.CreateGameResponse(seed=seed)
         self._with_bots(resp, state, request, viewer, context)
         self._finish(resp, state, request, viewer)

@@ -53,7 +53,7 @@ class SearchJob:
     game: str
     serialized: str
     spec: str
-    #: Label of the bot for metrics ("mcts:medium", "mcts:custom", "greedy"...).
+    #: The ``bot`` label of the search metrics (service.bots.BotPlan.metric_label).
     label: str
     seed: int
     iterations: int | None

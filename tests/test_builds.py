@@ -125,3 +125,81 @@ def test_a_pure_bot_decides_in_a_pure_python_helper_like_the_bot_itself() -> Non
         make_bot("pure:")
     with pytest.raises(BotSpecError):
         make_bot("pure:mcts:nonsense=1")
+
+
+#: Class reflection that the compiled build does not support: a mypyc class has no
+#: ``__slots__``, no instance ``__dict__`` and no attribute annotations to read at run time.
+_REFLECTION_ATTRIBUTES = frozenset({"__slots__", "__dict__", "__annotations__", "__weakref__"})
+_REFLECTION_CALLS = frozenset({"vars", "get_type_hints", "get_annotations"})
+
+
+def _class_reflection(path: Path) -> list[str]:
+    """Reads of ``__slots__``/``__dict__``/``__annotations__`` and calls of ``vars()``/
+    ``get_type_hints()`` in a module (a class body declaring ``__slots__`` is no read)."""
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Attribute) and node.attr in _REFLECTION_ATTRIBUTES:
+            found.append(f"{path.relative_to(ROOT)}:{node.lineno}: .{node.attr}")
+        elif (
+            isinstance(node, ast.Name)
+            and node.id in _REFLECTION_ATTRIBUTES
+            and isinstance(node.ctx, ast.Load)
+        ):
+            found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.id}")
+        elif isinstance(node, ast.Call):
+            func = node.func
+            name = (
+                func.id
+                if isinstance(func, ast.Name)
+                else func.attr
+                if isinstance(func, ast.Attribute)
+                else ""
+            )
+            if name in _REFLECTION_CALLS:
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {name}()")
+    return found
+
+
+def test_engine_and_ai_use_no_class_reflection_the_compiled_build_lacks() -> None:
+    """engine/ and ai/ run compiled: the attributes of their classes are read by name, never
+    listed by reflection (``AtonState.fields`` reads ``engine.aton.state.STATE_FIELDS``)."""
+    found = [
+        hit
+        for package in ("engine", "ai")
+        for path in sorted((ROOT / package).rglob("*.py"))
+        for hit in _class_reflection(path)
+    ]
+    assert not found, found
+
+
+_FIELDS_PROBE = """
+import engine
+from engine import get_game
+from engine.aton.state import STATE_FIELDS
+state = get_game("aton").new_initial_state(2, 7)
+for _ in range(6):
+    state.apply(state.legal_actions()[-1])
+fields = state.fields()
+assert tuple(fields) == STATE_FIELDS, (tuple(fields), STATE_FIELDS)
+print(engine.build())
+for name, value in fields.items():
+    print(name, value if name != "rng" else type(value).__name__)
+"""
+
+
+@pytest.mark.parametrize("pure", [True, False], ids=["pure", "compiled"])
+def test_state_fields_in_either_build(pure: bool) -> None:
+    """``AtonState.fields()`` lists every attribute of the state, with the same values in
+    both builds (the compiled class has no ``__slots__`` to list)."""
+    if not pure and not COMPILED:
+        pytest.skip("no compiled build here (make compile; needs a C compiler)")
+    from engine.aton.state import STATE_FIELDS
+
+    lines = run_python(["-c", _FIELDS_PROBE], pure=pure).splitlines()
+    assert lines[0] == ("pure" if pure else "compiled")
+    assert [line.split()[0] for line in lines[1:]] == list(STATE_FIELDS)
+    if not pure:
+        reference = run_python(["-c", _FIELDS_PROBE], pure=True).splitlines()
+        assert lines[1:] == reference[1:]

@@ -185,40 +185,45 @@ def _square_fields(square: int) -> dict[str, FieldValue]:
     return {"square": square, "temple": square // SLOTS + 1, "slot": square % SLOTS}
 
 
+#: The attributes of :class:`AtonState` (its ``__slots__``), by name: the compiled build
+#: (mypyc) keeps no ``__slots__`` on the class, so code that lists them reads this.
+STATE_FIELDS: tuple[str, ...] = (
+    "acting_second",
+    "board",
+    "cartouches",
+    "current",
+    "decks",
+    "discards",
+    "exchange_choice",
+    "exchanged",
+    "first_player",
+    "hands",
+    "kingdom",
+    "max_rounds",
+    "moves",
+    "overflow",
+    "phase",
+    "reason",
+    "remaining",
+    "removal_target",
+    "reset_first",
+    "reset_temple",
+    "reset_turn",
+    "revealed",
+    "rng",
+    "round",
+    "score",
+    "stock",
+    "tokens",
+    "war_cards",
+    "winners",
+)
+
+
 class AtonState(State):
     """A position of Aton. Create with ``GAME.new_initial_state(seed=...)``."""
 
-    __slots__ = (
-        "acting_second",
-        "board",
-        "cartouches",
-        "current",
-        "decks",
-        "discards",
-        "exchange_choice",
-        "exchanged",
-        "first_player",
-        "hands",
-        "kingdom",
-        "max_rounds",
-        "moves",
-        "overflow",
-        "phase",
-        "reason",
-        "remaining",
-        "removal_target",
-        "reset_first",
-        "reset_temple",
-        "reset_turn",
-        "revealed",
-        "rng",
-        "round",
-        "score",
-        "stock",
-        "tokens",
-        "war_cards",
-        "winners",
-    )
+    __slots__ = STATE_FIELDS
 
     board: list[int]
     stock: list[int]
@@ -1072,7 +1077,7 @@ class AtonState(State):
 
     def fields(self) -> dict[str, Any]:
         """Every field of the state by name (tests, debugging)."""
-        return {k: getattr(self, k) for k in self.__slots__}
+        return {k: getattr(self, k) for k in STATE_FIELDS}
 
     def validate(self) -> None:
         """Every invariant of an Aton state; :class:`StateFormatError` names the first broken."""

@@ -12,8 +12,8 @@ export const PROTO_PATH = path.resolve(HERE, "../../proto/heka/v1/game_service.p
 // How proto-loader maps messages to JavaScript objects:
 //   keepCase: field names as in the proto (viewer, include_legal_actions, bot_turns);
 //   enums: String: enum values by name ("BOT_KIND_GREEDY"), sent and received;
-//   longs: String: int64/uint64 (seeds, move_number, iterations) as decimal strings, since a
-//     JavaScript number holds only 53 bits;
+//   longs: String: int64/uint64 (the seeds) as decimal strings, since a JavaScript number
+//     holds only 53 bits; int32 fields (move_number, iterations) arrive as numbers;
 //   defaults: absent scalars and lists read as 0, "", false, [] (absent messages read as null;
 //     proto3 `optional` fields stay undefined when absent);
 //   oneofs: a virtual property names the member set ("details": "aton").

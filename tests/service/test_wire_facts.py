@@ -1,0 +1,76 @@
+"""Facts the API reference states about the wire (proto comments, docs/api.md), checked
+against what the server sends."""
+
+from __future__ import annotations
+
+import grpc
+from service_helpers import ServerProcess, call_error, error_details
+
+from service.gen.heka.v1 import game_service_pb2 as pb
+
+INVALID = grpc.StatusCode.INVALID_ARGUMENT
+
+
+def _aton(server: ServerProcess) -> tuple[str, int]:
+    created = server.stub.CreateGame(pb.CreateGameRequest(game="aton", seed=3))
+    return created.state, created.status.current_player
+
+
+def test_action_id_and_action_text_together_are_refused(server: ServerProcess) -> None:
+    """ApplyActionRequest: a body carrying both members of `action` is refused (decoding
+    alone would keep the text silently)."""
+    token, seat = _aton(server)
+    legal = server.stub.ListLegalActions(pb.ListLegalActionsRequest(state=token, viewer=seat)).actions
+    raw = (
+        pb.ApplyActionRequest(state=token, action_id=legal[0].id).SerializeToString()
+        + pb.ApplyActionRequest(action_text=legal[-1].text).SerializeToString()
+    )
+    call = server.channel.unary_unary("/heka.v1.GameService/ApplyAction")
+    err = call_error(call, raw, timeout=20)
+    assert err.code() == INVALID, err.details()
+    field, reason, _, _ = error_details(err)
+    assert (field, reason) == ("action_text", "TWO_ONEOF_MEMBERS")
+    assert "action_id and action_text are both set" in (err.details() or "")
+
+
+def test_two_members_of_a_nested_oneof_are_refused(server: ServerProcess) -> None:
+    raw = (
+        pb.CreateGameRequest(game="aton", options=pb.GameOptions(aton=pb.AtonOptions())).SerializeToString()
+        + pb.CreateGameRequest(options=pb.GameOptions(osirium=pb.OsiriumOptions())).SerializeToString()
+    )
+    err = call_error(server.channel.unary_unary("/heka.v1.GameService/CreateGame"), raw, timeout=20)
+    assert err.code() == INVALID
+    assert error_details(err)[:2] == ("options.osirium", "TWO_ONEOF_MEMBERS")
+
+
+def _budget_error(server: ServerProcess, ms: float) -> str:
+    token, seat = _aton(server)
+    bot = pb.BotSettings(kind=pb.BOT_KIND_MCTS, budget=pb.SearchBudget(milliseconds=ms))
+    err = call_error(server.stub.BotMove, pb.BotMoveRequest(state=token, viewer=seat, bot=bot), timeout=20)
+    assert err.code() == INVALID
+    assert error_details(err)[:2] == ("bot.budget.milliseconds", "BAD_BUDGET")
+    return err.details() or ""
+
+
+def test_a_budget_under_the_minimum_is_refused_naming_it(server: ServerProcess) -> None:
+    """SearchBudget.milliseconds: at least 1."""
+    message = _budget_error(server, 1e-300)
+    assert "must be in [1, " in message and "got 1e-300" in message
+    assert "got 0.5" in _budget_error(server, 0.5)
+
+
+def test_a_budget_error_prints_the_number_sent(server: ServerProcess) -> None:
+    assert "got 10000.001" in _budget_error(server, 10000.001)  # the shared server's cap: 10000
+
+
+def test_root_counts_go_only_to_the_bots_own_seat(server: ServerProcess) -> None:
+    """SearchDiagnostics: root_actions and root_visits are private; another viewer reads 0."""
+    token, seat = _aton(server)
+    bot = pb.BotSettings(kind=pb.BOT_KIND_MCTS, budget=pb.SearchBudget(iterations=50), seed=1)
+    own = server.stub.BotMove(pb.BotMoveRequest(state=token, viewer=seat, bot=bot)).diagnostics
+    other = server.stub.BotMove(
+        pb.BotMoveRequest(state=token, viewer=1 - seat, bot=bot, apply=True)
+    ).diagnostics
+    assert own.root_actions > 0 and own.root_visits > 0
+    assert (other.root_actions, other.root_visits) == (0, 0)
+    assert other.iterations > 0  # the totals go to every viewer
