@@ -251,6 +251,20 @@ def test_hpa_and_pdb_target_the_deployment(docs):
     assert spec.get("maxUnavailable", 0) >= 1 or spec["minAvailable"] < hpa["spec"]["minReplicas"]
 
 
+def test_the_hpa_alone_sets_the_replica_count(docs):
+    """A workload that an HPA scales has no spec.replicas: `kubectl apply` would reset the
+    fleet to that value on every apply (the Kubernetes HPA guide, "Migrating Deployments and
+    StatefulSets to horizontal autoscaling"). scripts/ci_checks.sh checks the same."""
+    targets = {
+        (h["spec"]["scaleTargetRef"]["kind"], h["spec"]["scaleTargetRef"]["name"])
+        for h in by_kind(docs, "HorizontalPodAutoscaler")
+    }
+    scaled = [d for _, d in docs if (d.get("kind"), d.get("metadata", {}).get("name")) in targets]
+    assert len(scaled) == len(targets), "every HPA targets a workload of k8s/"
+    for workload in scaled:
+        assert "replicas" not in workload["spec"], f"{workload['kind']} {workload['metadata']['name']}"
+
+
 def _dashboard():
     return json.loads((K8S / "grafana-dashboard.json").read_text())
 
