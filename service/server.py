@@ -74,7 +74,11 @@ def load_keys(config: Config) -> KeyRing:
             extra={"fields": {"event": "insecure_plaintext_tokens"}},
         )
     if spec.strip():
-        return KeyRing(parse_keys(spec), encrypt=encrypt, version=version)
+        from service.published_keys import check_not_published
+
+        keys = parse_keys(spec)
+        check_not_published(spec)
+        return KeyRing(keys, encrypt=encrypt, version=version)
     log.warning(
         "no state key configured (HEKA_STATE_KEYS): using an ephemeral key; state tokens will not "
         "survive a restart and other replicas will refuse them",
