@@ -200,6 +200,23 @@ def test_grace_period_covers_shutdown_delay_and_drain(docs):
     assert pod["terminationGracePeriodSeconds"] > drain + delay
 
 
+def test_the_drain_covers_the_longest_bot_call(docs):
+    """A bot call admitted just before SIGTERM may run for the longest search the server
+    admits (HEKA_MAX_MILLISECONDS, which caps the presets' time caps too) or the longest
+    bot loop (HEKA_MAX_ADVANCE_SECONDS): the drain (HEKA_GRACE_SECONDS) must outlast both."""
+    config_mod = pytest.importorskip("service.config")
+    from ai.presets import PRESETS
+
+    (config,) = by_kind(docs, "ConfigMap", "heka-config")
+    cfg = config_mod.load(environ=config["data"])
+    longest = max(
+        cfg.max_milliseconds / 1000,
+        cfg.max_advance_seconds,
+        *(min(b.milliseconds or 0, cfg.max_milliseconds) / 1000 for b in PRESETS.values()),
+    )
+    assert cfg.grace_seconds > longest, (cfg.grace_seconds, longest)
+
+
 def test_every_variable_is_a_server_setting(docs):
     """ConfigMap keys and the image's HEKA_* defaults name real settings with valid values."""
     config_mod = pytest.importorskip("service.config")
