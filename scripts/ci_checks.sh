@@ -4,7 +4,8 @@
 #   2. kubernetes-validate --strict on every manifest in k8s/, against the oldest and the
 #      newest Kubernetes versions we support. kubernetes-validate has no schema for CRDs
 #      (ServiceMonitor) or for kustomization.yaml: it warns and passes those, and
-#      tests/deploy/test_deploy_manifests.py checks them structurally.
+#      tests/deploy/test_deploy_manifests.py checks them structurally;
+#   3. no workload that an HPA scales sets spec.replicas.
 # The entrypoint smoke test (fresh virtualenv installed with the Dockerfile's own commands,
 # `heka serve`, health, /metrics, SIGTERM) is tests/deploy/test_deploy_smoke.py, run by
 # `make test` with the rest of the suite.
@@ -28,4 +29,29 @@ for version in $K8S_VERSIONS; do
     echo "== kubernetes-validate --strict -k $version (${#manifests[@]} files)"
     "$BIN/kubernetes-validate" --strict --quiet -k "$version" "${manifests[@]}"
 done
+echo "ok"
+
+# A workload that an HPA scales must not set spec.replicas: every `kubectl apply` would
+# reset the fleet to that count (Kubernetes HPA guide, "Migrating Deployments and
+# StatefulSets to horizontal autoscaling").
+echo "== HPA targets leave spec.replicas to the HPA"
+"$BIN/python" - "${manifests[@]}" <<'PY'
+import sys
+
+import yaml
+
+docs = [d for path in sys.argv[1:] for d in yaml.safe_load_all(open(path)) if d]
+targets = {
+    (d["spec"]["scaleTargetRef"]["kind"], d["spec"]["scaleTargetRef"]["name"])
+    for d in docs
+    if d.get("kind") == "HorizontalPodAutoscaler"
+}
+bad = [
+    f"{d['kind']}/{d['metadata']['name']}"
+    for d in docs
+    if (d.get("kind"), d.get("metadata", {}).get("name")) in targets and "replicas" in d.get("spec", {})
+]
+if bad:
+    sys.exit(f"spec.replicas set on HPA-scaled {', '.join(bad)}: remove it, the HPA owns the count")
+PY
 echo "ok"

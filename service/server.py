@@ -74,7 +74,11 @@ def load_keys(config: Config) -> KeyRing:
             extra={"fields": {"event": "insecure_plaintext_tokens"}},
         )
     if spec.strip():
-        return KeyRing(parse_keys(spec), encrypt=encrypt, version=version)
+        from service.published_keys import check_not_published
+
+        keys = parse_keys(spec)
+        check_not_published(spec)
+        return KeyRing(keys, encrypt=encrypt, version=version)
     log.warning(
         "no state key configured (HEKA_STATE_KEYS): using an ephemeral key; state tokens will not "
         "survive a restart and other replicas will refuse them",
@@ -188,9 +192,14 @@ class Server:
             from service import reflection
 
             reflection.enable(self.server, (SERVICE_NAME, health.SERVICE_NAME))
-        self.port = self.server.add_insecure_port(f"{cfg.host}:{self.requested_port}")
+        address = f"{cfg.host}:{self.requested_port}"
+        try:
+            # gRPC binds with SO_REUSEADDR (a restart rebinds through TIME_WAIT at once).
+            self.port = self.server.add_insecure_port(address)
+        except RuntimeError as exc:  # grpc.aio raises this when no address binds
+            raise OSError(f"cannot bind gRPC port {address}: {exc}") from None
         if self.port == 0:
-            raise OSError(f"cannot bind gRPC port {cfg.host}:{self.requested_port}")
+            raise OSError(f"cannot bind gRPC port {address}")
         await self.server.start()
         for name in ("", SERVICE_NAME):
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
@@ -364,12 +373,28 @@ def _serve_one(config: Config, keys: KeyRing, metrics_dir: str) -> int:
 @contextlib.contextmanager
 def _reserve_port(host: str, port: int) -> Iterator[int]:
     """Bind (without listening) a SO_REUSEPORT socket so every child can bind the same
-    port, and port 0 resolves to one free port for all of them."""
+    port, and port 0 resolves to one free port for all of them.
+
+    Both binds set SO_REUSEADDR, as gRPC's own listener and the metrics endpoint do: a
+    server's closed connections keep its port in TIME_WAIT for up to a minute after it
+    stops, and a restart (a container restarted in the same pod network) must bind at once.
+    SO_REUSEADDR never lets a bind share a port that a socket *listens* on, but SO_REUSEPORT
+    does (for the same user): the first bind, without SO_REUSEPORT, refuses a port that a
+    running server holds, so that two servers never share it."""
     bare = host.strip("[]")
     family = socket.AF_INET6 if ":" in bare else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        probe.bind((bare, port))
+        port = int(probe.getsockname()[1])
     sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-    sock.bind((bare, port))
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        sock.bind((bare, port))
+    except OSError:
+        sock.close()
+        raise
     try:
         yield int(sock.getsockname()[1])
     finally:

@@ -56,8 +56,14 @@ def register(sub: Any) -> None:
         "--ratings",
         metavar="PATH",
         default=None,
-        help="with --ladder: where to write the rating table (default: ladder-GAME-Np.json; "
-        "the shipped tables are ai/ladders/GAME-Np.json)",
+        help="with --ladder: where to write the rating table (default: "
+        "heka-results/ladder-GAME-Np.json; the shipped tables are ai/ladders/GAME-Np.json: --ship)",
+    )
+    p.add_argument(
+        "--ship",
+        action="store_true",
+        help="with --ladder: write the rating table over the shipped one, "
+        "ai/ladders/GAME-Np.json, which target ratings then play by (instead of --ratings)",
     )
     p.add_argument(
         "--check",
@@ -215,6 +221,10 @@ def run(args: argparse.Namespace) -> int:
             raise ArenaError("--check and --targets go with --ladder")
         if args.targets and not args.check:
             raise ArenaError("--targets goes with --check TABLE")
+        if args.ship and (not args.ladder or args.check):
+            raise ArenaError("--ship goes with --ladder (without --check)")
+        if args.ship and args.ratings:
+            raise ArenaError("--ship writes the shipped table: no --ratings")
         if args.ladder:
             if args.teams or args.lineup != "round-robin":
                 raise ArenaError("--ladder has its own lineup (no --lineup, no --teams)")
@@ -443,7 +453,7 @@ def _write_table(args: argparse.Namespace, result: Any, players: int) -> None:
         else ""
     )
     table = table_from_result(result, ladder_command(args, players), provisional=provisional, note=note)
-    path = args.ratings or f"ladder-{args.game}-{players}p.json"
+    path = ratings_path(args, players)
     directory = os.path.dirname(path)
     if directory:
         os.makedirs(directory, exist_ok=True)
@@ -455,6 +465,19 @@ def _write_table(args: argparse.Namespace, result: Any, players: int) -> None:
         level = "" if b.is_level else "  (not a level)"
         print(f"  {b.name:<28} {b.rating:+7.0f}  {ci}{level}")
     print(f"rating table written to {path}")
+
+
+def ratings_path(args: argparse.Namespace, players: int) -> str:
+    """Where the ladder writes its table: ``--ratings``, the shipped table with ``--ship``,
+    else under heka-results/ (never a tracked file by default)."""
+    from ai.ladder import table_path
+    from service.commands.outputs import default_path
+
+    if args.ratings:
+        return str(args.ratings)
+    if args.ship:
+        return str(table_path(args.game, players))
+    return default_path(f"ladder-{args.game}-{players}p.json")
 
 
 #: How often a running arena rewrites its --json file with the games finished so far.

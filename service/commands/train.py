@@ -42,7 +42,14 @@ def register(sub: Any) -> None:
         "--out",
         default=None,
         metavar="PATH",
-        help="model file to write (default: GAME-Pp.json in ai/models/ or $HEKA_MODEL_DIR)",
+        help="model file to write (default: heka-results/models/GAME-Pp.json; the expert preset "
+        "reads GAME-Pp.json in ai/models/ or $HEKA_MODEL_DIR: --ship)",
+    )
+    p.add_argument(
+        "--ship",
+        action="store_true",
+        help="write the model where the expert preset reads it (GAME-Pp.json in ai/models/ or "
+        "$HEKA_MODEL_DIR), replacing the shipped one (instead of --out)",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
@@ -59,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2
     from ai.api import BotSpecError
-    from ai.learned import ModelError, model_path
+    from ai.learned import ModelError
     from engine import EngineError
     from service.commands.arena import ProgressBar
 
@@ -73,7 +80,10 @@ def run(args: argparse.Namespace) -> int:
         l2=args.l2,
         holdout=args.holdout,
     )
-    path = args.out or str(model_path(config.game, config.players))
+    if args.ship and args.out:
+        print("heka train: --ship writes the shipped model: no --out", file=sys.stderr)
+        return 2
+    path = output_path(args)
     print(f"heka train: {config.command()}", file=sys.stderr)
     bar = ProgressBar(config.games, enabled=not args.no_progress)
 
@@ -92,3 +102,16 @@ def run(args: argparse.Namespace) -> int:
         fh.write(text)
     print(format_summary(config, summary, path))
     return 0
+
+
+def output_path(args: argparse.Namespace) -> str:
+    """Where the model goes: ``--out``, the expert preset's file with ``--ship``, else under
+    heka-results/ (never a tracked file by default)."""
+    from ai.learned import model_path
+    from service.commands.outputs import default_path
+
+    if args.out:
+        return str(args.out)
+    if args.ship:
+        return str(model_path(args.game, args.players))
+    return default_path(os.path.join("models", f"{args.game}-{args.players}p.json"))

@@ -200,6 +200,23 @@ def test_grace_period_covers_shutdown_delay_and_drain(docs):
     assert pod["terminationGracePeriodSeconds"] > drain + delay
 
 
+def test_the_drain_covers_the_longest_bot_call(docs):
+    """A bot call admitted just before SIGTERM may run for the longest search the server
+    admits (HEKA_MAX_MILLISECONDS, which caps the presets' time caps too) or the longest
+    bot loop (HEKA_MAX_ADVANCE_SECONDS): the drain (HEKA_GRACE_SECONDS) must outlast both."""
+    config_mod = pytest.importorskip("service.config")
+    from ai.presets import PRESETS
+
+    (config,) = by_kind(docs, "ConfigMap", "heka-config")
+    cfg = config_mod.load(environ=config["data"])
+    longest = max(
+        cfg.max_milliseconds / 1000,
+        cfg.max_advance_seconds,
+        *(min(b.milliseconds or 0, cfg.max_milliseconds) / 1000 for b in PRESETS.values()),
+    )
+    assert cfg.grace_seconds > longest, (cfg.grace_seconds, longest)
+
+
 def test_every_variable_is_a_server_setting(docs):
     """ConfigMap keys and the image's HEKA_* defaults name real settings with valid values."""
     config_mod = pytest.importorskip("service.config")
@@ -249,6 +266,20 @@ def test_hpa_and_pdb_target_the_deployment(docs):
     # A PDB that allows no disruption at the minimum replica count would block node drains.
     spec = pdb["spec"]
     assert spec.get("maxUnavailable", 0) >= 1 or spec["minAvailable"] < hpa["spec"]["minReplicas"]
+
+
+def test_the_hpa_alone_sets_the_replica_count(docs):
+    """A workload that an HPA scales has no spec.replicas: `kubectl apply` would reset the
+    fleet to that value on every apply (the Kubernetes HPA guide, "Migrating Deployments and
+    StatefulSets to horizontal autoscaling"). scripts/ci_checks.sh checks the same."""
+    targets = {
+        (h["spec"]["scaleTargetRef"]["kind"], h["spec"]["scaleTargetRef"]["name"])
+        for h in by_kind(docs, "HorizontalPodAutoscaler")
+    }
+    scaled = [d for _, d in docs if (d.get("kind"), d.get("metadata", {}).get("name")) in targets]
+    assert len(scaled) == len(targets), "every HPA targets a workload of k8s/"
+    for workload in scaled:
+        assert "replicas" not in workload["spec"], f"{workload['kind']} {workload['metadata']['name']}"
 
 
 def _dashboard():

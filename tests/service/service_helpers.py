@@ -42,7 +42,9 @@ class ServerProcess(LocalServer):
         self.stub = pb_grpc.GameServiceStub(self.channel)
 
     def stop(self, grace: float = 30.0) -> int:
-        self.channel.close()
+        channel = getattr(self, "channel", None)  # none when the server failed to start
+        if channel is not None:
+            channel.close()
         return super().stop(grace)
 
 

@@ -1,0 +1,106 @@
+"""Commands never write into tracked files by default: their outputs go under
+heka-results/ (ignored by git); replacing a shipped model or rating table takes --ship or an
+explicit path (service/commands/outputs.py)."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from service.cli import build_parser, main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+LADDER = [
+    "arena", "--ladder", "--game", "aton", "--games-per-pair", "1", "--seed", "2", "--no-progress",
+    "--anchors", "random;greedy", "--bots", "mcts:iterations=5,ms=none",
+]  # fmt: skip
+TRAIN = [
+    "train", "--game", "aton", "--players", "2", "--games", "3", "--seed", "5", "--every", "6",
+    "--bot", "mcts:iterations=5,ms=none", "--no-progress",
+]  # fmt: skip
+
+
+def files_under(path: Path) -> set[str]:
+    return {str(p.relative_to(path)) for p in path.rglob("*") if p.is_file()}
+
+
+def shipped(directory: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(directory.glob("*.json"))}
+
+
+def test_the_ladder_writes_its_table_under_the_results_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ai import ladder
+
+    before = shipped(ladder.TABLE_DIR)
+    monkeypatch.chdir(tmp_path)
+    assert main(LADDER) == 0
+    assert files_under(tmp_path) == {"heka-results/ladder-aton-2p.json"}
+    assert ladder.read_table(tmp_path / "heka-results" / "ladder-aton-2p.json").game == "aton"
+    assert shipped(ladder.TABLE_DIR) == before
+
+
+def test_the_ladder_ships_its_table_only_when_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ai import ladder
+
+    monkeypatch.setattr(ladder, "TABLE_DIR", tmp_path / "ladders")
+    monkeypatch.chdir(tmp_path)
+    assert main([*LADDER, "--ship"]) == 0
+    assert files_under(tmp_path) == {"ladders/aton-2p.json"}
+    assert main([*LADDER, "--ship", "--ratings", "x.json"]) == 2
+    assert "no --ratings" in capsys.readouterr().err
+    assert main(["arena", "--bots", "greedy,random", "--games", "2", "--ship", "--no-progress"]) == 2
+    assert "--ship goes with --ladder" in capsys.readouterr().err
+
+
+def test_train_writes_under_the_results_folder_and_leaves_the_shipped_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("numpy", reason="heka train needs the train extra (numpy)")
+    from ai.learned import model_dir
+
+    monkeypatch.delenv("HEKA_MODEL_DIR", raising=False)
+    before = shipped(model_dir())
+    monkeypatch.chdir(tmp_path)
+    assert main(TRAIN) == 0
+    assert files_under(tmp_path) == {"heka-results/models/aton-2p.json"}
+    assert shipped(model_dir()) == before
+
+
+def test_train_ships_the_model_only_when_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("numpy", reason="heka train needs the train extra (numpy)")
+    monkeypatch.setenv("HEKA_MODEL_DIR", str(tmp_path / "models"))
+    monkeypatch.chdir(tmp_path)
+    assert main([*TRAIN, "--ship"]) == 0
+    assert files_under(tmp_path) == {"models/aton-2p.json"}
+    assert main([*TRAIN, "--ship", "--out", "x.json"]) == 2
+    assert "no --out" in capsys.readouterr().err
+
+
+def test_the_results_folder_is_ignored_by_git() -> None:
+    for name in ("heka-results/ladder-aton-2p.json", "heka-results/models/aton-2p.json"):
+        done = subprocess.run(["git", "check-ignore", "-q", name], cwd=ROOT, check=False)
+        assert done.returncode == 0, f"{name} is not ignored by .gitignore"
+
+
+def test_no_command_option_names_an_output_file_by_default() -> None:
+    """Every path option of every command defaults to none: a default output is chosen in
+    code, under heka-results/ (the two tests above), never as a path in the parser."""
+    parser = build_parser()
+    (sub,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    checked = 0
+    for name, command in sub.choices.items():
+        for action in command._actions:
+            if action.metavar in ("PATH", "TABLE") or action.dest in ("out", "ratings", "json", "resume"):
+                checked += 1
+                assert action.default in (None, False, ""), f"heka {name} {action.option_strings}"
+    assert checked >= 5
