@@ -22,6 +22,14 @@ for ``cheap``). ``--task-rate R`` paces each user to at most R tasks per second
 Locust as request type ``grpc`` named after the method; scenario-level failures (for
 example an illegal bot move) as ``scenario``. Setup calls (the state pool of ``bot`` and
 ``cheap``) are not reported.
+
+Shed load: a call the server refuses with a retry hint (RESOURCE_EXHAUSTED or UNAVAILABLE
+with ``RetryInfo``) is reported as request type ``shed`` (not a failure) and sent again
+after a jittered backoff that honours the hint (service/loadtest/retry.py;
+``--no-retry``: such refusals are failures). Goodput: each completed bot move is reported
+as request type ``goodput``, name ``bot_move``; that row's requests per second are the bot
+moves per second (the Aggregated row counts those events too: read the ``grpc`` rows for
+the request rate).
 """
 
 from __future__ import annotations
@@ -42,6 +50,7 @@ except ImportError:  # pragma: no cover - only without gevent (tests)
     pass
 
 from service.gen.heka.v1 import game_service_pb2_grpc as pb_grpc
+from service.loadtest.retry import Backoff, retry_delay
 from service.loadtest.scenarios import (
     BOT_KINDS,
     DIFFICULTIES,
@@ -49,6 +58,7 @@ from service.loadtest.scenarios import (
     Call,
     ScenarioConfig,
     ScenarioError,
+    bot_moves,
     drive,
     make_scenario,
     task_rng,
@@ -70,6 +80,10 @@ def _add_arguments(parser: Any) -> None:
     group.add_argument("--seed", type=int, default=1)
     group.add_argument("--rpc-timeout", type=float, default=30.0, help="deadline of each RPC, seconds")
     group.add_argument("--task-rate", type=float, default=0.0, help="tasks/s per user (0: no pacing)")
+    group.add_argument(
+        "--no-retry", action="store_true", help="refusals with a retry hint are failures (no backoff)"
+    )
+    group.add_argument("--max-retries", type=int, default=20, help="refusals in a row before a task gives up")
 
 
 class HekaUser(User):
@@ -102,34 +116,74 @@ class HekaUser(User):
             seed=self.seed,
         )
         self.scenario = make_scenario(opts.scenario, config)
+        retry = not getattr(opts, "no_retry", False)
+        self.backoff = Backoff(max_retries=int(opts.max_retries)) if retry else None
+        self.jitter = random.Random(self.seed ^ 0x5EED)
+        self.sleep = time.sleep  # gevent's, once Locust has patched the standard library
         drive(self.scenario.setup(random.Random(self.seed)), self._call_unreported)
         self.tasks_done = 0
 
     def on_stop(self) -> None:
         self.channel.close()
 
+    def _hint(self, exc: grpc.RpcError) -> float | None:
+        """The retry delay of a refusal to back off from (None: an error)."""
+        if self.backoff is None or not hasattr(exc, "code"):
+            return None
+        trailing = exc.trailing_metadata() if hasattr(exc, "trailing_metadata") else None
+        return retry_delay(exc.code().name, trailing)
+
     def _call_unreported(self, call: Call) -> Any:
-        return getattr(self.stub, call.method)(call.request, timeout=self.timeout)
+        refusals = 0
+        while True:
+            try:
+                return getattr(self.stub, call.method)(call.request, timeout=self.timeout)
+            except grpc.RpcError as exc:
+                hint = self._hint(exc)
+                refusals += 1
+                if hint is None or self.backoff is None or refusals > self.backoff.max_retries:
+                    raise
+                self.sleep(self.backoff.delay(hint, refusals, self.jitter))
 
     def _call(self, call: Call) -> Any:
-        start = time.perf_counter()
-        response = None
-        error: Exception | None = None
-        try:
-            response = getattr(self.stub, call.method)(call.request, timeout=self.timeout)
-            return response
-        except grpc.RpcError as exc:
-            error = exc
-            raise
-        finally:
+        refusals = 0
+        while True:
+            start = time.perf_counter()
+            response = None
+            error: Exception | None = None
+            kind = "grpc"
+            try:
+                response = getattr(self.stub, call.method)(call.request, timeout=self.timeout)
+            except grpc.RpcError as exc:
+                error = exc
+                hint = self._hint(exc)
+                if hint is not None and self.backoff is not None and refusals < self.backoff.max_retries:
+                    kind, error = "shed", None
+                    refusals += 1
             self.environment.events.request.fire(
-                request_type="grpc",
+                request_type=kind,
                 name=call.method,
                 response_time=(time.perf_counter() - start) * 1000.0,
                 response_length=response.ByteSize() if response is not None else 0,
                 exception=error,
                 context={"scenario": self.scenario.name},
             )
+            if error is not None:
+                raise error
+            if kind == "shed":
+                assert self.backoff is not None and hint is not None
+                self.sleep(self.backoff.delay(hint, refusals, self.jitter))
+                continue
+            for _ in range(bot_moves(call.method, response)):
+                self.environment.events.request.fire(
+                    request_type="goodput",
+                    name="bot_move",
+                    response_time=0.0,
+                    response_length=0,
+                    exception=None,
+                    context={"scenario": self.scenario.name},
+                )
+            return response
 
     @task
     def scenario_task(self) -> None:

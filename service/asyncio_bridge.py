@@ -6,7 +6,9 @@ so they run directly on the loop: no thread hand-off and no GIL ping-pong betwee
 polling thread and a pool thread, which in the thread-pool server cost more than the call
 itself. Bot calls (``BotMove``, ``AdvanceBots``) wait for a search in a worker process,
 so they run on a small thread pool; the loop stays free, and health checks and cheap calls
-keep answering while every search worker is busy.
+keep answering while every search worker is busy. A bot call takes its place in the search
+queue on the loop, before it is handed to a thread (:meth:`GameService.enter_queue`): a
+call the queue refuses costs no thread and no token decoding.
 
 The servicer itself stays synchronous; a bot call sees its call context through
 :class:`ThreadContext`, which is safe to use from a pool thread.
@@ -38,6 +40,15 @@ def searches(request: Any) -> bool:
     return any(seat.bot.kind != pb.BOT_KIND_RANDOM for seat in request.bots)
 
 
+def bot_move_searches(request: Any) -> bool:
+    """Whether a BotMove request's bot searches."""
+    return bool(request.bot.kind != pb.BOT_KIND_RANDOM)
+
+
+#: Which requests of a :data:`BLOCKING` RPC take a place in the search queue.
+_QUEUED = {"BotMove": bot_move_searches, "AdvanceBots": searches}
+
+
 METHODS = tuple(m.name for m in pb.DESCRIPTOR.services_by_name["GameService"].methods)
 
 
@@ -54,6 +65,8 @@ class ThreadContext:
         self._callbacks: list[Callable[[], None]] = []
         self._lock = threading.Lock()
         self._peer: str = str(context.peer())
+        #: The call's place in the search queue (taken on the loop), if it has one.
+        self.search_entry: Any = None
         context.add_done_callback(self._on_done)
 
     def _on_done(self, _context: Any) -> None:
@@ -92,9 +105,9 @@ class AsyncGameService:
         for name in METHODS:
             method = getattr(servicer, name)
             if name in BLOCKING:
-                handler = self._threaded(method)
+                handler = self._threaded(method, _QUEUED.get(name))
             elif name in SOMETIMES_BLOCKING:
-                handler = self._either(method, self._threaded(method))
+                handler = self._either(method, self._threaded(method, searches))
             else:
                 handler = self._inline(method)
             setattr(self, name, handler)
@@ -120,12 +133,33 @@ class AsyncGameService:
 
         return call
 
-    def _threaded(self, method: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Awaitable[Any]]:
+    def _threaded(
+        self, method: Callable[[Any, Any], Any], queued: Callable[[Any], bool] | None = None
+    ) -> Callable[[Any, Any], Awaitable[Any]]:
+        """``method`` on the thread pool; when ``queued(request)``, after taking the call's
+        place in the search queue (or being refused) on the loop."""
         executor = self.executor
+        servicer = self.servicer
+
+        def run(request: Any, bridge: ThreadContext) -> Any:
+            try:
+                return method(request, bridge)
+            finally:
+                if bridge.search_entry is not None:
+                    servicer.searches.queue.finish(bridge.search_entry)
 
         async def call(request: Any, context: grpc.aio.ServicerContext) -> Any:
             bridge = ThreadContext(context)
+            if queued is not None and queued(request):
+                bridge.search_entry = servicer.enter_queue(bridge)
             loop = asyncio.get_running_loop()
-            return await loop.run_in_executor(executor, method, request, bridge)
+            try:
+                return await loop.run_in_executor(executor, run, request, bridge)
+            except asyncio.CancelledError:
+                entry = bridge.search_entry
+                if entry is not None:  # the call ended before its thread took it, if it did
+                    servicer.searches.cancel_call(entry)
+                    servicer.searches.queue.finish(entry)
+                raise
 
         return call

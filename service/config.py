@@ -16,6 +16,11 @@ import tempfile
 from collections.abc import Callable, Mapping
 from typing import Any
 
+#: Default queue length per search slot (HEKA_MAX_QUEUED_SEARCHES=0): with the default
+#: maximum wait, a queue this long drains within the wait at the easy and medium presets'
+#: pace (bench/results/overload.txt; `heka loadtest --scenario play --concurrency ...`).
+QUEUE_PER_SLOT = 8
+
 
 class ConfigError(ValueError):
     """A setting has a bad value."""
@@ -144,8 +149,24 @@ class Config:
     max_concurrent_searches: int = _setting(
         "HEKA_MAX_CONCURRENT_SEARCHES",
         0,
-        "Bot calls (BotMove, AdvanceBots) admitted at once; more are refused with "
-        "RESOURCE_EXHAUSTED (0: all search workers of all gRPC processes).",
+        "Bot calls (BotMove, AdvanceBots, and CreateGame/ApplyAction with searching bots) that "
+        "hold a search slot at once; more wait in the queue (HEKA_MAX_QUEUED_SEARCHES) (0: all "
+        "search workers of all gRPC processes).",
+    )
+    max_queued_searches: int = _setting(
+        "HEKA_MAX_QUEUED_SEARCHES",
+        0,
+        "Bot calls that wait for a search slot in one gRPC process's FIFO queue when every slot "
+        "is busy; more are refused at once with RESOURCE_EXHAUSTED, reason QUEUE_FULL, and a retry "
+        f"hint (0: {QUEUE_PER_SLOT} per search slot of the process).",
+    )
+    max_queue_wait_seconds: float = _setting(
+        "HEKA_MAX_QUEUE_WAIT_SECONDS",
+        5.0,
+        "Longest a bot call waits in the queue for a search slot: a call whose expected wait "
+        "(its place in line times the recent time a call holds a slot) is longer, or leaves no "
+        "time for its search before its deadline, is refused on arrival (QUEUE_WAIT, QUEUE_DEADLINE); "
+        "one still waiting then is refused (0: no queue).",
     )
     max_workers_per_search: int = _setting(
         "HEKA_MAX_WORKERS_PER_SEARCH",
@@ -271,6 +292,18 @@ class Config:
         return self.metrics_host or self.host
 
     @property
+    def search_share(self) -> int:
+        """Search slots one gRPC process can expect to use (the capacity is shared)."""
+        return max(1, math.ceil(self.search_capacity / max(1, self.grpc_processes)))
+
+    @property
+    def search_queue_length(self) -> int:
+        """Bot calls that may wait for a slot in one gRPC process."""
+        if self.max_queued_searches > 0:
+            return self.max_queued_searches
+        return QUEUE_PER_SLOT * self.search_share
+
+    @property
     def search_capacity(self) -> int:
         """Bot calls admitted at once (over all gRPC processes)."""
         if self.max_concurrent_searches > 0:
@@ -294,7 +327,13 @@ class Config:
         ):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}")
-        for name in ("search_workers", "max_concurrent_searches", "state_cache_size", "max_concurrent_rpcs"):
+        for name in (
+            "search_workers",
+            "max_concurrent_searches",
+            "max_queued_searches",
+            "state_cache_size",
+            "max_concurrent_rpcs",
+        ):
             if getattr(self, name) < 0:
                 raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)}")
         for name in ("max_milliseconds", "max_advance_seconds"):
@@ -304,6 +343,7 @@ class Config:
             "grace_seconds",
             "shutdown_delay_seconds",
             "deadline_margin_ms",
+            "max_queue_wait_seconds",
             "max_connection_age_seconds",
             "max_connection_age_grace_seconds",
             "keepalive_seconds",

@@ -71,7 +71,21 @@ SEARCHES_IN_FLIGHT = Gauge(
     "heka_searches_in_flight", "Bot calls admitted and not finished.", multiprocess_mode="livesum"
 )
 SEARCHES_REJECTED = Counter(
-    "heka_searches_rejected_total", "Bot calls refused (capacity full, draining).", ["reason"]
+    "heka_searches_rejected_total",
+    "Bot calls refused by the search queue, by reason (service.workers.REFUSAL_REASONS).",
+    ["reason"],
+)
+SEARCH_QUEUE_LENGTH = Gauge(
+    "heka_search_queue_length",
+    "Bot calls waiting for a search slot (all gRPC processes).",
+    multiprocess_mode="livesum",
+)
+SEARCH_QUEUE_WAIT = Histogram(
+    "heka_search_queue_wait_seconds",
+    "Time a bot call waited for a search slot, by how the wait ended "
+    "(service.workers.QUEUE_OUTCOMES: admitted, refused, cancelled).",
+    ["outcome"],
+    buckets=RPC_BUCKETS,
 )
 GAMES_CREATED = Counter("heka_games_created_total", "Games created.", ["game"])
 GAMES_FINISHED = Counter(

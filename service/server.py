@@ -121,7 +121,17 @@ class Server:
         from service.workers import SearchPool
 
         self.pool = SearchPool(
-            cfg.workers, cfg.search_capacity, self.metrics_dir, cfg.worker_nice, self.slots
+            cfg.workers,
+            cfg.search_capacity,
+            self.metrics_dir,
+            cfg.worker_nice,
+            self.slots,
+            max_queue=cfg.search_queue_length,
+            max_wait=cfg.max_queue_wait_seconds,
+            share=cfg.search_share,
+            margin=cfg.deadline_margin_ms / 1000.0,
+            on_length=_queue_length_metric,
+            on_wait=_queue_wait_metric,
         )
         self.worker_pids = self.pool.warm()
 
@@ -135,9 +145,11 @@ class Server:
             self.metrics_host = metrics.bound_host(self._metrics_server)
 
         # 3. gRPC: an asyncio server on its own event loop thread (the main thread keeps
-        # the signals and the supervision); bot calls wait for their searches on a thread pool.
+        # the signals and the supervision); bot calls wait for their searches on a thread pool,
+        # with a thread for each call the search queue can hold.
         self._executor = futures.ThreadPoolExecutor(
-            max_workers=cfg.grpc_threads + cfg.search_capacity, thread_name_prefix="bot-call"
+            max_workers=cfg.grpc_threads + cfg.search_capacity + cfg.search_queue_length,
+            thread_name_prefix="bot-call",
         )
         self._loop = asyncio.new_event_loop()
         self._loop_thread = threading.Thread(target=self._loop.run_forever, name="grpc-loop", daemon=True)
@@ -231,6 +243,9 @@ class Server:
         self._on_loop(self.health.enter_graceful_shutdown())
         if cfg.shutdown_delay_seconds > 0:
             time.sleep(cfg.shutdown_delay_seconds)
+        # Calls waiting for a search slot are refused now (UNAVAILABLE, reason DRAINING, with
+        # a retry hint), and so are bot calls that still arrive; searches running finish.
+        self.pool.close()
         start = time.monotonic()
         self._on_loop(self.server.stop(cfg.grace_seconds))
         drained = time.monotonic() - start
@@ -245,6 +260,18 @@ class Server:
             extra={"fields": {"event": "stopped", "drain_seconds": round(drained, 3), "pid": os.getpid()}},
         )
         self._stopped.set()
+
+
+def _queue_length_metric(delta: int) -> None:
+    from service import metrics
+
+    metrics.SEARCH_QUEUE_LENGTH.inc(delta)
+
+
+def _queue_wait_metric(seconds: float, outcome: str) -> None:
+    from service import metrics
+
+    metrics.child(metrics.SEARCH_QUEUE_WAIT, outcome).observe(seconds)
 
 
 def grpc_options(cfg: Config, *, reuseport: bool) -> list[tuple[str, int]]:

@@ -32,7 +32,7 @@ from service.errors import ServiceError, failed_precondition, invalid, resource_
 from service.gen.heka.v1 import game_service_pb2 as pb
 from service.gen.heka.v1 import game_service_pb2_grpc as pb_grpc
 from service.statecache import StateCache
-from service.workers import CapacityFull, SearchJob, SearchPool, Ticket
+from service.workers import Cancelled, Entry, Refused, SearchJob, SearchPool, Ticket
 
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["GameService"].full_name
 
@@ -294,28 +294,60 @@ class GameService(pb_grpc.GameServiceServicer):
             ) from None
         return result.action, result.diagnostics
 
+    def _call_deadline(self, context: Any) -> float | None:
+        """The call's deadline, ``time.monotonic()`` based (None: none)."""
+        remaining = context.time_remaining()
+        if remaining is None or remaining > 1e8:
+            return None
+        return time.monotonic() + float(remaining)
+
+    def enter_queue(self, context: Any) -> Entry:
+        """The call's place in the search queue, taken on arrival, before its token is
+        opened: a call the queue cannot serve in time is refused here, at the cost of a few
+        comparisons (RESOURCE_EXHAUSTED with a retry hint; UNAVAILABLE when draining)."""
+        try:
+            return self.searches.enter(self._call_deadline(context))
+        except Refused as exc:
+            raise self._refusal(exc) from None
+
+    @staticmethod
+    def _refusal(exc: Refused) -> ServiceError:
+        metrics.SEARCHES_REJECTED.labels(exc.reason).inc()
+        if exc.reason == "draining":
+            return ServiceError(
+                grpc.StatusCode.UNAVAILABLE, str(exc), reason="draining", retry_after=exc.retry_after
+            )
+        return resource_exhausted(str(exc), exc.reason, retry_after=exc.retry_after)
+
     @contextlib.contextmanager
     def _slot(self, plans: Mapping[int, BotPlan] | list[BotPlan], context: Any) -> Iterator[Ticket | None]:
-        """One admitted search slot for the call (none when every bot runs inline), or
-        RESOURCE_EXHAUSTED at once. While held, the call's end (a client that cancels or
-        disconnects) cancels its search."""
+        """One search slot for the call (none when every bot runs inline), after its wait in
+        the queue (the place it took on arrival, ``context.search_entry``, else one taken
+        now); refused when the wait ends without one. The call's end (a client that cancels
+        or disconnects) takes a waiting call out of the queue and cancels a running search."""
         values = plans.values() if isinstance(plans, Mapping) else plans
+        entry: Entry | None = getattr(context, "search_entry", None)
+        pool = self.searches
         if all(p.inline for p in values):
+            if entry is not None:
+                pool.queue.finish(entry)
             yield None
             return
-        pool = self.searches
+        if entry is None:
+            entry = self.enter_queue(context)
+        if not context.add_callback(lambda: pool.cancel_call(entry)):
+            pool.cancel_call(entry)  # the call has already ended
         try:
-            with pool.admit() as ticket:
+            with pool.admit(entry) as ticket:
                 metrics.SEARCHES_IN_FLIGHT.inc()
                 try:
-                    if not context.add_callback(lambda: pool.cancel(ticket)):
-                        pool.cancel(ticket)  # the call has already ended
                     yield ticket
                 finally:
                     metrics.SEARCHES_IN_FLIGHT.dec()
-        except CapacityFull as exc:
-            metrics.child(metrics.SEARCHES_REJECTED, "capacity").inc()
-            raise resource_exhausted(str(exc), "capacity") from None
+        except Refused as exc:
+            raise self._refusal(exc) from None
+        except Cancelled as exc:
+            raise ServiceError(grpc.StatusCode.CANCELLED, str(exc), reason="cancelled") from None
 
     def _play_bots(
         self, state: State, plans: Mapping[int, BotPlan], moves: int, context: Any, text: str | None = None

@@ -7,8 +7,14 @@ Examples::
     heka loadtest --scenario bot --difficulty medium --concurrency 2 --duration 1m
     heka loadtest --scenario play --game aton --bot mcts --difficulty easy --concurrency 4
 
-Exit status: 0 when every RPC succeeded, 1 when any failed (the report is printed either
-way), 2 when the run could not start (bad flags, server unreachable, setup failed).
+A call the server refuses with a retry hint (RESOURCE_EXHAUSTED or UNAVAILABLE with
+``RetryInfo``: load it shed) is reported as shed, not as an error, and sent again after a
+jittered backoff (``--no-retry``: such refusals are errors). The report gives the goodput
+(bot moves completed per second) next to the request rate.
+
+Exit status: 0 when every RPC succeeded or was shed and retried, 1 when any failed (the
+report is printed either way), 2 when the run could not start (bad flags, server
+unreachable, setup failed).
 """
 
 from __future__ import annotations
@@ -88,6 +94,18 @@ def register(sub: Any) -> None:
         "--pool", type=int, default=16, help="bot/cheap: mid-game states prepared first (default: 16)"
     )
     p.add_argument("--seed", type=int, default=1, help="seed of the scenario's choices (default: 1)")
+    p.add_argument(
+        "--no-retry",
+        action="store_true",
+        help="count refusals with a retry hint (shed load) as errors instead of backing off and "
+        "sending the call again",
+    )
+    p.add_argument(
+        "--max-retries",
+        type=int,
+        default=20,
+        help="refusals in a row after which a task gives up (default: 20)",
+    )
     p.add_argument("--json", action="store_true", help="print the report as JSON on stdout")
     p.add_argument("--no-progress", action="store_true", help="no live progress line on stderr")
     p.set_defaults(func=run)
@@ -96,6 +114,7 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     import asyncio
 
+    from service.loadtest.retry import Backoff
     from service.loadtest.runner import LoadSettings, SetupError, run_load
     from service.loadtest.scenarios import ScenarioConfig, make_scenario
     from service.loadtest.stats import build_report, format_report
@@ -124,6 +143,7 @@ def run(args: argparse.Namespace) -> int:
             timeout=args.timeout,
             max_in_flight=args.max_in_flight,
             seed=args.seed,
+            backoff=None if args.no_retry else Backoff(max_retries=args.max_retries),
         )
     except ValueError as exc:
         print(f"heka loadtest: {exc}", file=sys.stderr)
@@ -151,6 +171,7 @@ def run(args: argparse.Namespace) -> int:
         "difficulty": config.difficulty,
         "bot_rpc": config.bot_rpc,
         "seed": config.seed,
+        "retry": settings.backoff is not None,
         "setup_rpcs": setup.rpc_count,
     }
     report = build_report(recorder, elapsed, described)

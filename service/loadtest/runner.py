@@ -11,6 +11,12 @@ after another.
 Every RPC has a deadline (``timeout``). When the duration is over no new task starts; a
 ``play`` game in progress stops at its next call and is counted as cut, not failed.
 
+A call refused with a retry hint (RESOURCE_EXHAUSTED or UNAVAILABLE with ``RetryInfo``: the
+server shed it) is counted as *shed*, not as an error, and sent again after a jittered
+backoff (:mod:`service.loadtest.retry`), unless ``backoff`` is None (then it is an error).
+A task refused more than ``backoff.max_retries`` times in a row gives up (counted apart).
+*Goodput* is the bot moves that completed calls carry, per second.
+
 A ``warmup`` runs the same load before the measured ``duration``; what it does is not in the
 report. ``meters`` (e.g. the server's CPU seconds) are read when the measured window opens
 and when its last task has finished; the differences are in ``Recorder.meters``. A ``stop``
@@ -33,7 +39,8 @@ import grpc
 import grpc.aio
 
 from service.gen.heka.v1 import game_service_pb2_grpc as pb_grpc
-from service.loadtest.scenarios import Scenario, ScenarioError, ScenarioGen
+from service.loadtest.retry import Backoff, retry_delay
+from service.loadtest.scenarios import Scenario, ScenarioError, ScenarioGen, bot_moves, task_rng
 from service.loadtest.stats import Recorder
 
 LATE_SECONDS = 0.010
@@ -52,6 +59,8 @@ class LoadSettings:
     connect_timeout: float = 10.0
     seed: int = 1
     max_message_bytes: int = 16 * 1024 * 1024
+    #: How refusals with a retry hint are backed off from; None: they are errors.
+    backoff: Backoff | None = dataclasses.field(default_factory=Backoff)
 
     def __post_init__(self) -> None:
         if (self.rate is None) == (self.concurrency is None):
@@ -126,7 +135,7 @@ class Progress:
             f"[{min(elapsed, self.duration):6.1f}s/{self.duration:g}s] {rpcs} rpcs, {current:8.1f} rpc/s,"
             f" tasks {recorder.tasks_completed}, in flight {in_flight},"
             f" p50 {overall.percentile(50) * 1000:.1f} ms, p99 {overall.percentile(99) * 1000:.1f} ms,"
-            f" errors {recorder.error_count}"
+            f" shed {recorder.shed_count}, errors {recorder.error_count}"
         )
 
     def show(self, recorder: Recorder, elapsed: float, in_flight: int) -> None:
@@ -150,14 +159,26 @@ async def _perform(stub: Any, call: Any, timeout: float) -> Any:
 
 
 async def run_task(
-    stub: Any, gen: ScenarioGen, recorder: Recorder, timeout: float, over: Callable[[], bool] | None
+    stub: Any,
+    gen: ScenarioGen,
+    recorder: Recorder,
+    timeout: float,
+    over: Callable[[], bool] | None,
+    *,
+    backoff: Backoff | None = None,
+    rng: random.Random | None = None,
+    sleep: Callable[[float], Any] = asyncio.sleep,
 ) -> bool:
     """Run one scenario task; record each RPC. Returns whether it completed; a task with a
-    call still to make when ``over()`` is cut (counted as abandoned)."""
+    call still to make when ``over()`` is cut (counted as abandoned). A call refused with a
+    retry hint is shed: with ``backoff``, sent again after ``sleep(delay)`` (``rng``: the
+    jitter's random stream)."""
     recorder.tasks_started += 1
     rpcs = sent = received = 0
+    rng = rng or random.Random(0)
     try:
         step = next(gen)
+        refusals = 0
         while True:
             if over is not None and over():
                 recorder.tasks_abandoned += 1
@@ -166,10 +187,23 @@ async def run_task(
             try:
                 response = await _perform(stub, step, timeout)
             except grpc.aio.AioRpcError as exc:
-                recorder.record(step.method, time.perf_counter() - t0, exc.code().name, exc.details())
-                recorder.tasks_failed += 1
-                return False
+                seconds = time.perf_counter() - t0
+                code = exc.code().name
+                hint = retry_delay(code, exc.trailing_metadata()) if backoff is not None else None
+                if hint is None or backoff is None:
+                    recorder.record(step.method, seconds, code, exc.details())
+                    recorder.tasks_failed += 1
+                    return False
+                recorder.record_shed(step.method, seconds, code, exc.details())
+                refusals += 1
+                if refusals > backoff.max_retries:
+                    recorder.tasks_gave_up += 1
+                    return False
+                await sleep(backoff.delay(hint, refusals, rng))
+                continue
             recorder.record(step.method, time.perf_counter() - t0, "OK")
+            recorder.bot_moves += bot_moves(step.method, response)
+            refusals = 0
             rpcs += 1
             sent += _size(step.request)
             received += _size(response)
@@ -191,7 +225,7 @@ async def run_task(
 async def _setup(scenario: Scenario, stub: Any, settings: LoadSettings) -> Recorder:
     setup_recorder = Recorder()
     gen = scenario.setup(random.Random(settings.seed))
-    ok = await run_task(stub, gen, setup_recorder, settings.timeout, None)
+    ok = await run_task(stub, gen, setup_recorder, settings.timeout, None, backoff=settings.backoff)
     if not ok:
         problems = [*setup_recorder.task_errors]
         for m in setup_recorder.methods.values():
@@ -241,10 +275,18 @@ async def run_load(
         def current() -> Recorder:
             return recorder if clock() >= measured_from else warm
 
+        def jitter(index: int) -> random.Random:
+            """Task ``index``'s backoff jitter: its own stream, apart from the scenario's."""
+            return task_rng(settings.seed ^ 0x5EED, index)
+
         def spawn(index: int) -> asyncio.Task[bool]:
             gen = scenario.task_for(settings.seed, index)
             stub = stubs[index % len(stubs)]
-            task = asyncio.ensure_future(run_task(stub, gen, current(), settings.timeout, over))
+            task = asyncio.ensure_future(
+                run_task(
+                    stub, gen, current(), settings.timeout, over, backoff=settings.backoff, rng=jitter(index)
+                )
+            )
             in_flight.add(task)
             task.add_done_callback(in_flight.discard)
             return task
@@ -272,12 +314,20 @@ async def run_load(
                 index = counter
                 counter += 1
                 gen = scenario.task_for(settings.seed, index)
-                await run_task(stubs[w % len(stubs)], gen, current(), settings.timeout, over)
+                stub = stubs[w % len(stubs)]
+                await run_task(
+                    stub, gen, current(), settings.timeout, over, backoff=settings.backoff, rng=jitter(index)
+                )
 
         async def show_progress() -> None:
             while True:
                 await asyncio.sleep(progress.interval)
-                busy = recorder.tasks_started - recorder.tasks_completed - recorder.tasks_failed
+                busy = (
+                    recorder.tasks_started
+                    - recorder.tasks_completed
+                    - recorder.tasks_failed
+                    - recorder.tasks_gave_up
+                )
                 progress.show(recorder, clock() - start, busy - recorder.tasks_abandoned)
 
         opened: dict[str, float] = {}

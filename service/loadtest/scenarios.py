@@ -410,6 +410,15 @@ def task_rng(seed: int, index: int) -> random.Random:
     return random.Random(seed * 1_000_003 + index)
 
 
+def bot_moves(method: str, response: Any) -> int:
+    """The bot moves a successful response carries (goodput): one for BotMove, the bot
+    turns of the others (raw bytes of a non-heka server: none)."""
+    if method == "BotMove":
+        return 1
+    turns = getattr(response, "bot_turns", None)
+    return len(turns) if turns is not None else 0
+
+
 def drive(gen: ScenarioGen, call: Any) -> int:
     """Run a scenario generator to the end with a blocking ``call(Call) -> response``
     (exceptions from ``call`` propagate); returns the number of calls made."""

@@ -100,6 +100,10 @@ class MethodStats:
     latency: LatencyHistogram = dataclasses.field(default_factory=LatencyHistogram)
     codes: Counter[str] = dataclasses.field(default_factory=Counter)
     errors: Counter[str] = dataclasses.field(default_factory=Counter)
+    #: Calls the server refused with a retry hint (shed load, sent again): by status code,
+    #: and by message; not in ``latency``, ``codes`` nor the errors.
+    shed_codes: Counter[str] = dataclasses.field(default_factory=Counter)
+    shed_messages: Counter[str] = dataclasses.field(default_factory=Counter)
 
     def record(self, seconds: float, code: str, error: str | None = None) -> None:
         self.latency.record(seconds)
@@ -107,9 +111,24 @@ class MethodStats:
         if code != "OK":
             self.errors[f"{code}: {error or ''}".rstrip(": ")] += 1
 
+    def record_shed(self, code: str, message: str | None = None) -> None:
+        self.shed_codes[code] += 1
+        self.shed_messages[f"{code}: {_reason(message)}".rstrip(": ")] += 1
+
+    @property
+    def shed_count(self) -> int:
+        return sum(self.shed_codes.values())
+
     @property
     def error_count(self) -> int:
         return sum(c for code, c in self.codes.items() if code != "OK")
+
+
+def _reason(message: str | None) -> str:
+    """A refusal's message without its figures (waits, counts), so that refusals of one
+    kind count together."""
+    text = message or ""
+    return "".join("#" if ch.isdigit() else ch for ch in text).replace("#.#", "#")[:160]
 
 
 class Recorder:
@@ -121,7 +140,9 @@ class Recorder:
         self.tasks_completed = 0
         self.tasks_failed = 0
         self.tasks_abandoned = 0  # cut by the end of the run (not errors)
+        self.tasks_gave_up = 0  # refused (shed) more times in a row than the retries allow
         self.late_starts = 0  # open loop: tasks started > 10 ms behind schedule
+        self.bot_moves = 0  # bot moves carried by successful responses (goodput)
         self.task_errors: Counter[str] = Counter()  # scenario-level problems (not RPC errors)
         # Of completed tasks only: their RPCs and the protobuf bytes of their requests and
         # responses (what a task costs on the wire, e.g. per complete game of ``play``).
@@ -136,6 +157,17 @@ class Recorder:
         if stats is None:
             stats = self.methods[method] = MethodStats()
         stats.record(seconds, code, error)
+
+    def record_shed(self, method: str, seconds: float, code: str, message: str | None = None) -> None:
+        """A call refused with a retry hint (``seconds``: its round trip, not kept)."""
+        stats = self.methods.get(method)
+        if stats is None:
+            stats = self.methods[method] = MethodStats()
+        stats.record_shed(code, message)
+
+    @property
+    def shed_count(self) -> int:
+        return sum(m.shed_count for m in self.methods.values())
 
     @property
     def rpc_count(self) -> int:
@@ -157,15 +189,18 @@ def build_report(recorder: Recorder, elapsed: float, settings: Mapping[str, Any]
     overall = recorder.overall()
     codes: Counter[str] = Counter()
     errors: Counter[str] = Counter()
+    shed: Counter[str] = Counter()
     methods: dict[str, Any] = {}
     for name in sorted(recorder.methods):
         m = recorder.methods[name]
         codes.update(m.codes)
         errors.update(m.errors)
+        shed.update(m.shed_messages)
         methods[name] = {
             **m.latency.summary(),
             "rate": m.latency.count / elapsed if elapsed > 0 else 0.0,
             "errors": m.error_count,
+            "shed": m.shed_count,
             "status_codes": dict(sorted(m.codes.items())),
             "histogram": [[upper, count] for upper, count in m.latency.linear_buckets()],
         }
@@ -176,10 +211,15 @@ def build_report(recorder: Recorder, elapsed: float, settings: Mapping[str, Any]
         "rpcs": recorder.rpc_count,
         "rate": recorder.rpc_count / elapsed if elapsed > 0 else 0.0,
         "errors": recorder.error_count,
+        "shed": recorder.shed_count,
+        "shed_rate": recorder.shed_count / elapsed if elapsed > 0 else 0.0,
+        "bot_moves": recorder.bot_moves,
+        "goodput": recorder.bot_moves / elapsed if elapsed > 0 else 0.0,
         "tasks": {
             "started": recorder.tasks_started,
             "completed": recorder.tasks_completed,
             "failed": recorder.tasks_failed,
+            "gave_up": recorder.tasks_gave_up,
             "abandoned_at_end": recorder.tasks_abandoned,
             "late_starts": recorder.late_starts,
             "rate": recorder.tasks_completed / elapsed if elapsed > 0 else 0.0,
@@ -192,6 +232,7 @@ def build_report(recorder: Recorder, elapsed: float, settings: Mapping[str, Any]
         "methods": methods,
         "status_codes": dict(sorted(codes.items())),
         "error_distribution": dict(errors.most_common()),
+        "shed_distribution": dict(shed.most_common()),
     }
 
 
@@ -220,15 +261,23 @@ def format_report(report: Mapping[str, Any]) -> str:
         f"rate {s['rate']:g} tasks/s (open loop)" if s.get("rate") else f"concurrency {s.get('concurrency')}"
     )
     lines.append(f"  Load:          {load}, {s.get('connections', 1)} connection(s)")
+    gave_up = tasks.get("gave_up", 0)
     lines.append(
         f"  Count:         {report['rpcs']} RPCs, {tasks['completed']} tasks completed"
-        f" ({tasks['failed']} failed, {tasks['abandoned_at_end']} cut at the end)"
+        f" ({tasks['failed']} failed, {tasks['abandoned_at_end']} cut at the end"
+        + (f", {gave_up} gave up after shed retries" if gave_up else "")
+        + ")"
     )
     lines.append(f"  Total:         {report['elapsed_seconds']:.2f} s")
     lines.append(f"  Slowest:       {_ms(lat['max'])}")
     lines.append(f"  Fastest:       {_ms(lat['min'])}")
     lines.append(f"  Average:       {_ms(lat['mean'])}")
     lines.append(f"  Requests/sec:  {report['rate']:.2f}")
+    lines.append(f"  Goodput:       {report.get('goodput', 0.0):.2f} bot moves/s")
+    lines.append(
+        f"  Shed:          {report.get('shed', 0)} calls refused with a retry hint"
+        f" ({report.get('shed_rate', 0.0):.2f}/s; backed off and sent again, not errors)"
+    )
     lines.append(f"  Tasks/sec:     {tasks['rate']:.2f}")
     if tasks["completed"]:
         wire = (tasks["bytes_sent_per_completed"] + tasks["bytes_received_per_completed"]) / 1024
@@ -247,12 +296,14 @@ def format_report(report: Mapping[str, Any]) -> str:
     lines += ["", "Per RPC:"]
     header = (
         f"  {'method':<18}{'count':>8}{'rate/s':>9}{'mean':>10}{'p50':>10}{'p90':>10}"
-        f"{'p95':>10}{'p99':>10}{'max':>10}{'errors':>8}"
+        f"{'p95':>10}{'p99':>10}{'max':>10}{'errors':>8}{'shed':>8}"
     )
     lines.append(header)
     for name, m in report["methods"].items():
         cells = "".join(f"{m[k] * 1000:>10.2f}" for k in ("mean", "p50", "p90", "p95", "p99", "max"))
-        lines.append(f"  {name:<18}{int(m['count']):>8}{m['rate']:>9.1f}{cells}{m['errors']:>8}")
+        lines.append(
+            f"  {name:<18}{int(m['count']):>8}{m['rate']:>9.1f}{cells}{m['errors']:>8}{m.get('shed', 0):>8}"
+        )
     lines.append("  (latencies in ms)")
     for name, m in report["methods"].items():
         lines += ["", f"Response time histogram (ms), {name}:"]
@@ -263,6 +314,10 @@ def format_report(report: Mapping[str, Any]) -> str:
     if report["error_distribution"]:
         lines += ["", "Error distribution:"]
         for message, count in report["error_distribution"].items():
+            lines.append(f"  [{count}]   {message}")
+    if report.get("shed_distribution"):
+        lines += ["", "Shed (refused with a retry hint, sent again):"]
+        for message, count in report["shed_distribution"].items():
             lines.append(f"  [{count}]   {message}")
     return "\n".join(lines) + "\n"
 

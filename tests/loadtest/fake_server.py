@@ -11,6 +11,8 @@ from concurrent import futures
 from typing import Any
 
 import grpc
+from google.rpc import error_details_pb2, status_pb2
+from grpc_status import rpc_status
 
 from service.gen.heka.v1 import game_service_pb2 as pb
 from service.gen.heka.v1 import game_service_pb2_grpc as pb_grpc
@@ -25,6 +27,9 @@ class FakeGameService(pb_grpc.GameServiceServicer):
         self.calls: list[str] = []
         self.peers: set[str] = set()
         self.fail: dict[str, grpc.StatusCode] = {}  # method -> status to fail with
+        # method -> how many of its next calls to refuse as shed load: (status, RetryInfo
+        # delay in seconds, or None for a refusal without a retry hint)
+        self.shed: dict[str, list[tuple[grpc.StatusCode, float | None]]] = {}
         self.illegal_bot_action = False
 
     # -- helpers ---------------------------------------------------------------------------
@@ -36,6 +41,17 @@ class FakeGameService(pb_grpc.GameServiceServicer):
         code = self.fail.get(method)
         if code is not None:
             context.abort(code, f"{method} fails on purpose")
+        with self.lock:
+            refusals = self.shed.get(method)
+            refusal = refusals.pop(0) if refusals else None
+        if refusal is not None:
+            code, delay = refusal
+            status = status_pb2.Status(code=code.value[0], message=f"{method} shed on purpose")
+            if delay is not None:
+                info = error_details_pb2.RetryInfo()
+                info.retry_delay.FromNanoseconds(round(delay * 1e9))
+                status.details.add().Pack(info)
+            context.abort_with_status(rpc_status.to_status(status))
 
     @staticmethod
     def _parse(state: str) -> tuple[str, int]:

@@ -10,7 +10,7 @@ import types
 from pathlib import Path
 
 import pytest
-from fake_server import FakeServer
+from fake_server import LENGTH, FakeServer
 
 LOCUSTFILE = Path(__file__).resolve().parents[2] / "bench" / "locustfile.py"
 
@@ -70,12 +70,54 @@ def test_user_runs_the_scenario_and_reports_each_rpc(locustfile, scenario):
             user.scenario_task()
         user.on_stop()
         sent = server.service.calls[setup_calls:]
-    fired = fake.events.request.fired
+    fired = [f for f in fake.events.request.fired if f["request_type"] == "grpc"]
     assert [f["name"] for f in fired] == sent  # every measured RPC reported, setup ones not
-    assert all(f["request_type"] == "grpc" and f["exception"] is None for f in fired)
+    assert all(f["exception"] is None for f in fired)
     assert all(f["response_time"] > 0 for f in fired)
+    goodput = [f for f in fake.events.request.fired if f["request_type"] == "goodput"]
+    assert {f["name"] for f in goodput} <= {"bot_move"}
+    assert {f["request_type"] for f in fake.events.request.fired} <= {"grpc", "goodput"}
     if scenario == "bot":
         assert sent == ["BotMove"] * 3
+        assert len(goodput) == 3
+    elif scenario == "play":
+        assert len(goodput) == 3 * (LENGTH // 2)  # three games, every other move a bot's
+    else:
+        assert goodput == []
+
+
+def test_refusals_with_a_retry_hint_are_shed_not_failures(locustfile):
+    import grpc
+
+    module, fake = locustfile
+    with FakeServer() as server:
+        user = module.HekaUser(_environment(fake, server.target, "--scenario", "play"))
+        user.on_start()
+        slept: list[float] = []
+        user.sleep = slept.append
+        server.service.shed["ApplyAction"] = [(grpc.StatusCode.RESOURCE_EXHAUSTED, 0.25)] * 2
+        user.scenario_task()
+        user.on_stop()
+    fired = fake.events.request.fired
+    shed = [f for f in fired if f["request_type"] == "shed"]
+    assert [f["name"] for f in shed] == ["ApplyAction"] * 2
+    assert all(f["exception"] is None for f in fired)  # no failure reported
+    assert len(slept) == 2 and 0.25 <= slept[0] <= 0.5 and 0.5 <= slept[1] <= 1.0
+    assert sum(f["request_type"] == "goodput" for f in fired) == LENGTH // 2  # the game completed
+
+
+def test_no_retry_makes_refusals_failures(locustfile):
+    import grpc
+
+    module, fake = locustfile
+    with FakeServer() as server:
+        user = module.HekaUser(_environment(fake, server.target, "--scenario", "play", "--no-retry"))
+        user.on_start()
+        server.service.shed["ApplyAction"] = [(grpc.StatusCode.RESOURCE_EXHAUSTED, 0.25)]
+        user.scenario_task()
+        user.on_stop()
+    failed = [f for f in fake.events.request.fired if f["exception"] is not None]
+    assert [(f["request_type"], f["name"]) for f in failed] == [("grpc", "ApplyAction")]
 
 
 def test_rpc_errors_are_reported_as_failures(locustfile):

@@ -15,7 +15,7 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from prometheus_client.parser import text_string_to_metric_families
-from service_helpers import KEY1, KEY2, ServerProcess
+from service_helpers import KEY1, KEY2, ServerProcess, call_error
 
 from service.envelope import KeyRing, parse_keys
 from service.gen.heka.v1 import game_service_pb2 as pb
@@ -119,6 +119,8 @@ def tight_server(start_server: Any, request: Any) -> ServerProcess:
         "20",
         "--shutdown-delay-seconds",
         "1.0",
+        "--max-queue-wait-seconds",
+        "20",
         HEKA_STATE_KEYS=KEY1,
     )
     return server
@@ -133,34 +135,117 @@ def _wait_in_flight(server: ServerProcess, n: int) -> None:
     raise AssertionError("search never started")
 
 
-def test_full_capacity_is_resource_exhausted_at_once_and_health_stays_serving(
-    tight_server: ServerProcess,
-) -> None:
+def _wait_metric(server: ServerProcess, name: str, n: float, **labels: str) -> None:
+    end = time.monotonic() + 10
+    while time.monotonic() < end:
+        if total(scrape(server), name, **labels) >= n:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"{name}{labels} never reached {n}")
+
+
+def test_a_bot_call_waits_for_a_busy_slot_and_health_stays_serving(tight_server: ServerProcess) -> None:
+    """Every slot busy: further bot calls (on any connection, so on either gRPC process)
+    wait in the queue and are served when the slot frees, instead of being refused; cheap
+    calls and health answer meanwhile."""
     stub = tight_server.stub
     token = stub.CreateGame(pb.CreateGameRequest(game="aton", seed=2)).state
     long_call = stub.BotMove.future(pb.BotMoveRequest(state=token, bot=slow_mcts(2500), viewer=0), timeout=30)
     _wait_in_flight(tight_server, 1)
-    with pytest.raises(grpc.RpcError) as info:
-        stub.BotMove(pb.BotMoveRequest(state=token, bot=slow_mcts(100), viewer=0), timeout=10)
-    assert info.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-    assert "search slots are busy" in info.value.details()
-    assert not long_call.done()  # refused at once, not queued behind the 2.5 s search
-    # Other connections (which the kernel may give to the other gRPC process) are refused too.
-    for _ in range(4):
-        with grpc.insecure_channel(tight_server.address) as channel:
-            other = pb_grpc.GameServiceStub(channel)
-            with pytest.raises(grpc.RpcError) as info:
-                other.BotMove(pb.BotMoveRequest(state=token, bot=slow_mcts(100), viewer=0), timeout=10)
-            assert info.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-    # Cheap calls and health keep answering while the worker searches.
-    assert legal_ids(stub, token)
-    assert health_status(tight_server) == health_pb2.HealthCheckResponse.SERVING
-    assert health_status(tight_server, SERVICE) == health_pb2.HealthCheckResponse.SERVING
-    # Random bots run inline, without a search slot.
-    stub.BotMove(pb.BotMoveRequest(state=token, bot=pb.BotSettings(kind=pb.BOT_KIND_RANDOM), viewer=0))
-    assert long_call.result().action.id in legal_ids(stub, token)
+    channels = [grpc.insecure_channel(tight_server.address, options=[("test.queue", i)]) for i in range(3)]
+    try:
+        queued = [
+            pb_grpc.GameServiceStub(ch).BotMove.future(
+                pb.BotMoveRequest(state=token, bot=slow_mcts(100), viewer=0), timeout=30
+            )
+            for ch in channels
+        ]
+        _wait_metric(tight_server, "heka_search_queue_length", 3)
+        # Cheap calls and health keep answering while the worker searches.
+        assert legal_ids(stub, token)
+        assert health_status(tight_server) == health_pb2.HealthCheckResponse.SERVING
+        assert health_status(tight_server, SERVICE) == health_pb2.HealthCheckResponse.SERVING
+        # Random bots run inline, without a search slot.
+        stub.BotMove(pb.BotMoveRequest(state=token, bot=pb.BotSettings(kind=pb.BOT_KIND_RANDOM), viewer=0))
+        assert not any(call.done() for call in queued)  # waiting behind the 2.5 s search
+        legal = legal_ids(stub, token)
+        assert long_call.result().action.id in legal
+        assert all(call.result().action.id in legal for call in queued)
+    finally:
+        for ch in channels:
+            ch.close()
     samples = scrape(tight_server)
-    assert total(samples, "heka_searches_rejected_total", reason="capacity") >= 1
+    assert total(samples, "heka_searches_rejected_total") == 0
+    assert total(samples, "heka_search_queue_wait_seconds_count", outcome="admitted") >= 4
+    assert total(samples, "heka_search_queue_length") == 0
+
+
+def test_the_queue_refuses_up_front_what_it_cannot_serve_in_time(start_server: Any) -> None:
+    """One slot, a queue of one: a call whose deadline the expected wait (the recent time a
+    call holds the slot) would miss is refused at once, RESOURCE_EXHAUSTED, reason QUEUE_DEADLINE
+    with a retry hint; a call beyond the queue's length, reason QUEUE_FULL. Both are decided
+    before the token is opened (a token that does not open gets the same refusal). A
+    queued call cancelled by its client leaves the queue."""
+    server: ServerProcess = start_server(
+        "--search-workers", "1", "--max-concurrent-searches", "1", "--max-queued-searches", "1",
+        "--max-queue-wait-seconds", "20", HEKA_STATE_KEYS=KEY1,
+    )  # fmt: skip
+    stub = server.stub
+    token = stub.CreateGame(pb.CreateGameRequest(game="aton", seed=5)).state
+    stub.BotMove(pb.BotMoveRequest(state=token, bot=slow_mcts(1500), viewer=0), timeout=30)  # ~1.5 s held
+    long_call = stub.BotMove.future(pb.BotMoveRequest(state=token, bot=slow_mcts(4000), viewer=0), timeout=30)
+    _wait_in_flight(server, 1)
+    for state in (token, "not a token"):
+        short = pb.BotMoveRequest(state=state, bot=slow_mcts(100), viewer=0)
+        err = call_error(stub.BotMove, short, timeout=2)
+        assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, err.details()
+        reason, delay = _retry_info(err)
+        assert reason == "QUEUE_DEADLINE" and delay is not None and delay > 0, (reason, delay)
+    # Bot calls inside ApplyAction queue like BotMove.
+    legal = sorted(legal_ids(stub, token))
+    apply = pb.ApplyActionRequest(
+        state=token, action_id=legal[0], player=0, bots=[pb.BotSeat(seat=1, bot=slow_mcts(100))]
+    )
+    first = stub.ApplyAction.future(apply, timeout=30)
+    _wait_metric(server, "heka_search_queue_length", 1)
+    for state in (token, "not a token"):
+        late = pb.BotMoveRequest(state=state, bot=slow_mcts(100), viewer=0)
+        err = call_error(stub.BotMove, late, timeout=30)
+        assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, err.details()
+        assert _retry_info(err)[0] == "QUEUE_FULL"
+    first.cancel()
+    _wait_metric(server, "heka_search_queue_wait_seconds_count", 1, outcome="cancelled")
+    assert total(scrape(server), "heka_search_queue_length") == 0
+    # The place is free again: the next call waits and is served.
+    again = stub.BotMove.future(pb.BotMoveRequest(state=token, bot=slow_mcts(100), viewer=0), timeout=30)
+    assert long_call.result().action.id in legal
+    assert again.result().action.id in legal
+    samples = scrape(server)
+    assert total(samples, "heka_searches_rejected_total", reason="queue_deadline") == 2
+    assert total(samples, "heka_searches_rejected_total", reason="queue_full") == 2
+    # The refused calls' tokens were never opened: no bad-token error counted.
+    assert total(samples, "heka_invalid_requests_total", reason="bad_token") == 0
+
+
+def test_draining_refuses_queued_calls_with_a_retry_hint(tight_server: ServerProcess) -> None:
+    """SIGTERM with calls waiting for the slot: once draining starts they are refused at
+    once, UNAVAILABLE, reason DRAINING, with a retry hint (a stateless retry on another
+    replica is safe); the call holding the slot completes; the server exits 0."""
+    stub = tight_server.stub
+    token = stub.CreateGame(pb.CreateGameRequest(game="aton", seed=2)).state
+    long_call = stub.BotMove.future(pb.BotMoveRequest(state=token, bot=slow_mcts(4000), viewer=0), timeout=30)
+    _wait_in_flight(tight_server, 1)
+    queued = stub.BotMove.future(pb.BotMoveRequest(state=token, bot=slow_mcts(100), viewer=0), timeout=30)
+    _wait_metric(tight_server, "heka_search_queue_length", 1)
+    tight_server.proc.send_signal(15)
+    with pytest.raises(grpc.RpcError) as info:
+        queued.result()
+    assert info.value.code() == grpc.StatusCode.UNAVAILABLE, info.value.details()
+    reason, delay = _retry_info(info.value)
+    assert reason == "DRAINING" and delay is not None and delay > 0
+    assert not long_call.done()  # refused while the 4 s search still ran
+    assert long_call.result().action.id >= 0
+    assert tight_server.proc.wait(timeout=30) == 0
 
 
 def test_sigterm_drains_in_flight_call_and_exits_zero(tight_server: ServerProcess) -> None:

@@ -477,12 +477,18 @@ def test_async_service_runs_bot_calls_on_the_pool_and_cheap_calls_inline() -> No
     import threading
     from concurrent.futures import ThreadPoolExecutor
 
-    from service.asyncio_bridge import BLOCKING, METHODS, SOMETIMES_BLOCKING, AsyncGameService
+    from service.asyncio_bridge import BLOCKING, METHODS, SOMETIMES_BLOCKING, AsyncGameService, searches
     from service.gen.heka.v1 import game_service_pb2 as pb
 
     seen: list[tuple[str, str]] = []
 
+    entered: list[str] = []
+
     class Recorder:
+        def enter_queue(self, _context: Any) -> None:
+            """A searching bot call takes its place in the queue on the loop, first."""
+            entered.append(threading.current_thread().name)
+
         def __getattr__(self, name: str) -> Any:
             def method(_request: Any, _context: Any) -> str:
                 seen.append((name, threading.current_thread().name))
@@ -509,6 +515,13 @@ def test_async_service_runs_bot_calls_on_the_pool_and_cheap_calls_inline() -> No
     assert results == [m for m, _, _ in requests]
     assert set(METHODS) >= BLOCKING | SOMETIMES_BLOCKING
     assert [thread.startswith("bot-call") for _, thread in seen] == [pooled for _, _, pooled in requests]
+    # Every searching bot call entered the queue, on the event loop, not on the pool.
+    # BotMove's default kind is MCTS (it searches); AdvanceBots without bots does not.
+    searching_calls = [
+        m for m, r, _ in requests if m == "BotMove" or (m in SOMETIMES_BLOCKING and searches(r))
+    ]
+    assert sorted(searching_calls) == ["ApplyAction", "BotMove", "CreateGame"]
+    assert len(entered) == 3 and not any(t.startswith("bot-call") for t in entered)
 
 
 @pytest.mark.parametrize(
