@@ -29,3 +29,6 @@ for version in $K8S_VERSIONS; do
     "$BIN/kubernetes-validate" --strict --quiet -k "$version" "${manifests[@]}"
 done
 echo "ok"
+
+echo "== k8s/ray/rayjob-ladder.yaml against the vendored KubeRay RayJob CRD"
+"$BIN/pytest" -q -n 0 -p no:cacheprovider tests/deploy/test_rayjob_manifest.py
