@@ -27,7 +27,8 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--workers", type=int, default=2)
     args = ap.parse_args()
-    config = ArenaConfig(game="aton", bots=("greedy", "random"), games=args.games, seed=1, workers=args.workers)
+    bots = ("greedy", "random")
+    config = ArenaConfig(game="aton", bots=bots, games=args.games, seed=1, workers=args.workers)
     t = time.perf_counter()
     ray.init(num_cpus=args.workers, include_dashboard=False, log_to_driver=False)
     print(f"ray.init (local, {args.workers} CPUs): {time.perf_counter() - t:.2f} s")
@@ -37,7 +38,8 @@ def main() -> None:
     for i in range(args.runs):
         a = run_arena(config)
         b = run_arena(config, runner=runner)
-        assert [(r.index, r.winners, r.plies) for r in a.records] == [(r.index, r.winners, r.plies) for r in b.records]
+        same = [(r.index, r.winners, r.plies) for r in a.records]
+        assert same == [(r.index, r.winners, r.plies) for r in b.records]
         pool_s.append(a.seconds)
         ray_s.append(b.seconds)
         print(f"run {i + 1}: pool {a.seconds:.2f} s, ray {b.seconds:.2f} s ({len(a.records)} games each)")
