@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
 .PHONY: all venv compile run serve simulate test test-fast test-pure lint typecheck bench clean proto ops-check \
-        api-check api-freeze examples-check openspiel-check
+        api-check api-freeze examples-check openspiel-check ray-check
 
 all: test
 
@@ -119,6 +119,17 @@ $(OPENSPIEL_STAMP): $(STAMP)
 openspiel-check: $(OPENSPIEL_STAMP)
 	$(BIN)/python -c "import pyspiel, interop.openspiel"
 	$(BIN)/pytest -q -m openspiel tests/interop
+
+## Games as Ray tasks (--ray ADDRESS; docs/ray.md): installs the `ray` extra into the venv and runs
+## the Ray tests (tests/ray/, on a local Ray instance of 2 CPUs; skipped by `make test` without it).
+RAY_STAMP := $(VENV)/.ray-installed
+$(RAY_STAMP): $(STAMP)
+	HEKA_COMPILE=0 $(BIN)/python -m pip install --quiet -e '.[dev,ray]'
+	touch $(RAY_STAMP)
+
+ray-check: $(RAY_STAMP)
+	$(BIN)/python -c "import ray, service.ray_runner"
+	$(BIN)/pytest -q -n 0 -m ray tests/ray
 
 clean:
 	rm -rf $(VENV) $(TOOLS) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

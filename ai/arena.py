@@ -54,7 +54,9 @@ plays, else at a mean of 0.
 
 Standard library only; the games run in an :class:`ai.procpool.WorkerPool` (forked where
 possible) whose processes do not run as daemons, so a bot may start its own worker processes
-(MCTS root parallelism).
+(MCTS root parallelism), or in whatever a :data:`GameRunner` given to :func:`run_arena` runs
+them on (Ray tasks: ``service/ray_runner.py``, the ``ray`` extra). A game is a function of its
+task, so the runner changes where games are played, not which games or their results.
 """
 
 from __future__ import annotations
@@ -318,6 +320,21 @@ def _play_in_worker(task: GameTask) -> GameRecord:  # pragma: no cover - runs in
     return play_game(game, task, players, options)
 
 
+def play_task(game_name: str, players: int, options: Mapping[str, Any], task: GameTask) -> GameRecord:
+    """Play one scheduled game by game name (the call a :data:`GameRunner` ships elsewhere)."""
+    return play_game(get_game(game_name), task, players, options)
+
+
+#: Plays ``tasks`` (of ``config``, with ``players`` and the game ``options``) elsewhere than in
+#: this process's worker pool, calling ``record`` as each game finishes (in completion order);
+#: polls ``stop`` while games play and returns whether it ended the run early. A failing game
+#: raises :class:`ArenaError` naming the game's index and seeds.
+GameRunner = Callable[
+    [ArenaConfig, int, dict[str, Any], list[GameTask], Callable[[GameRecord], None], Callable[[], bool]],
+    bool,
+]
+
+
 @dataclasses.dataclass
 class ArenaResult:
     config: ArenaConfig
@@ -550,8 +567,10 @@ def run_arena(
     should_stop: Callable[[], bool] | None = None,
     previous: Sequence[GameRecord] = (),
     previous_seconds: float = 0.0,
+    runner: GameRunner | None = None,
 ) -> ArenaResult:
-    """Play the whole schedule (``config.workers`` processes; 1 = in this process).
+    """Play the whole schedule (``config.workers`` processes; 1 = in this process; or on
+    ``runner``, when given).
 
     ``on_result(record, done, total)`` is called as each game finishes (in completion
     order). When ``should_stop()`` becomes true (polled between games, and twice a second
@@ -593,7 +612,9 @@ def run_arena(
     try:
         pairings, tasks = make_schedule(config, players)
         tasks = [t for t in tasks if t.index not in skip]
-        if config.workers == 1 or len(tasks) <= 1:  # (a resumed, finished run has none left)
+        if runner is not None:
+            interrupted = bool(tasks) and runner(config, players, options, tasks, record, stop)
+        elif config.workers == 1 or len(tasks) <= 1:  # (a resumed, finished run has none left)
             for task in tasks:
                 if stop():
                     interrupted = True

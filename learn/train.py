@@ -24,7 +24,7 @@ import dataclasses
 import random
 import shlex
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -106,12 +106,61 @@ def play_game(config: TrainConfig, index: int, data: Dataset) -> None:
     data.plies += ply
 
 
-def generate(config: TrainConfig, progress: Callable[[int, Dataset], None] | None = None) -> Dataset:
+def play_one(config: TrainConfig, index: int) -> Dataset:
+    """Self-play game ``index`` alone (the call a :data:`GameRunner` ships elsewhere)."""
     data = Dataset()
-    for i in range(config.games):
-        play_game(config, i, data)
+    play_game(config, index, data)
+    return data
+
+
+def extend(data: Dataset, part: Dataset) -> None:
+    """Append ``part``'s samples and counts to ``data``."""
+    data.features.extend(part.features)
+    data.labels.extend(part.labels)
+    data.games.extend(part.games)
+    data.heuristic.extend(part.heuristic)
+    data.positions += part.positions
+    data.plies += part.plies
+
+
+#: Plays the self-play games ``indices`` of ``config`` elsewhere than in this process (Ray
+#: tasks: ``service/ray_runner.py``), calling ``on_game(index, play_one(config, index))`` as
+#: each game finishes, in any order.
+GameRunner = Callable[[TrainConfig, Sequence[int], Callable[[int, Dataset], None]], None]
+
+
+def generate(
+    config: TrainConfig,
+    progress: Callable[[int, Dataset], None] | None = None,
+    runner: GameRunner | None = None,
+) -> Dataset:
+    """Every self-play game's samples, in game order. On a ``runner``, games finish in any
+    order; each is kept until the games before it are in, so the data (and the model) are
+    the same as in this process. ``progress(done, data)`` gets the games finished and the
+    data in game order so far."""
+    data = Dataset()
+    if runner is None:
+        for i in range(config.games):
+            play_game(config, i, data)
+            if progress is not None:
+                progress(i + 1, data)
+        return data
+    waiting: dict[int, Dataset] = {}
+    finished = [0]
+
+    def on_game(index: int, part: Dataset) -> None:
+        if not 0 <= index < config.games or index in waiting or index < finished[0]:
+            raise ValueError(f"self-play game {index} was not asked for, or came back twice")
+        waiting[index] = part
+        while finished[0] in waiting:
+            extend(data, waiting.pop(finished[0]))
+            finished[0] += 1
         if progress is not None:
-            progress(i + 1, data)
+            progress(finished[0] + len(waiting), data)
+
+    runner(config, range(config.games), on_game)
+    if finished[0] != config.games:
+        raise ValueError(f"self-play stopped after {finished[0] + len(waiting)} of {config.games} games")
     return data
 
 
@@ -229,9 +278,12 @@ def fit(config: TrainConfig, data: Dataset) -> TrainResult:
 
 
 def train(
-    config: TrainConfig, progress: Callable[[int, Dataset], None] | None = None
+    config: TrainConfig,
+    progress: Callable[[int, Dataset], None] | None = None,
+    runner: GameRunner | None = None,
 ) -> tuple[str, dict[str, Any]]:
-    """Run the whole pipeline; the model file's text and a summary (with seconds)."""
+    """Run the whole pipeline (the self-play on ``runner`` when given: :func:`generate`); the
+    model file's text and a summary (with seconds)."""
     if config.games < 1:
         raise ValueError("--games must be at least 1")
     if config.every < 1:
@@ -245,7 +297,7 @@ def train(
     feature_names(config.game)
     make_bot(config.bot)
     t0 = time.perf_counter()
-    data = generate(config, progress)
+    data = generate(config, progress, runner)
     t1 = time.perf_counter()
     result = fit(config, data)
     t2 = time.perf_counter()

@@ -55,3 +55,6 @@ if bad:
     sys.exit(f"spec.replicas set on HPA-scaled {', '.join(bad)}: remove it, the HPA owns the count")
 PY
 echo "ok"
+
+echo "== k8s/ray/rayjob-ladder.yaml against the vendored KubeRay RayJob CRD"
+"$BIN/pytest" -q -n 0 -p no:cacheprovider tests/deploy/test_rayjob_manifest.py

@@ -9,6 +9,8 @@ anchor pool (:mod:`ai.ladder`) and writes a rating table (``--ratings``).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
 import json
 import os
 import signal
@@ -93,6 +95,14 @@ def register(sub: Any) -> None:
         "the FIRST spec among players-1 copies of each other spec (default: round-robin)",
     )
     p.add_argument("--workers", type=int, default=1, help="parallel game processes (default: 1)")
+    p.add_argument(
+        "--ray",
+        metavar="ADDRESS",
+        default=None,
+        help="play the games as Ray tasks (the ray extra; docs/ray.md): 'local' starts a Ray "
+        "instance here (--workers CPUs when above 1, else every core); else a ray.init address "
+        "('auto' inside a cluster, HOST:6379, ray://HOST:10001). Same games and table as --workers",
+    )
     p.add_argument("--json", metavar="PATH", default=None, help="write specs, every game, table and ratings")
     p.add_argument(
         "--option", action="append", default=[], metavar="NAME=VALUE", help="game option (repeatable)"
@@ -305,6 +315,21 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.resume:
         print(f"heka arena: resuming: {len(kept)} game(s) kept from {args.resume}", file=sys.stderr)
+    ray_stack, cluster = contextlib.ExitStack(), None
+    if args.ray:  # service/ray_runner.py: the same games as Ray tasks
+        from service import ray_runner as ray_games
+
+        try:
+            cpus = ray_stack.enter_context(
+                ray_games.ray_session(args.ray, cpus=ray_games.local_cpus(args.workers))
+            )
+            cluster = ray_games.arena_runner()
+        except ray_games.RayUnavailable as exc:
+            ray_stack.close()
+            print(f"heka arena: {exc}", file=sys.stderr)
+            return 2
+        print(f"heka arena: playing on {ray_games.describe_cluster(args.ray, cpus)}", file=sys.stderr)
+        config = dataclasses.replace(config, workers=max(cpus, 1))
     bar = ProgressBar(total, enabled=not args.no_progress, already=len(kept))
     bar.update(len(kept))
     done: list[GameRecord] = list(kept)
@@ -348,6 +373,7 @@ def run(args: argparse.Namespace) -> int:
             should_stop=lambda: bool(stop_requested),
             previous=kept,
             previous_seconds=kept_seconds,
+            runner=cluster,
         )
     except (ArenaError, BotSpecError, EngineError) as exc:
         print(f"\nheka arena: {exc}", file=sys.stderr)
@@ -355,6 +381,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+        ray_stack.close()
     if result.interrupted:
         print("\nheka arena: interrupted; partial results follow", file=sys.stderr)
     print(result.format_table())

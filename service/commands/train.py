@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from typing import Any
@@ -51,6 +52,13 @@ def register(sub: Any) -> None:
         help="write the model where the expert preset reads it (GAME-Pp.json in ai/models/ or "
         "$HEKA_MODEL_DIR), replacing the shipped one (instead of --out)",
     )
+    p.add_argument(
+        "--ray",
+        metavar="ADDRESS",
+        default=None,
+        help="play the self-play games as Ray tasks (the ray extra; docs/ray.md): 'local' or a "
+        "ray.init address ('auto', HOST:6379, ray://HOST:10001); the same model file",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
@@ -85,16 +93,28 @@ def run(args: argparse.Namespace) -> int:
         return 2
     path = output_path(args)
     print(f"heka train: {config.command()}", file=sys.stderr)
-    bar = ProgressBar(config.games, enabled=not args.no_progress)
 
     def progress(done: int, data: Dataset) -> None:
         bar.update(done, f"{data.positions} positions")
 
-    try:
-        text, summary = train(config, progress)
-    except (EngineError, BotSpecError, ModelError, ValueError) as exc:
-        print(f"heka train: {exc}", file=sys.stderr)
-        return 2
+    with contextlib.ExitStack() as stack:
+        runner = None
+        if args.ray:  # service/ray_runner.py: the same self-play games as Ray tasks
+            from service import ray_runner as ray_games
+
+            try:
+                cpus = stack.enter_context(ray_games.ray_session(args.ray))
+                runner = ray_games.train_runner()
+            except ray_games.RayUnavailable as exc:
+                print(f"heka train: {exc}", file=sys.stderr)
+                return 2
+            print(f"heka train: playing on {ray_games.describe_cluster(args.ray, cpus)}", file=sys.stderr)
+        bar = ProgressBar(config.games, enabled=not args.no_progress)
+        try:
+            text, summary = train(config, progress, runner)
+        except (EngineError, BotSpecError, ModelError, ValueError) as exc:
+            print(f"heka train: {exc}", file=sys.stderr)
+            return 2
     directory = os.path.dirname(path)
     if directory:
         os.makedirs(directory, exist_ok=True)

@@ -242,3 +242,14 @@ def test_the_ladder_refuses_a_pool_without_random(capsys: pytest.CaptureFixture[
     assert "must include 'random'" in capsys.readouterr().err
     assert main(["arena", "--game", "aton", "--no-progress"]) == 2
     assert "--bots is required" in capsys.readouterr().err
+
+
+def test_ray_without_the_extra_is_a_clear_error(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray fails, as without the extra
+    argv = ["arena", "--game", "aton", "--bots", "random,greedy", "--games", "2", "--no-progress"]
+    assert main([*argv, "--ray", "local"]) == 2
+    assert "pip install 'heka[ray]'" in capsys.readouterr().err
+    assert main(["train", "--games", "2", "--no-progress", "--ray", "local"]) == 2
+    assert "pip install 'heka[ray]'" in capsys.readouterr().err

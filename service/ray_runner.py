@@ -1,0 +1,164 @@
+"""Arena, ladder, check and self-play games as Ray tasks (the ``ray`` extra:
+``pip install 'heka[ray]'``; docs/ray.md).
+
+``heka arena ... --ray ADDRESS`` (also with ``--ladder`` and ``--check``) and ``heka train
+... --ray ADDRESS`` play their games as Ray tasks instead of in local worker processes:
+
+* ``ADDRESS`` is ``local`` (a Ray instance started on this machine for the run, with
+  ``--workers`` CPUs when that is above 1, else every core, and no dashboard) or anything
+  ``ray.init(address=...)`` takes: ``auto`` (the cluster this process runs in, as a RayJob's
+  driver does), ``HOST:6379``, ``ray://HOST:10001`` (Ray Client). A Ray instance already
+  started in this process (``ray.init`` by the caller) is used as it is.
+* Each game is one task (one CPU) that runs the same function as a local worker
+  (:func:`ai.arena.play_task`, :func:`learn.train.play_one`) on the same task, seeded by its
+  index; so for bots on iteration budgets a Ray run gives the same games, the same table and
+  the same model as the process pool. Where a game is played changes only its seconds.
+* Results stream back as games finish (``ray.wait``), so the progress bar, the ``--json``
+  checkpoints and ``--resume`` work as with local workers. A stop (SIGINT, SIGTERM) or an
+  error cancels the games still queued or running.
+
+Only this module imports ray; ``ai/`` and ``learn/`` take the runners it makes as plain
+callables (:data:`ai.arena.GameRunner`, :data:`learn.train.GameRunner`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ai.arena import ArenaConfig, ArenaError, GameRecord, GameRunner, GameTask, play_task
+
+if TYPE_CHECKING:
+    from learn.train import GameRunner as TrainRunner
+
+#: How long one wait for finished games lasts, so that a stop is seen at least this often.
+POLL_SECONDS = 0.5
+
+
+class RayUnavailable(RuntimeError):
+    """Ray is not installed, or the cluster cannot be reached (the message says which)."""
+
+
+def _import_ray() -> Any:
+    try:
+        import ray
+    except ImportError as exc:
+        raise RayUnavailable(f"--ray needs the ray extra: pip install 'heka[ray]' ({exc})") from exc
+    return ray
+
+
+@contextlib.contextmanager
+def ray_session(address: str, *, cpus: int | None = None) -> Iterator[int]:
+    """Connect to Ray at ``address`` (``local``: start an instance with ``cpus`` CPUs, or
+    every core when ``None``) for the duration of the block; yields the cluster's CPU count.
+    A Ray instance this process already started is used and left running."""
+    if not address:
+        raise RayUnavailable("--ray needs an address: local, auto, HOST:PORT or ray://HOST:PORT")
+    ray = _import_ray()
+    started = False
+    if not ray.is_initialized():
+        try:
+            if address == "local":
+                ray.init(num_cpus=cpus, include_dashboard=False, logging_level=logging.WARNING)
+            else:
+                ray.init(address=address, logging_level=logging.WARNING)
+        except (ConnectionError, ValueError, RuntimeError) as exc:
+            raise RayUnavailable(f"cannot start or reach Ray at {address!r}: {exc}") from exc
+        started = True
+    try:
+        yield int(ray.cluster_resources().get("CPU", 0))
+    finally:
+        if started:
+            ray.shutdown()
+
+
+def _stream(
+    ray: Any,
+    calls: dict[Any, int],
+    on_done: Callable[[int, Any], None],
+    stop: Callable[[], bool],
+    describe: Callable[[int], str],
+) -> bool:
+    """Wait for the object refs ``calls`` (ref -> key), passing each result to ``on_done``
+    as it finishes (those finished together in key order); returns True when ``stop()``
+    ended it. Leaving early (a stop, an error, an interrupt) cancels the rest."""
+    pending = list(calls)
+    try:
+        while pending:
+            if stop():
+                return True
+            ready, pending = ray.wait(pending, num_returns=1, timeout=POLL_SECONDS)
+            if ready and pending:
+                more, pending = ray.wait(pending, num_returns=len(pending), timeout=0)
+                ready += more
+            for ref in sorted(ready, key=lambda r: calls[r]):
+                key = calls[ref]
+                try:
+                    value = ray.get(ref)
+                except ray.exceptions.RayTaskError as exc:
+                    raise ArenaError(f"{describe(key)} failed:\n{exc}") from exc
+                except ray.exceptions.RayError as exc:  # a worker or node lost past its retries
+                    raise ArenaError(f"{describe(key)}: its Ray worker failed ({exc})") from exc
+                on_done(key, value)
+        return False
+    finally:
+        for ref in pending:
+            with contextlib.suppress(Exception):
+                ray.cancel(ref, force=True)
+
+
+def arena_runner() -> GameRunner:
+    """An :data:`ai.arena.GameRunner` that plays each game as a Ray task (inside
+    :func:`ray_session`)."""
+    ray = _import_ray()
+    remote = ray.remote(num_cpus=1)(play_task)
+
+    def run(  # noqa: PLR0917 - the signature of ai.arena.GameRunner
+        config: ArenaConfig,
+        players: int,
+        options: dict[str, Any],
+        tasks: list[GameTask],
+        record: Callable[[GameRecord], None],
+        stop: Callable[[], bool],
+    ) -> bool:
+        by_index = {t.index: t for t in tasks}
+        opts = ray.put(options)
+        calls = {remote.remote(config.game, players, opts, task): task.index for task in tasks}
+
+        def describe(index: int) -> str:
+            t = by_index[index]
+            return f"game {t.index} ({' / '.join(t.seats)}, deal seed {t.deal_seed}, bot seed {t.bot_seed})"
+
+        return _stream(ray, calls, lambda _i, rec: record(rec), stop, describe)
+
+    return run
+
+
+def train_runner() -> TrainRunner:
+    """A :data:`learn.train.GameRunner` that plays each self-play game as a Ray task (inside
+    :func:`ray_session`; needs numpy where the tasks run)."""
+    from learn.train import Dataset, TrainConfig, play_one
+
+    ray = _import_ray()
+    remote = ray.remote(num_cpus=1)(play_one)
+
+    def run(config: TrainConfig, indices: Sequence[int], on_game: Callable[[int, Dataset], None]) -> None:
+        shared = ray.put(config)
+        calls = {remote.remote(shared, i): i for i in indices}
+        _stream(ray, calls, on_game, lambda: False, lambda i: f"self-play game {i}")
+
+    return run
+
+
+def local_cpus(workers: int) -> int | None:
+    """The CPUs of a ``--ray local`` instance: ``--workers`` when above 1, else every core."""
+    return workers if workers > 1 else None
+
+
+def describe_cluster(address: str, cpus: int) -> str:
+    """The start line's words for where the games run."""
+    where = "a local Ray instance" if address == "local" else f"the Ray cluster at {address}"
+    return f"{where} ({cpus} CPUs, cpu count here {os.cpu_count()})"
