@@ -197,6 +197,11 @@ def build() -> dict[str, Any]:
         [
             (f"sum(heka_searches_in_flight{{{SEL}}})", "in flight"),
             (f"sum by (reason) (rate(heka_searches_rejected_total{{{SEL}}}[{RI}]))", "rejected/s {{reason}}"),
+            (f"sum(heka_search_queue_length{{{SEL}}})", "queued"),
+            (
+                f"histogram_quantile(0.99, sum by (le) (rate(heka_search_queue_wait_seconds_bucket{{{SEL}}}[{RI}])))",
+                "queue wait p99 (s)",
+            ),
         ],
     )
     g.timeseries(

@@ -130,6 +130,7 @@ def label_values() -> dict[str, frozenset[str]]:
         from engine.registry import list_games
         from service.errors import REASONS
         from service.gen.heka.v1 import game_service_pb2
+        from service.workers import QUEUE_OUTCOMES
 
         services = [
             *game_service_pb2.DESCRIPTOR.services_by_name.values(),
@@ -138,7 +139,9 @@ def label_values() -> dict[str, frozenset[str]]:
         _label_values.update(
             game=frozenset(g.descriptor.name for g in list_games()),
             bot=frozenset(bot_labels()),
-            outcome=frozenset({*(str(r) for r in (*AtonReason, *OsiriumReason)), "draw", "unknown"}),
+            outcome=frozenset(
+                {*(str(r) for r in (*AtonReason, *OsiriumReason)), "draw", "unknown", *QUEUE_OUTCOMES}
+            ),
             grpc_service=frozenset(s.full_name for s in services),
             grpc_method=frozenset(m.name for s in services for m in s.methods),
             grpc_code=frozenset(c.name for c in grpc.StatusCode),

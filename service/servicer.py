@@ -312,7 +312,7 @@ class GameService(pb_grpc.GameServiceServicer):
 
     @staticmethod
     def _refusal(exc: Refused) -> ServiceError:
-        metrics.SEARCHES_REJECTED.labels(exc.reason).inc()
+        metrics.child(metrics.SEARCHES_REJECTED, exc.reason).inc()
         if exc.reason == "draining":
             return ServiceError(
                 grpc.StatusCode.UNAVAILABLE, str(exc), reason="draining", retry_after=exc.retry_after

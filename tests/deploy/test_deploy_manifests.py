@@ -29,6 +29,8 @@ SERVICE_METRICS = {
     "heka_search_duration_seconds",
     "heka_searches_in_flight",
     "heka_searches_rejected_total",
+    "heka_search_queue_length",
+    "heka_search_queue_wait_seconds",
     "heka_games_created_total",
     "heka_games_finished_total",
     "heka_actions_applied_total",

@@ -19,6 +19,7 @@ from service_helpers import KEY1, ServerProcess
 from service import metrics
 from service.errors import REASONS
 from service.gen.heka.v1 import game_service_pb2 as pb
+from service.workers import REFUSAL_REASONS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -218,4 +219,9 @@ def test_every_reason_raised_is_in_the_set() -> None:
                 computed.append(f"{where}: {ast.unparse(arg) if arg is not None else None}")
     assert {r: w for r, w in found.items() if r not in REASONS} == {}
     assert len(found) > 20
-    assert all(c.startswith(("service/errors.py", "service/interceptors.py")) for c in computed), computed
+    # The queue's refusals pass their reason on: each is one of service.workers.REFUSAL_REASONS.
+    assert set(REFUSAL_REASONS) <= REASONS
+    assert all(
+        c.startswith(("service/errors.py", "service/interceptors.py")) or c.endswith("exc.reason")
+        for c in computed
+    ), computed
