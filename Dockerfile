@@ -34,8 +34,10 @@ COPY engine/ engine/
 COPY ai/ ai/
 COPY service/ service/
 RUN HEKA_COMPILE=1 python -m pip wheel --wheel-dir /wheels .
-RUN python -m venv /opt/heka \
-    && /opt/heka/bin/python -m pip install --no-index --find-links /wheels heka
+# The virtualenv without pip or setuptools (nothing at run time needs them): the builder's pip
+# installs into it.
+RUN python -m venv --without-pip /opt/heka \
+    && python -m pip --python /opt/heka/bin/python install --no-index --find-links /wheels heka
 
 # --- runtime: the virtualenv, a non-root user, nothing else -----------------------------
 FROM base AS runtime

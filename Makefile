@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
 .PHONY: all venv compile run serve simulate test test-fast test-pure lint typecheck bench clean proto ops-check \
-        api-check api-freeze examples-check openspiel-check ray-check
+        api-check api-freeze examples-check openspiel-check ray-check image-check deploy-smoke
 
 all: test
 
@@ -108,6 +108,19 @@ $(OPS_STAMP): $(STAMP)
 
 ops-check: $(OPS_STAMP)
 	BIN=$(BIN) bash scripts/ci_checks.sh
+
+## The deploy smoke (CI): the Dockerfile's builder commands replayed in a fresh virtualenv from the
+## package index, then its ENTRYPOINT served and stopped (tests/deploy/test_deploy_smoke.py; a
+## few minutes, so not part of `make test`).
+deploy-smoke: $(OPS_STAMP)
+	$(BIN)/pytest -q -n 0 -m deploy_smoke tests/deploy/test_deploy_smoke.py
+
+## The image built and run in a container (CI; root): installs podman, runc and debootstrap from
+## Debian when missing (about 30 s), makes the base images from Debian's packages when missing
+## (a stand-in for the official Python images; about 5 min, then cached), builds with podman and
+## checks the container (user, no compiler, health, a game, the drain). See scripts/image_check.sh.
+image-check: venv
+	BIN=$(BIN) timeout --kill-after=10 3000 bash scripts/image_check.sh
 
 ## heka's games inside OpenSpiel: installs the `openspiel` extra (open_spiel, numpy) into the venv and
 ## runs the adapter's tests (tests/interop/, skipped by `make test` when the extra is missing).

@@ -8,7 +8,7 @@
 #   3. no workload that an HPA scales sets spec.replicas.
 # The entrypoint smoke test (fresh virtualenv installed with the Dockerfile's own commands,
 # `heka serve`, health, /metrics, SIGTERM) is tests/deploy/test_deploy_smoke.py, run by
-# `make test` with the rest of the suite.
+# `make deploy-smoke` (minutes; not part of `make test`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-.venv/bin}

@@ -7,12 +7,17 @@ line continuations, ``FROM ... AS``, JSON-form instructions); it is not a genera
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import json
+import os
 import shlex
 import shutil
 import socket
 import sys
 from pathlib import Path
+from typing import Any, NoReturn
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCKERFILE = ROOT / "Dockerfile"
@@ -130,6 +135,37 @@ def venv_tool(name: str) -> str | None:
     if local.exists():
         return str(local)
     return shutil.which(name)
+
+
+OPS_HINT = "the `ops` extra: make ops-check, or pip install -e '.[ops]'"
+
+
+def in_ci() -> bool:
+    """CI sets CI=true (.ci/run does): there a missing tool is a failure, not a skip."""
+    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+
+
+def missing(what: str) -> NoReturn:
+    """Skip (outside CI) or fail (under CI) a test whose tool or module is not installed, saying
+    which and how to get it: in CI a skipped check must not look like a passed one."""
+    reason = f"{what} not installed ({OPS_HINT})"
+    if in_ci():
+        pytest.fail(f"CI=true: {reason}", pytrace=False)
+    pytest.skip(reason, allow_module_level=True)
+
+
+def require_tool(name: str) -> str:
+    tool = venv_tool(name)
+    if tool is None:
+        missing(name)
+    return tool
+
+
+def require_module(name: str) -> Any:
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        missing(f"the Python module {name}")
 
 
 def free_port() -> int:

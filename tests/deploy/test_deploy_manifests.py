@@ -11,9 +11,16 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from deploy_helpers import DOCKERFILE, K8S, parse_dockerfile, resolved_env, venv_tool
+from deploy_helpers import (
+    DOCKERFILE,
+    K8S,
+    parse_dockerfile,
+    require_module,
+    require_tool,
+    resolved_env,
+)
 
-yaml = pytest.importorskip("yaml")
+yaml = require_module("yaml")
 
 # Kubernetes versions we validate against: the oldest we support and the newest known.
 K8S_VERSIONS = ("1.28.0", "1.33.0")
@@ -53,7 +60,7 @@ def by_kind(docs, kind, name=None):
 
 @pytest.fixture(scope="module")
 def kv():
-    return pytest.importorskip("kubernetes_validate")
+    return require_module("kubernetes_validate")
 
 
 @pytest.mark.parametrize("version", K8S_VERSIONS)
@@ -82,9 +89,7 @@ def test_validation_rejects_a_broken_manifest(docs, kv):
 
 def test_cli_validates_every_file():
     """The same check as CI's scripts/ci_checks.sh, through the command line."""
-    tool = venv_tool("kubernetes-validate")
-    if tool is None:
-        pytest.skip("kubernetes-validate not installed")
+    tool = require_tool("kubernetes-validate")
     files = sorted(str(p) for p in K8S.glob("*.yaml"))
     result = subprocess.run(
         [tool, "--strict", "--quiet", *files], capture_output=True, text=True, check=False
@@ -221,7 +226,8 @@ def test_the_drain_covers_the_longest_bot_call(docs):
 
 def test_every_variable_is_a_server_setting(docs):
     """ConfigMap keys and the image's HEKA_* defaults name real settings with valid values."""
-    config_mod = pytest.importorskip("service.config")
+    from service import config as config_mod
+
     known = {s.env: s for s in config_mod.SETTINGS}
     (config,) = by_kind(docs, "ConfigMap", "heka-config")
     stages = parse_dockerfile(DOCKERFILE.read_text())
