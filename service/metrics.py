@@ -83,7 +83,7 @@ SEARCH_QUEUE_LENGTH = Gauge(
 SEARCH_QUEUE_WAIT = Histogram(
     "heka_search_queue_wait_seconds",
     "Time a bot call waited for a search slot, by how the wait ended "
-    "(service.workers.QUEUE_OUTCOMES: admitted, refused, cancelled).",
+    "(QUEUE_OUTCOMES: admitted, refused, cancelled).",
     ["outcome"],
     buckets=RPC_BUCKETS,
 )
@@ -98,6 +98,9 @@ INVALID_REQUESTS = Counter(
     "heka_invalid_requests_total", "Requests refused for bad input or a failed precondition.", ["reason"]
 )
 
+
+#: How a wait in the search queue ended (the ``outcome`` of heka_search_queue_wait_seconds).
+QUEUE_OUTCOMES = ("admitted", "refused", "cancelled")
 
 #: The label value that stands for any value outside a label's set.
 OTHER = "other"
@@ -130,7 +133,6 @@ def label_values() -> dict[str, frozenset[str]]:
         from engine.registry import list_games
         from service.errors import REASONS
         from service.gen.heka.v1 import game_service_pb2
-        from service.workers import QUEUE_OUTCOMES
 
         services = [
             *game_service_pb2.DESCRIPTOR.services_by_name.values(),

@@ -158,8 +158,6 @@ def run_search(job: SearchJob) -> SearchResult:
 #: its maximum; the expected (or actual) wait exceeds the maximum wait; the expected wait
 #: leaves no time before the call's deadline; the server is draining.
 REFUSAL_REASONS = ("queue_full", "queue_wait", "queue_deadline", "draining")
-#: How a call left the queue (the ``outcome`` label of ``heka_search_queue_wait_seconds``).
-QUEUE_OUTCOMES = ("admitted", "refused", "cancelled")
 
 
 class Refused(Exception):
