@@ -13,6 +13,7 @@ so a request without one (most cheap calls) costs one dictionary lookup.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from google.protobuf.descriptor import Descriptor, EnumDescriptor
@@ -43,9 +44,9 @@ _ENUM, _ENUMS, _MESSAGE, _MESSAGES, _MAP = range(5)
 _PLANS: dict[str, tuple[tuple[str, int, Any], ...]] = {}
 
 
-def _reachable_enum(descriptor: Descriptor) -> bool:
-    """Whether a message of this type can hold an enum field at any depth (recursive types
-    included)."""
+def _reaches(descriptor: Descriptor, found: Callable[[Descriptor], bool]) -> bool:
+    """Whether a message of this type, or one it can hold at any depth (recursive types
+    included), is ``found``."""
     seen: set[str] = set()
     todo = [descriptor]
     while todo:
@@ -53,12 +54,15 @@ def _reachable_enum(descriptor: Descriptor) -> bool:
         if d.full_name in seen:
             continue
         seen.add(d.full_name)
-        for f in d.fields:
-            if f.enum_type is not None:
-                return True
-            if f.message_type is not None:
-                todo.append(f.message_type)
+        if found(d):
+            return True
+        todo.extend(f.message_type for f in d.fields if f.message_type is not None)
     return False
+
+
+def _reachable_enum(descriptor: Descriptor) -> bool:
+    """Whether a message of this type can hold an enum field at any depth."""
+    return _reaches(descriptor, lambda d: any(f.enum_type is not None for f in d.fields))
 
 
 def plan(descriptor: Descriptor) -> tuple[tuple[str, int, Any], ...]:
@@ -128,17 +132,8 @@ _ONEOF_PLANS: dict[str, dict[int, tuple[str | None, str, Any]] | None] = {}
 
 
 def _reachable_oneof(descriptor: Descriptor) -> bool:
-    seen: set[str] = set()
-    todo = [descriptor]
-    while todo:
-        d = todo.pop()
-        if d.full_name in seen:
-            continue
-        seen.add(d.full_name)
-        if any(o for o in d.oneofs if not o.name.startswith("_")):  # not a proto3 `optional`
-            return True
-        todo.extend(f.message_type for f in d.fields if f.message_type is not None)
-    return False
+    """Whether a message of this type can hold a oneof (not a proto3 ``optional``) at any depth."""
+    return _reaches(descriptor, lambda d: any(not o.name.startswith("_") for o in d.oneofs))
 
 
 def oneof_plan(descriptor: Descriptor) -> dict[int, tuple[str | None, str, Any]] | None:
