@@ -64,7 +64,7 @@ async def burst(  # noqa: PLR0917
         requests = {
             "ListGames": pb.ListGamesRequest(),
             "GetView": pb.GetViewRequest(state=token, viewer=0),
-            "ApplyAction": pb.ApplyActionRequest(state=token, action_id=legal[0].id),
+            "ApplyAction": pb.ApplyActionRequest(state=token, action_id=legal[0].id, player=0),
             "BotMove": pb.BotMoveRequest(state=token, bot=bot, viewer=0),
         }
         plan = [(rng.choice(METHODS), rng.randrange(channels)) for _ in range(calls)]

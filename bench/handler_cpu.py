@@ -58,9 +58,11 @@ def child(positions: int, passes: int) -> dict[str, object]:
                 listing = pb.ListLegalActionsRequest(state=token, viewer=seat)
                 action = rng.choice(service.ListLegalActions(listing, None).actions).id
                 if rng.random() < 0.3:
-                    applies.append(pb.ApplyActionRequest(state=token, action_id=action))
+                    applies.append(pb.ApplyActionRequest(state=token, action_id=action, player=seat))
                     listings.append(listing)
-                resp = service.ApplyAction(pb.ApplyActionRequest(state=token, action_id=action), None)
+                resp = service.ApplyAction(
+                    pb.ApplyActionRequest(state=token, action_id=action, player=seat), None
+                )
                 token, over, seat = resp.state, resp.status.is_over, resp.status.current_player
         for method, requests in (("ApplyAction", applies), ("ListLegalActions", listings)):
             handler = getattr(service, method)

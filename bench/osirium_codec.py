@@ -71,7 +71,10 @@ def service_rows(states: list[OsiriumState], runs: int, reps: int) -> None:
         svc = GameService(Config(previous_state_versions=previous), keys, None)  # type: ignore[arg-type]
         svc.states.size = 1000 if cache else 0
         reqs = [
-            pb.ApplyActionRequest(state=svc._seal(s.clone()), action_id=s.legal_actions()[0]) for s in playing
+            pb.ApplyActionRequest(
+                state=svc._seal(s.clone()), action_id=s.legal_actions()[0], player=s.current_player()
+            )
+            for s in playing
         ]
         return svc, reqs
 

@@ -94,7 +94,7 @@ def main() -> int:
     created = server.CreateGame(
         pb.CreateGameRequest(game="aton", seed=3, viewer=0, include_legal_actions=True), ctx
     )
-    apply = pb.ApplyActionRequest(state=created.state, action_id=created.legal_actions[0].id)
+    apply = pb.ApplyActionRequest(state=created.state, action_id=created.legal_actions[0].id, player=0)
     apply.viewer = server.ApplyAction(apply, ctx).status.current_player  # the seat to act next
     add("Aton ApplyAction: state, action, events, status", server.ApplyAction(apply, ctx))
     apply.include_view = True

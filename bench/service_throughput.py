@@ -201,7 +201,9 @@ async def collect_positions(target: str, game: str, players: int, count: int) ->
                 action = rng.choice(legal).id
                 if rng.random() < 0.3:
                     pool.append((token, action, len(legal), player))
-                resp = await stub.ApplyAction(pb.ApplyActionRequest(state=token, action_id=action))
+                resp = await stub.ApplyAction(
+                    pb.ApplyActionRequest(state=token, action_id=action, player=player)
+                )
                 token, over, player = resp.state, resp.status.is_over, resp.status.current_player
     return pool
 
@@ -214,7 +216,10 @@ def cheap_calls(pools: dict[str, list[Position]], list_games: str) -> list[tuple
     out = [(list_games, CallScenario("ListGames", [pb.ListGamesRequest()]))]
     for label, pool in pools.items():
         listings = [pb.ListLegalActionsRequest(state=token, viewer=seat) for token, _, _, seat in pool]
-        applies = [pb.ApplyActionRequest(state=token, action_id=action) for token, action, _, _ in pool]
+        applies = [
+            pb.ApplyActionRequest(state=token, action_id=action, player=seat)
+            for token, action, _, seat in pool
+        ]
         out.append((f"ListLegalActions {label}", CallScenario("ListLegalActions", listings)))
         out.append((f"ApplyAction {label}", CallScenario("ApplyAction", applies)))
     return out

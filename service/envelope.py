@@ -87,6 +87,8 @@ class StateKey:
     enc_key: bytes
     #: Keys the chance of the games this key creates (``engine.rng.chance_key``).
     chance_secret: bytes
+    #: Keys the generators of the bots' searches (:meth:`search_seed`).
+    search_secret: bytes
 
     @classmethod
     def from_secret(cls, key_id: str, secret: bytes) -> StateKey:
@@ -101,7 +103,27 @@ class StateKey:
             hmac.new(secret, b"heka/v1/mac", hashlib.sha256).digest(),
             hmac.new(secret, b"heka/v1/enc", hashlib.sha256).digest(),
             hmac.new(secret, b"heka/v1/chance", hashlib.sha256).digest(),
+            hmac.new(secret, b"heka/v1/search", hashlib.sha256).digest(),
         )
+
+    def search_seed(self, game: str, seat: int, seed: int, view_text: str) -> int:
+        """The seed a bot's search runs with: 64 bits of HMAC-SHA256, under the key's search
+        secret, of the game, the bot's seat, the published seed (``SearchDiagnostics.seed``)
+        and the bot's own view (``view_text``: what it knows, its hand included). Without the
+        key, the published seed re-runs nothing: a viewer cannot replay the search on the
+        worlds its own view allows and keep those that give the move played
+        (docs/security.md, "Bots' seeds"). With the key (an operator) the decision replays
+        exactly; the bot's view, not the whole state, keeps two games that differ only in
+        what the bot cannot see on the same seed."""
+        data = b"\x00".join(
+            (
+                game.encode("utf-8"),
+                str(seat).encode("ascii"),
+                str(seed).encode("ascii"),
+                view_text.encode("utf-8"),
+            )
+        )
+        return int.from_bytes(hmac.digest(self.search_secret, data, "sha256")[:8], "little")
 
     def game_rng(self, game: str, seed: int, *, previous_versions: bool = False) -> SerialRng:
         """The chance of a game this key creates: keyed BLAKE2b of (game, seed) under the

@@ -71,6 +71,7 @@ REASONS = frozenset(
         "internal",
         "not_to_act",
         "overloaded",
+        "player_required",
         "private_move",
         "queue_deadline",
         "queue_full",

@@ -71,7 +71,7 @@ class RemoteSession:
         seat: int,
         bots: dict[int, tuple[str, pb.BotSettings]],
         *,
-        seed: int,
+        seed: int | None,
         game_title: str,
         timeout: float = 120.0,
     ) -> None:
@@ -88,7 +88,8 @@ class RemoteSession:
 
     # --- Session --------------------------------------------------------------------------
     def title(self) -> str:
-        return f"{self.game_title} (seed {self.seed}, via server)"
+        seed = "" if self.seed is None else f"seed {self.seed}, "
+        return f"{self.game_title} ({seed}via server)"
 
     def players_text(self) -> str:
         status = self.status()
@@ -238,7 +239,10 @@ def make_remote_session(args: argparse.Namespace, channel: grpc.Channel) -> Remo
     bots = {p: (spec, bot_settings(spec)) for p, spec in zip(others, specs, strict=True)}
     games = {g.name: g.title for g in stub.ListGames(pb.ListGamesRequest(), timeout=30).games}
     title = games.get(created.status.game, args.game)
-    return RemoteSession(stub, created.state, seat, bots, seed=created.seed, game_title=title)
+    # The server keeps the seed it chose (the response could reach a player): only a seed
+    # given here is shown.
+    seed = request.seed if request.HasField("seed") else None
+    return RemoteSession(stub, created.state, seat, bots, seed=seed, game_title=title)
 
 
 def run_remote(args: argparse.Namespace, inp: Any = None, out: Any = None) -> int:

@@ -259,6 +259,11 @@ class GameService(pb_grpc.GameServiceServicer):
         the state is encoded once; the worker decodes it without checking it again."""
         game_name = state.game.descriptor.name
         deadline, call_deadline = self._search_deadline(context, limit)
+        # The published seed is not what the search runs with: that is keyed with the
+        # server's secret and the bot's own view (StateKey.search_seed), so that a viewer
+        # cannot re-run the decision offline on the worlds its own view allows.
+        seat = state.current_player()
+        seed = self.keys.signing.search_seed(game_name, seat, seed, state.view(seat).to_text())
         if plan.inline:
             from ai.api import make_bot
 
@@ -442,7 +447,9 @@ class GameService(pb_grpc.GameServiceServicer):
         state = game.new_initial_state(request.num_players or None, seed=seed, options=options, rng=chance)
         viewer = self._optional_seat(state, request, "viewer")
         metrics.child(metrics.GAMES_CREATED, game.descriptor.name).inc()
-        resp = pb.CreateGameResponse(seed=seed)
+        # The seed deals the same hands again on any server with these keys: it goes only
+        # to a trusted backend, which does not forward the response to players.
+        resp = pb.CreateGameResponse(seed=seed if request.trusted_backend else 0)
         self._with_bots(resp, state, request, viewer, context)
         self._finish(resp, state, request, viewer)
         return resp
@@ -485,7 +492,19 @@ class GameService(pb_grpc.GameServiceServicer):
     ) -> pb.ApplyActionResponse:
         state = self._open(request.state, request.game, mutable=True)
         viewer = self._optional_seat(state, request, "viewer")
-        actor = self._to_act(state, self._optional_seat(state, request, "player"))
+        player = self._optional_seat(state, request, "player")
+        actor = self._to_act(state, player)
+        if player is None:
+            # The backend's safeguard: it sets the seat of whoever sent the move, so that a
+            # player cannot move for another seat (nor probe another seat's hand by trying
+            # actions and reading which are legal). Required, as ListLegalActions' viewer.
+            raise invalid(
+                "player",
+                f"player is required: the seat making this move (seat {actor} is to act); set it "
+                "to the seat of whoever sent the move, never to a seat the player chose",
+                "player_required",
+                {"current_player": str(actor)},
+            )
         game = state.game
         which = request.WhichOneof("action")
         if which == "action_id":

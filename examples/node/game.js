@@ -1,6 +1,7 @@
 // One game against bots, one call per move of seat 0 (docs/api.md, "One call per move"):
 // CreateGame {viewer: 0, include_view, include_legal_actions, bots} and then one ApplyAction
 // per move of seat 0, the bots playing inside each call, until status.is_over.
+import { randomBytes } from "node:crypto";
 import { SplitMix64 } from "./rng.js";
 
 const BOT_KINDS = { random: "BOT_KIND_RANDOM", greedy: "BOT_KIND_GREEDY", mcts: "BOT_KIND_MCTS" };
@@ -80,8 +81,9 @@ export async function playGame(client, options, log = console.log) {
     players = options.teams ? Math.max(...info.team_player_counts) : info.min_players;
   }
   // With a seed, everything is reproducible on one server key: the game's chance, each bot's
-  // seed, seat 0's choices. Without, the server picks the game's seed and seat 0's choices are
-  // seeded from it.
+  // seed, seat 0's choices. Without, the server picks the game's seed and keeps it (a response
+  // that may reach a player never carries it: it would deal the same hands again), and seat
+  // 0's choices are seeded locally.
   const seeder = options.seed === null || options.seed === undefined ? null : new SplitMix64(options.seed);
   const bots = [];
   for (let seat = 1; seat < players; seat++) {
@@ -94,9 +96,10 @@ export async function playGame(client, options, log = console.log) {
   if (options.teams) create.options = { osirium: { teams: true } };
 
   let resp = await client.call("CreateGame", create);
-  const rng = new SplitMix64(seeder ? seeder.next64() : BigInt(resp.seed));
+  const rng = new SplitMix64(seeder ? seeder.next64() : randomBytes(8).readBigUInt64LE());
+  const seedText = seeder ? options.seed.toString() : "chosen by the server";
   log(
-    `${game}, ${players} players${options.teams ? " in teams" : ""}, seed ${resp.seed}; ` +
+    `${game}, ${players} players${options.teams ? " in teams" : ""}, seed ${seedText}; ` +
       `seat 0 plays at random, bots (${options.bot}) at ${seats(bots.map((b) => b.seat))}`,
   );
   let botTurns = resp.bot_turns.length;
@@ -105,7 +108,7 @@ export async function playGame(client, options, log = console.log) {
   while (!resp.status.is_over) {
     if (client.totalCalls() >= options.maxCalls) {
       log(`giving up after ${options.maxCalls} calls (--max-calls)`);
-      return { ok: false, status: resp.status, moves, botTurns, seed: resp.seed };
+      return { ok: false, status: resp.status, moves, botTurns, seed: seedText };
     }
     if (resp.status.current_player === 0) {
       if (!resp.legal_actions.length) throw new Error("seat 0 is to act but the response has no legal_actions");
@@ -129,5 +132,5 @@ export async function playGame(client, options, log = console.log) {
   if (ok) for (const line of describeOutcome(resp.status)) log(line);
   else log(`the game is over but has no valid outcome: ${JSON.stringify(resp.status.outcome)}`);
   if (options.verbose && resp.view) log(resp.view.text);
-  return { ok, status: resp.status, moves, botTurns, seed: resp.seed };
+  return { ok, status: resp.status, moves, botTurns, seed: seedText };
 }

@@ -168,6 +168,7 @@ def _mid_game_state(
                 state=state,
                 action_id=rng.choice(legal).id,
                 game=game,
+                player=status.current_player,
                 viewer=status.current_player,
                 include_legal_actions=True,
                 compact_actions=True,
@@ -361,7 +362,10 @@ class CheapScenario(Scenario):
             yield Call(
                 "ApplyAction",
                 pb.ApplyActionRequest(
-                    state=entry.state, action_id=rng.choice(entry.action_ids), game=entry.game
+                    state=entry.state,
+                    action_id=rng.choice(entry.action_ids),
+                    game=entry.game,
+                    player=entry.current_player,
                 ),
             )
 

@@ -309,7 +309,8 @@ def test_entrypoint_serves_health_metrics_and_stops_on_sigterm(image):
             listing = pb.ListLegalActionsRequest(state=created.state, viewer=0)
             actions = stub.ListLegalActions(listing, timeout=10)
             stub.ApplyAction(
-                pb.ApplyActionRequest(state=created.state, action_id=actions.actions[0].id), timeout=10
+                pb.ApplyActionRequest(state=created.state, action_id=actions.actions[0].id, player=0),
+                timeout=10,
             )
             with pytest.raises(grpc.RpcError) as bad:
                 stub.GetView(pb.GetViewRequest(state="forged"), timeout=10)

@@ -144,7 +144,9 @@ def check_twins(stub: Any, state: State, rng: random.Random, step: int) -> None:
         if viewer != current and illegal not in open_state(other).legal_actions():
             bad_requests.append({"action_id": illegal})
         for fields in bad_requests:
-            requests = [pb.ApplyActionRequest(state=t, viewer=viewer, **fields) for t in pair]
+            requests = [
+                pb.ApplyActionRequest(state=t, viewer=viewer, **{"player": current, **fields}) for t in pair
+            ]
             errors = [error_of(stub.ApplyAction, r) for r in requests]
             assert errors[0] == errors[1], f"an error to {viewer} depends on hidden cards: {errors}"
         if viewer != current:
@@ -275,7 +277,12 @@ def test_no_response_tells_a_viewer_what_its_view_does_not_show(
             legal = stub.ListLegalActions(pb.ListLegalActionsRequest(state=token, viewer=0))
             action = rng.choice(list(legal.actions)).id
             request = pb.ApplyActionRequest(
-                state=token, action_id=action, viewer=viewer, include_view=True, include_legal_actions=True
+                state=token,
+                action_id=action,
+                player=0,
+                viewer=viewer,
+                include_view=True,
+                include_legal_actions=True,
             )
             riding = step % 3 == 0  # the other seats' bots play inside the call (one call per move)
             if riding:
@@ -331,3 +338,87 @@ def test_no_response_tells_a_viewer_what_its_view_does_not_show(
         token, state = resp.state, open_state(resp.state)
         assert state.serialize() == after.serialize(), "the token is not the game the test followed"
     assert all(calls.values()), calls
+
+
+# ---------------------------------------------------------------------------------------
+# 4. Replays: no response lets a viewer re-run another seat's decision
+# ---------------------------------------------------------------------------------------
+
+
+def _replay(spec: str, state: State, seed: int, iterations: int | None) -> int:
+    from ai.api import Budget, make_bot
+
+    budget = None if iterations is None else Budget(iterations=iterations, milliseconds=30_000.0)
+    return make_bot(spec).choose(state.clone(), seed=seed, budget=budget).action
+
+
+@pytest.mark.parametrize(
+    ("bot", "spec", "iterations"),
+    [
+        (pb.BotSettings(kind=pb.BOT_KIND_RANDOM), "random", None),
+        (pb.BotSettings(kind=pb.BOT_KIND_MCTS, budget=pb.SearchBudget(iterations=2)), "mcts:medium", 2),
+    ],
+    ids=["random", "mcts"],
+)
+def test_the_published_seed_does_not_rerun_the_bots_decision(
+    stub: Any, bot: pb.BotSettings, spec: str, iterations: int | None
+) -> None:
+    """A bot is deterministic for its seed, state and budget, and the seed is public
+    (``SearchDiagnostics.seed``). Were the search run with that seed, a viewer could re-run
+    it offline on each world its own view allows and keep the worlds that give the move
+    played: the bot's hand, bit by bit. The strongest such viewer knows the true world (the
+    oracle's): replaying there with the published seed must reproduce the server's choices
+    no more often than an unrelated run does, while the operator, holding the key, replays
+    every one (``StateKey.search_seed``)."""
+    rng = random.Random(17)
+    created = stub.CreateGame(pb.CreateGameRequest(game="osirium", num_players=2, seed=23))
+    token, status = created.state, created.status
+    decisions = offline = operator = 0
+    while not status.is_over and decisions < 24:
+        if status.current_player == 0:
+            legal = stub.ListLegalActions(pb.ListLegalActionsRequest(state=token, viewer=0)).actions
+            applied = stub.ApplyAction(
+                pb.ApplyActionRequest(state=token, action_id=rng.choice(list(legal)).id, player=0)
+            )
+            token, status = applied.state, applied.status
+            continue
+        before = open_state(token)
+        if len(before.legal_actions()) < 3:  # a forced or near-forced choice tells nothing
+            settings = pb.BotSettings(kind=pb.BOT_KIND_RANDOM, seed=decisions)
+        else:
+            settings = pb.BotSettings()
+            settings.CopyFrom(bot)
+            settings.seed = 1000 + decisions  # a caller's seed: the viewer may know it
+        moved = stub.BotMove(pb.BotMoveRequest(state=token, bot=settings, apply=True, viewer=0))
+        shown = stub.BotMove(pb.BotMoveRequest(state=token, bot=settings, apply=True, viewer=1))
+        assert moved.diagnostics.seed == settings.seed  # the seed is public, to every viewer
+        token, status = moved.state, moved.status
+        if settings.kind != bot.kind:
+            continue
+        decisions += 1
+        played = shown.action.id
+        offline += _replay(spec, before, moved.diagnostics.seed, iterations) == played
+        keyed = ORACLE.signing.search_seed("osirium", 1, moved.diagnostics.seed, before.view(1).to_text())
+        operator += _replay(spec, before, keyed, iterations) == played
+    assert decisions >= 12
+    # Chance agreement of two independent choices among 3 or more actions is at most 1/3.
+    assert offline <= decisions // 2, f"{offline} of {decisions} decisions re-run from the published seed"
+    assert operator == decisions  # under the server's key, every decision replays
+
+
+def test_the_game_seed_goes_only_to_a_trusted_backend(stub: Any) -> None:
+    """The seed of a game deals the same hands again on any server with the same keys: a
+    response that a frontend may forward carries 0, a trusted backend's the seed."""
+    forwarded = [
+        stub.CreateGame(pb.CreateGameRequest(game="osirium", num_players=3, **extra))
+        for extra in ({}, {"viewer": 1}, {"viewer": 0, "bots": [pb.BotSeat(seat=1, bot=RANDOM)]})
+    ]
+    assert [r.seed for r in forwarded] == [0, 0, 0]
+    trusted = stub.CreateGame(pb.CreateGameRequest(game="osirium", num_players=3, trusted_backend=True))
+    assert trusted.seed
+    again = stub.CreateGame(pb.CreateGameRequest(game="osirium", num_players=3, seed=trusted.seed))
+    assert again.seed == 0
+    # With the seed, every hand is dealt again: what makes it a secret.
+    for seat in range(3):
+        views = [stub.GetView(pb.GetViewRequest(state=r.state, viewer=seat)).view for r in (trusted, again)]
+        assert views[0] == views[1]

@@ -29,7 +29,9 @@ def _play(server: GameService, request: pb.CreateGameRequest, moves: int) -> tup
             pb.ListLegalActionsRequest(state=token, viewer=status.current_player), ctx
         )
         actions.append(rng.choice(list(listed.actions)).id)
-        applied = server.ApplyAction(pb.ApplyActionRequest(state=token, action_id=actions[-1]), ctx)
+        applied = server.ApplyAction(
+            pb.ApplyActionRequest(state=token, action_id=actions[-1], player=status.current_player), ctx
+        )
         token, status = applied.state, applied.status
     return actions, token
 

@@ -233,28 +233,31 @@ CASES: list[tuple[str, Any, grpc.StatusCode, str, str | None]] = [
     # --- actions --------------------------------------------------------------------------
     (
         "unknown action id",
-        lambda s, t: (s.ApplyAction, pb.ApplyActionRequest(state=t.aton, action_id=999999)),
+        lambda s, t: (s.ApplyAction, pb.ApplyActionRequest(state=t.aton, action_id=999999, player=0)),
         INVALID,
         "unknown action id 999999",
         "action_id",
     ),
     (
         "negative action id",
-        lambda s, t: (s.ApplyAction, pb.ApplyActionRequest(state=t.aton, action_id=-1)),
+        lambda s, t: (s.ApplyAction, pb.ApplyActionRequest(state=t.aton, action_id=-1, player=0)),
         INVALID,
         "unknown action id -1",
         "action_id",
     ),
     (
         "unknown action text",
-        lambda s, t: (s.ApplyAction, pb.ApplyActionRequest(state=t.aton, action_text="fly to the moon")),
+        lambda s, t: (
+            s.ApplyAction,
+            pb.ApplyActionRequest(state=t.aton, action_text="fly to the moon", player=0),
+        ),
         INVALID,
         "moon",
         "action",
     ),
     (
         "no action",
-        lambda s, t: (s.ApplyAction, pb.ApplyActionRequest(state=t.aton)),
+        lambda s, t: (s.ApplyAction, pb.ApplyActionRequest(state=t.aton, player=0)),
         INVALID,
         "action_id or action_text",
         "action",
@@ -267,6 +270,13 @@ CASES: list[tuple[str, Any, grpc.StatusCode, str, str | None]] = [
         None,
     ),
     (
+        "apply without player",
+        lambda s, t: (s.ApplyAction, pb.ApplyActionRequest(state=t.aton, action_id=0, viewer=0)),
+        INVALID,
+        "player is required: the seat making this move (seat 0 is to act)",
+        "player",
+    ),
+    (
         "player out of range",
         lambda s, t: (s.ApplyAction, pb.ApplyActionRequest(state=t.aton, action_id=0, player=2)),
         INVALID,
@@ -275,7 +285,7 @@ CASES: list[tuple[str, Any, grpc.StatusCode, str, str | None]] = [
     ),
     (
         "viewer out of range",
-        lambda s, t: (s.ApplyAction, pb.ApplyActionRequest(state=t.aton, action_id=0, viewer=-1)),
+        lambda s, t: (s.ApplyAction, pb.ApplyActionRequest(state=t.aton, action_id=0, viewer=-1, player=0)),
         INVALID,
         "viewer -1 is out of range",
         "viewer",
@@ -289,7 +299,7 @@ CASES: list[tuple[str, Any, grpc.StatusCode, str, str | None]] = [
     ),
     (
         "acting after the end",
-        lambda s, t: (s.ApplyAction, pb.ApplyActionRequest(state=t.finished, action_id=0)),
+        lambda s, t: (s.ApplyAction, pb.ApplyActionRequest(state=t.finished, action_id=0, player=0)),
         PRECONDITION,
         "the game is over",
         None,
@@ -555,11 +565,13 @@ def test_bad_input_catalogue(  # noqa: PLR0917
 @pytest.mark.parametrize("request_kwargs", [{"action_id": 999999}, {"action_text": "fly to the moon"}])
 def test_unknown_action_says_how_many_legal_actions(stub: Any, tokens: Tokens, request_kwargs: Any) -> None:
     legal = stub.ListLegalActions(pb.ListLegalActionsRequest(state=tokens.aton, viewer=0)).actions
-    err = call_error(stub.ApplyAction, pb.ApplyActionRequest(state=tokens.aton, viewer=0, **request_kwargs))
+    err = call_error(
+        stub.ApplyAction, pb.ApplyActionRequest(state=tokens.aton, player=0, viewer=0, **request_kwargs)
+    )
     assert f"{len(legal)} legal actions for seat 0" in err.details()
     # Addressed to anyone else, the error does not tell (issue 12: the number of legal
     # actions depends on the seat's private cards); it says how to list them.
-    err = call_error(stub.ApplyAction, pb.ApplyActionRequest(state=tokens.aton, **request_kwargs))
+    err = call_error(stub.ApplyAction, pb.ApplyActionRequest(state=tokens.aton, player=0, **request_kwargs))
     assert "legal actions for seat" not in err.details()
     assert "seat 0 must decide; ListLegalActions with viewer=0" in err.details()
 
@@ -569,11 +581,13 @@ def test_illegal_action_says_how_many_legal_actions(stub: Any, tokens: Tokens) -
     legal = {a.id for a in listed.actions}
     n = get_game("aton").descriptor.num_distinct_actions
     illegal = next(a for a in range(n) if a not in legal)
-    err = call_error(stub.ApplyAction, pb.ApplyActionRequest(state=tokens.aton, action_id=illegal, viewer=0))
+    err = call_error(
+        stub.ApplyAction, pb.ApplyActionRequest(state=tokens.aton, action_id=illegal, player=0, viewer=0)
+    )
     assert err.code() == INVALID
     assert f"{len(legal)} legal actions" in err.details() and "legal:" in err.details()
     assert details(err) == ("action", "ILLEGAL_ACTION")
-    err = call_error(stub.ApplyAction, pb.ApplyActionRequest(state=tokens.aton, action_id=illegal))
+    err = call_error(stub.ApplyAction, pb.ApplyActionRequest(state=tokens.aton, action_id=illegal, player=0))
     assert err.code() == INVALID and details(err) == ("action", "ILLEGAL_ACTION")
     assert "is not legal now" in err.details()
     assert "legal:" not in err.details() and f"{len(legal)} legal actions" not in err.details()
@@ -616,7 +630,7 @@ def test_no_bad_input_is_unknown_or_internal(stub: Any, tokens: Tokens) -> None:
     calls = [
         lambda g: stub.GetView(pb.GetViewRequest(state=g)),
         lambda g: stub.ListLegalActions(pb.ListLegalActionsRequest(state=g, viewer=0)),
-        lambda g: stub.ApplyAction(pb.ApplyActionRequest(state=tokens.aton, action_text=g or "x")),
+        lambda g: stub.ApplyAction(pb.ApplyActionRequest(state=tokens.aton, action_text=g or "x", player=0)),
         lambda g: stub.CreateGame(pb.CreateGameRequest(game=g or "?")),
         lambda g: stub.GetView(pb.GetViewRequest(state=tokens.aton, game=g or "?")),
     ]

@@ -28,7 +28,7 @@ def play_mixed(stub: Any, game: str, players: int, seed: int, options: pb.GameOp
     if options:
         req.options.MergeFrom(options)
     created = stub.CreateGame(req)
-    assert created.seed == seed
+    assert created.seed == 0  # the seed goes only to a trusted backend
     assert created.view.viewer == 0 and created.view.text
     token, status = created.state, created.status
     moves = bot_moves = 0
@@ -44,7 +44,9 @@ def play_mixed(stub: Any, game: str, players: int, seed: int, options: pb.GameOp
             if rng.random() < 0.5:
                 req_a = pb.ApplyActionRequest(state=token, action_id=choice.id, player=0, viewer=0)
             else:
-                req_a = pb.ApplyActionRequest(state=token, action_text=choice.text.upper(), viewer=0)
+                req_a = pb.ApplyActionRequest(
+                    state=token, action_text=choice.text.upper(), player=0, viewer=0
+                )
             req_a.include_view = moves % 5 == 0
             resp = stub.ApplyAction(req_a)
             assert resp.action.id == choice.id
@@ -111,7 +113,7 @@ def test_osirium_four_players_in_teams_with_advance_bots(stub: Any) -> None:
         if status.current_player == 0:
             legal = stub.ListLegalActions(pb.ListLegalActionsRequest(state=token, viewer=0))
             resp = stub.ApplyAction(
-                pb.ApplyActionRequest(state=token, action_id=rng.choice(legal.actions).id)
+                pb.ApplyActionRequest(state=token, action_id=rng.choice(legal.actions).id, player=0)
             )
             check_events_visible(resp.events, None)
             token, status = resp.state, resp.status
@@ -171,7 +173,8 @@ def test_secret_bot_decisions_are_hidden_from_other_viewers(stub: Any) -> None:
     for t in adv.bot_turns:
         if t.player != 0:
             assert not t.diagnostics.actions and not t.diagnostics.principal_variation
-            assert t.diagnostics.chosen_value == 0 and t.diagnostics.iterations == 20
+            # (an iteration budget may stop early once the choice cannot change: ai/mcts.py)
+            assert t.diagnostics.chosen_value == 0 and 0 < t.diagnostics.iterations <= 20
         else:
             assert t.diagnostics.actions and t.action.id >= 0
         if t.action.id == -1:
@@ -246,7 +249,7 @@ def test_views_hide_other_hands(stub: Any) -> None:
 
 
 def test_server_chooses_a_seed_when_absent(stub: Any) -> None:
-    a = stub.CreateGame(pb.CreateGameRequest(game="aton"))
+    a = stub.CreateGame(pb.CreateGameRequest(game="aton", trusted_backend=True))
     b = stub.CreateGame(pb.CreateGameRequest(game="aton", seed=a.seed))
     # Same seed, same game: the same legal actions and view.
     assert a.seed >= 1 << 32 or a.seed  # 64 random bits: rarely below 2**32
@@ -358,12 +361,12 @@ def test_move_number_counts_every_action(stub: Any) -> None:
     assert created.status.move_number == 0
     bots = [pb.BotSeat(seat=1, bot=RANDOM)]
     resp = stub.ApplyAction(
-        pb.ApplyActionRequest(state=created.state, action_id=created.legal_actions[0].id, bots=bots)
+        pb.ApplyActionRequest(state=created.state, action_id=created.legal_actions[0].id, player=0, bots=bots)
     )
     assert resp.status.move_number == 1 + len(resp.bot_turns)
     # An old token replayed gives an older move number: a backend can tell (docs/security.md).
     again = stub.ApplyAction(
-        pb.ApplyActionRequest(state=created.state, action_id=created.legal_actions[-1].id)
+        pb.ApplyActionRequest(state=created.state, action_id=created.legal_actions[-1].id, player=0)
     )
     assert again.status.move_number == 1 < resp.status.move_number
 

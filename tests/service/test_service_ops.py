@@ -408,7 +408,9 @@ def test_key_rotation_old_tokens_verify_new_tokens_use_new_key(
     old = server.stub.CreateGame(pb.CreateGameRequest(game="aton", seed=12)).state
     # The rotated server accepts the k1 token and answers with a k2 token...
     legal = rotated_server.stub.ListLegalActions(pb.ListLegalActionsRequest(state=old, viewer=0)).actions
-    new = rotated_server.stub.ApplyAction(pb.ApplyActionRequest(state=old, action_id=legal[0].id)).state
+    new = rotated_server.stub.ApplyAction(
+        pb.ApplyActionRequest(state=old, action_id=legal[0].id, player=0)
+    ).state
     decoded = rotated_server.stub.DecodeState(pb.DecodeStateRequest(state=new))
     assert decoded.key_id == "k2" and decoded.encrypted and decoded.token_version == 2
     assert decoded.serialized.startswith("aton:")
@@ -466,7 +468,9 @@ def test_ephemeral_key_warns(start_server: Any) -> None:
     player = 0
     for _ in range(5):
         legal = server.stub.ListLegalActions(pb.ListLegalActionsRequest(state=token, viewer=player)).actions
-        applied = server.stub.ApplyAction(pb.ApplyActionRequest(state=token, action_id=legal[-1].id))
+        applied = server.stub.ApplyAction(
+            pb.ApplyActionRequest(state=token, action_id=legal[-1].id, player=player)
+        )
         token, player = applied.state, applied.status.current_player
     stub = reflection_pb2_grpc.ServerReflectionStub(server.channel)
     with pytest.raises(grpc.RpcError) as info:
@@ -483,7 +487,7 @@ def test_many_concurrent_cheap_calls(stub: Any) -> None:
         try:
             for _ in range(20):
                 legal = stub.ListLegalActions(pb.ListLegalActionsRequest(state=token, viewer=0)).actions
-                stub.ApplyAction(pb.ApplyActionRequest(state=token, action_id=legal[0].id))
+                stub.ApplyAction(pb.ApplyActionRequest(state=token, action_id=legal[0].id, player=0))
         except BaseException as exc:  # pragma: no cover - reported below
             errors.append(exc)
 
@@ -663,7 +667,7 @@ def test_a_burst_over_the_rpc_cap_is_resource_exhausted_never_cancelled(start_se
     requests = [
         ("ListGames", pb.ListGamesRequest()),
         ("GetView", pb.GetViewRequest(state=token)),
-        ("ApplyAction", pb.ApplyActionRequest(state=token, action_id=legal[0].id)),
+        ("ApplyAction", pb.ApplyActionRequest(state=token, action_id=legal[0].id, player=0)),
         ("BotMove", pb.BotMoveRequest(state=token, viewer=0, bot=pb.BotSettings(kind=pb.BOT_KIND_RANDOM))),
         ("CreateGame", pb.CreateGameRequest(game="osirium", num_players=3)),
     ]

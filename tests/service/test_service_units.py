@@ -422,7 +422,9 @@ def test_apply_action_caches_the_token_it_decoded_and_never_changes_the_cached_s
     state = get_game("osirium").new_initial_state(3, seed=4)
     body = state.serialize()
     token = keys.seal(body)
-    request = pb.ApplyActionRequest(state=token, action_id=state.legal_actions()[0])
+    request = pb.ApplyActionRequest(
+        state=token, action_id=state.legal_actions()[0], player=state.current_player()
+    )
     context: Any = None
     assert service.states.get(token) is None
     first = service.ApplyAction(request, context)
@@ -726,5 +728,7 @@ def test_only_tokens_of_an_earlier_envelope_version_are_checked_again(
         legal = service.ListLegalActions(pb.ListLegalActionsRequest(state=token, viewer=seat), None)
         assert counts == {"decode": 1, "checked": checked}
         counts.update(decode=0, checked=0)
-        service.ApplyAction(pb.ApplyActionRequest(state=token, action_id=legal.actions[0].id), None)
+        service.ApplyAction(
+            pb.ApplyActionRequest(state=token, action_id=legal.actions[0].id, player=seat), None
+        )
         assert counts == {"decode": 1, "checked": checked}

@@ -51,7 +51,7 @@ def _play_across(game: str, players: int, seed: int) -> list[tuple[int, str]]:
         server = servers[turn % 2]
         legal = server.ListLegalActions(pb.ListLegalActionsRequest(state=token, viewer=player), ctx)
         action = rng.choice(list(legal.actions)).id
-        resp = server.ApplyAction(pb.ApplyActionRequest(state=token, action_id=action), ctx)
+        resp = server.ApplyAction(pb.ApplyActionRequest(state=token, action_id=action, player=player), ctx)
         token, player = resp.state, resp.status.current_player
         bodies.append(_opened(keys, token))
         if resp.status.is_over:

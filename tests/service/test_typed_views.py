@@ -294,5 +294,7 @@ def test_typed_view_round_trips_over_get_view(
         if local.is_terminal():
             break
         action = rng.choice(local.legal_actions())
-        token = stub.ApplyAction(pb.ApplyActionRequest(state=token, action_id=action)).state
+        token = stub.ApplyAction(
+            pb.ApplyActionRequest(state=token, action_id=action, player=local.current_player())
+        ).state
         local.apply_action(action)

@@ -22,7 +22,7 @@ def test_action_id_and_action_text_together_are_refused(server: ServerProcess) -
     token, seat = _aton(server)
     legal = server.stub.ListLegalActions(pb.ListLegalActionsRequest(state=token, viewer=seat)).actions
     raw = (
-        pb.ApplyActionRequest(state=token, action_id=legal[0].id).SerializeToString()
+        pb.ApplyActionRequest(state=token, action_id=legal[0].id, player=seat).SerializeToString()
         + pb.ApplyActionRequest(action_text=legal[-1].text).SerializeToString()
     )
     call = server.channel.unary_unary("/heka.v1.GameService/ApplyAction")
