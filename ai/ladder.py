@@ -160,6 +160,39 @@ class RatedBot:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
+class TableCheck:
+    """What a table's check found (``heka arena --ladder --check TABLE``, on another seed):
+    how many requested ratings measured within :data:`TOLERANCE`, and the mean absolute
+    error. A table ships as measured only with a check that :attr:`passed`."""
+
+    seed: int
+    targets: int
+    within: int
+    mean_absolute_error: float
+
+    @property
+    def passed(self) -> bool:
+        return self.targets > 0 and self.within == self.targets and self.mean_absolute_error <= MAX_MEAN_ERROR
+
+    def summary(self) -> str:
+        return (
+            f"checked on seed {self.seed}: {self.within} of {self.targets} targets within "
+            f"±{TOLERANCE:.0f} Elo, mean absolute error {self.mean_absolute_error:.0f}"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "seed": self.seed,
+            "targets": self.targets,
+            "within": self.within,
+            "tolerance": TOLERANCE,
+            "mean_absolute_error": round(self.mean_absolute_error, 1),
+            "max_mean_absolute_error": MAX_MEAN_ERROR,
+            "passed": self.passed,
+        }
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
 class RatingTable:
     game: str
     players: int
@@ -170,6 +203,8 @@ class RatingTable:
     command: str
     provisional: bool
     note: str = ""
+    #: The check the table shipped with (None: not checked).
+    check: TableCheck | None = None
 
     @property
     def levels(self) -> tuple[RatedBot, ...]:
@@ -209,6 +244,12 @@ class RatingTable:
         return Level(display_name(spec), spec, float(target), interpolated=True)
 
     def to_json(self) -> dict[str, Any]:
+        out = self._json()
+        if self.check is not None:
+            out["check"] = self.check.to_json()
+        return out
+
+    def _json(self) -> dict[str, Any]:
         return {
             "format": TABLE_FORMAT,
             "game": self.game,
@@ -365,8 +406,31 @@ def table_from_result(
     )
 
 
-#: The issue's target: a requested rating's bot measures within this many Elo of the request.
+#: A check's target (docs/bots.md, "The check"): each requested rating's bot measures within
+#: this many Elo of the request...
 TOLERANCE: Final = 75.0
+#: ... and the mean absolute error over the requests is at most this.
+MAX_MEAN_ERROR: Final = 30.0
+
+
+def table_check(rows: Sequence[CheckRow], seed: int) -> TableCheck:
+    """The verdict of a check's rows (played on ``seed``)."""
+    mae = sum(abs(r.error) for r in rows) / len(rows) if rows else 0.0
+    return TableCheck(seed, len(rows), sum(r.within for r in rows), mae)
+
+
+def checked_table(table: RatingTable, check: TableCheck) -> RatingTable:
+    """``table`` as it ships after ``check``: :class:`LadderError` when the check failed (a
+    table whose check fails is not shipped); measured (not provisional) when the table was
+    measured in full, its note saying how it was measured and checked."""
+    if not check.passed:
+        raise LadderError(
+            f"the check failed ({check.within} of {check.targets} targets within ±{TOLERANCE:.0f} Elo, "
+            f"mean absolute error {check.mean_absolute_error:.0f}, at most {MAX_MEAN_ERROR:.0f}): "
+            "the table is not shipped"
+        )
+    note = check.summary() if not table.provisional else f"{table.note}; {check.summary()}"
+    return dataclasses.replace(table, note=note.strip("; "), check=check)
 
 
 def default_check_targets(table: RatingTable) -> tuple[int, ...]:
@@ -441,6 +505,7 @@ def parse_table(data: object, where: str) -> RatingTable:
             command=str(data["command"]),
             provisional=bool(data["provisional"]),
             note=str(data.get("note", "")),
+            check=_parse_check(data.get("check"), where),
         )
     except (KeyError, TypeError, ValueError) as exc:
         if isinstance(exc, LadderError):
@@ -450,6 +515,24 @@ def parse_table(data: object, where: str) -> RatingTable:
     if not zero or zero[0].rating != 0.0:
         raise LadderError(f"{where}: {ZERO!r} must be rated, at exactly 0")
     return table
+
+
+def _parse_check(data: object, where: str) -> TableCheck | None:
+    if data is None:
+        return None
+    if not isinstance(data, Mapping):
+        raise LadderError(f"{where}: check must be an object")
+    check = TableCheck(
+        seed=int(data["seed"]),
+        targets=int(data["targets"]),
+        within=int(data["within"]),
+        mean_absolute_error=_number(data["mean_absolute_error"], "check.mean_absolute_error", where),
+    )
+    if not check.passed:
+        raise LadderError(
+            f"{where}: its check failed ({check.summary()}): a table ships only with a passing check"
+        )
+    return check
 
 
 def table_path(game: str, players: int, directory: Path | None = None) -> Path:

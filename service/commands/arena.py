@@ -64,8 +64,10 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--ship",
         action="store_true",
-        help="with --ladder: write the rating table over the shipped one, "
-        "ai/ladders/GAME-Np.json, which target ratings then play by (instead of --ratings)",
+        help="replace the shipped rating table, ai/ladders/GAME-Np.json, which target ratings "
+        "then play by: with --check TABLE, TABLE once its check passes (each target within ±75 "
+        "Elo, mean absolute error at most 30; a failed check ships nothing, exit 1); with "
+        "--ladder alone, the new table as provisional (instead of --ratings)",
     )
     p.add_argument(
         "--check",
@@ -231,8 +233,8 @@ def run(args: argparse.Namespace) -> int:
             raise ArenaError("--check and --targets go with --ladder")
         if args.targets and not args.check:
             raise ArenaError("--targets goes with --check TABLE")
-        if args.ship and (not args.ladder or args.check):
-            raise ArenaError("--ship goes with --ladder (without --check)")
+        if args.ship and not args.ladder:
+            raise ArenaError("--ship goes with --ladder (a provisional table) or --ladder --check TABLE")
         if args.ship and args.ratings:
             raise ArenaError("--ship writes the shipped table: no --ratings")
         if args.ladder:
@@ -394,6 +396,8 @@ def run(args: argparse.Namespace) -> int:
     if checked:
         if result.interrupted:
             print("\nheka arena: no check from an interrupted ladder (--resume it)", file=sys.stderr)
+        elif args.ship:
+            return _ship_checked(args, checked, result, players)
     elif args.ladder:
         if result.interrupted:
             print("\nheka arena: no rating table from an interrupted ladder (--resume it)", file=sys.stderr)
@@ -468,16 +472,42 @@ def ladder_command(args: argparse.Namespace, players: int) -> str:
     return " ".join(parts)
 
 
+def _ship_checked(args: argparse.Namespace, checked: Any, result: Any, players: int) -> int:
+    """``--check TABLE --ship``: TABLE replaces the shipped table if its check passed."""
+    from ai.ladder import (
+        LadderError,
+        check_rows,
+        checked_table,
+        read_table,
+        table_check,
+        table_json,
+        table_path,
+    )
+
+    check = table_check(check_rows(checked, result), args.seed)
+    try:
+        table = checked_table(read_table(args.check), check)
+    except LadderError as exc:
+        print(f"\nheka arena: {args.check}: {exc}", file=sys.stderr)
+        return 1
+    path = table_path(table.game, players)
+    path.write_text(table_json(table), encoding="utf-8")
+    state = "provisional" if table.provisional else "measured"
+    print(f"\nrating table {args.check} shipped to {path} ({state}; {check.summary()})")
+    return 0
+
+
 def _write_table(args: argparse.Namespace, result: Any, players: int) -> None:
     from ai.ladder import table_from_result, table_json
 
     per_level = args.games * len(result.config.anchors)
-    provisional = per_level < LEVEL_GAMES
+    # A new table ships measured only through its check (--check TABLE --ship).
+    provisional = per_level < LEVEL_GAMES or args.ship
     note = (
         f"provisional: {args.games} games per pair, {per_level} per candidate (the measurement is "
         f"{LEVEL_GAMES} per candidate)"
-        if provisional
-        else ""
+        if per_level < LEVEL_GAMES
+        else (f"provisional: not checked ({args.games} games per pair)" if args.ship else "")
     )
     table = table_from_result(result, ladder_command(args, players), provisional=provisional, note=note)
     path = ratings_path(args, players)

@@ -54,10 +54,60 @@ def test_the_ladder_ships_its_table_only_when_asked(
     monkeypatch.chdir(tmp_path)
     assert main([*LADDER, "--ship"]) == 0
     assert files_under(tmp_path) == {"ladders/aton-2p.json"}
+    # Without its check, a new table ships provisional.
+    assert ladder.read_table(tmp_path / "ladders" / "aton-2p.json").provisional
     assert main([*LADDER, "--ship", "--ratings", "x.json"]) == 2
     assert "no --ratings" in capsys.readouterr().err
     assert main(["arena", "--bots", "greedy,random", "--games", "2", "--ship", "--no-progress"]) == 2
     assert "--ship goes with --ladder" in capsys.readouterr().err
+
+
+def check_command(table: str, target: int) -> list[str]:
+    return [
+        "arena", "--ladder", "--game", "aton", "--check", table, "--targets", str(target), "--seed", "3",
+        "--games-per-pair", "2", "--anchors", "random;greedy", "--no-progress", "--ship",
+    ]  # fmt: skip
+
+
+def test_a_table_whose_check_fails_is_not_shipped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--check TABLE --ship`` replaces the shipped table only when every target measured
+    within the tolerance and the mean absolute error is within its bound."""
+    from ai import ladder
+
+    monkeypatch.setattr(ladder, "TABLE_DIR", tmp_path / "ladders")
+    (tmp_path / "ladders").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert main([*LADDER, "--ratings", "table.json"]) == 0
+    table = ladder.read_table("table.json")
+    target = table.max_target
+    capsys.readouterr()
+    monkeypatch.setattr(ladder, "TOLERANCE", -1.0)  # no measurement is within: the check fails
+    assert main(check_command("table.json", target)) == 1
+    err = capsys.readouterr().err
+    assert "the check failed (0 of 1 targets within" in err and "not shipped" in err
+    assert files_under(tmp_path / "ladders") == set()
+    monkeypatch.setattr(ladder, "TOLERANCE", 1e9)  # every measurement is within: it passes
+    monkeypatch.setattr(ladder, "MAX_MEAN_ERROR", 1e9)
+    assert main(check_command("table.json", target)) == 0
+    shipped_table = ladder.read_table(tmp_path / "ladders" / "aton-2p.json")
+    assert shipped_table.check is not None and shipped_table.check.passed
+    assert (shipped_table.check.seed, shipped_table.check.targets) == (3, 1)
+    assert shipped_table.bots == table.bots
+    assert shipped_table.provisional  # 1 game per pair: measured only at 200 per candidate
+    assert "checked on seed 3: 1 of 1 targets" in shipped_table.note
+
+
+def test_a_shipped_table_with_a_failed_check_is_refused() -> None:
+    import json
+
+    from ai import ladder
+
+    data = json.loads(ladder.table_path("aton", 2).read_text(encoding="utf-8"))
+    data["check"] = {"seed": 2, "targets": 11, "within": 10, "mean_absolute_error": 29.0}
+    with pytest.raises(ladder.LadderError, match=r"its check failed .*10 of 11 targets"):
+        ladder.parse_table(data, "aton-2p.json")
 
 
 def test_train_writes_under_the_results_folder_and_leaves_the_shipped_model(
