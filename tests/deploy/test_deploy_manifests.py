@@ -218,13 +218,14 @@ def test_the_drain_covers_the_longest_bot_call(docs):
     from ai.presets import PRESETS
 
     (config,) = by_kind(docs, "ConfigMap", "heka-config")
-    cfg = config_mod.load(environ=config["data"])
+    cfg = config_mod.load(environ=config["data"])  # the server's own check (Config.validate)
     longest = max(
         cfg.max_milliseconds / 1000,
         cfg.max_advance_seconds,
         *(min(b.milliseconds or 0, cfg.max_milliseconds) / 1000 for b in PRESETS.values()),
     )
-    assert cfg.grace_seconds > longest, (cfg.grace_seconds, longest)
+    assert cfg.longest_bot_call_seconds == longest
+    assert cfg.grace_seconds >= longest + config_mod.STOP_MARGIN_SECONDS, (cfg.grace_seconds, longest)
 
 
 def test_every_variable_is_a_server_setting(docs):

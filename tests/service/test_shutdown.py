@@ -1,6 +1,6 @@
 """Shutdown: bot calls still running when the drain's grace ends are cut with an answer a
 client can act on (UNAVAILABLE, reason SHUTTING_DOWN, a retry hint), never a bare status
-from gRPC."""
+from gRPC; and a grace too short for the longest bot call is refused at start."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from grpc_status import rpc_status
 from service_helpers import KEY1, ROOT
 from test_service_ops import scrape, total
 
+from service import config as cfg
 from service.gen.heka.v1 import game_service_pb2 as pb
 from service.gen.heka.v1 import game_service_pb2_grpc as pb_grpc
 from service.loadtest.local import LocalServer, heka_env
@@ -111,6 +112,66 @@ def test_calls_cut_by_shutdown_answer_shutting_down_with_a_retry_hint(processes:
     assert not [rec for rec in log if rec.get("event") == "cut_threads_left"]  # slots freed
     codes = [rec.get("code") for rec in log if rec.get("msg") == "rpc" and "Bot" in rec.get("method", "")]
     assert codes and set(codes) == {"UNAVAILABLE"}, codes
+
+
+# ---------------------------------------------------------------------------------------
+# The grace must cover the longest bot call
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("env", "needed"),
+    [
+        ({"HEKA_GRACE_SECONDS": "25"}, 31.0),  # the earlier default, against the 30 s caps
+        ({"HEKA_GRACE_SECONDS": "5", "HEKA_MAX_MILLISECONDS": "4000"}, 31.0),  # the loop's 30 s
+        ({"HEKA_GRACE_SECONDS": "5", "HEKA_MAX_ADVANCE_SECONDS": "4"}, 31.0),  # one search's 30 s
+        ({"HEKA_GRACE_SECONDS": "30.5"}, 31.0),
+        ({"HEKA_MAX_ADVANCE_SECONDS": "60"}, 61.0),  # the default grace, a longer loop
+    ],
+)
+def test_a_grace_shorter_than_the_longest_bot_call_is_refused(env: dict[str, str], needed: float) -> None:
+    with pytest.raises(cfg.ConfigError) as info:
+        cfg.load(None, env)
+    message = str(info.value)
+    for name in ("HEKA_GRACE_SECONDS", "HEKA_MAX_MILLISECONDS", "HEKA_MAX_ADVANCE_SECONDS"):
+        assert name in message
+    assert f"at least {needed:g} s" in message
+
+
+def test_a_grace_that_covers_the_longest_bot_call_is_accepted() -> None:
+    assert cfg.load(None, {}).grace_seconds >= cfg.load(None, {}).longest_bot_call_seconds + 1
+    short = cfg.load(
+        None, {"HEKA_GRACE_SECONDS": "5", "HEKA_MAX_MILLISECONDS": "4000", "HEKA_MAX_ADVANCE_SECONDS": "4"}
+    )
+    assert (short.grace_seconds, short.longest_bot_call_seconds) == (5.0, 4.0)
+
+
+def test_the_presets_time_caps_are_within_the_longest_bot_call() -> None:
+    """Every preset, hard and expert included, is capped by HEKA_MAX_MILLISECONDS, so that
+    the rule's longest single search is that setting."""
+    from ai.presets import PRESETS
+    from service.bots import bot_plan
+
+    for max_ms in (30000.0, 4000.0, 500.0):
+        config = cfg.Config(max_milliseconds=max_ms)
+        for name in PRESETS:
+            difficulty = pb.Difficulty.Value(f"DIFFICULTY_{name.upper()}")
+            plan = bot_plan(pb.BotSettings(difficulty=difficulty, seed=1), "bot", config)
+            assert plan.milliseconds is not None
+            assert plan.milliseconds / 1000 <= config.longest_bot_call_seconds
+    assert {"hard", "expert"} <= set(PRESETS)
+
+
+def test_serve_refuses_a_short_grace_with_exit_2(capsys: Any) -> None:
+    from service.cli import main
+
+    assert main(["serve", "--grace-seconds", "3", "--port", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "HEKA_GRACE_SECONDS" in err and "HEKA_MAX_ADVANCE_SECONDS" in err
+    # With the caps lowered to fit, the same grace passes the check.
+    assert cfg.load(
+        None, {"HEKA_GRACE_SECONDS": "3", "HEKA_MAX_MILLISECONDS": "2000", "HEKA_MAX_ADVANCE_SECONDS": "2"}
+    )
 
 
 def test_the_shutdown_answer_carries_its_reason_and_a_retry_hint() -> None:
