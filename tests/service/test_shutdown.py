@@ -64,11 +64,12 @@ def rich(err: grpc.RpcError) -> tuple[str | None, float | None]:
 
 @pytest.mark.parametrize("processes", [1, 2], ids=["1-process", "2-processes"])
 def test_calls_cut_by_shutdown_answer_shutting_down_with_a_retry_hint(processes: int) -> None:
-    """Five bot calls of each kind that searches (AdvanceBots, BotMove, CreateGame with bots),
-    on their own connections (so over both gRPC processes), searching 25 s budgets; SIGTERM
-    with a 2 s grace: each is answered UNAVAILABLE, reason SHUTTING_DOWN, with a retry
-    hint, none with gRPC's bare CANCELLED or UNAVAILABLE; the server exits 0. The retry
-    is safe: the token sent is unchanged, and the same request succeeds elsewhere."""
+    """Five bot calls, of each kind that searches (AdvanceBots, BotMove, CreateGame with
+    bots), on connections of their own (the kernel spreads them over the gRPC processes),
+    searching 25 s budgets; SIGTERM with a 2 s grace: each is answered UNAVAILABLE, reason
+    SHUTTING_DOWN, with a retry hint, none with gRPC's bare CANCELLED or UNAVAILABLE; the
+    threads of the cut calls end (their searches stopped, their slots freed) and the server
+    exits 0."""
     server = short_grace_server(processes, grace=2.0)
     channels = [grpc.insecure_channel(server.target, options=[("test.shutdown", i)]) for i in range(5)]
     try:
@@ -107,7 +108,10 @@ def test_calls_cut_by_shutdown_answer_shutting_down_with_a_retry_hint(processes:
     log = server.log_lines()
     stopped = [rec for rec in log if rec.get("event") == "stopped" and "calls_cut" in rec]
     assert len(stopped) == processes and sum(rec["calls_cut"] for rec in stopped) == len(calls)
-    assert [rec.get("event") for rec in log if rec.get("event") == "grace_over"] == ["grace_over"] * processes
+    # A warning from each gRPC process that cut calls (the kernel may give one process all
+    # five connections).
+    warnings = [rec for rec in log if rec.get("event") == "grace_over"]
+    assert 1 <= len(warnings) <= processes and sum(rec["calls"] for rec in warnings) == len(calls)
     assert not [rec for rec in log if rec.get("level") == "error" or "Traceback" in rec.get("raw", "")]
     assert not [rec for rec in log if rec.get("event") == "cut_threads_left"]  # slots freed
     codes = [rec.get("code") for rec in log if rec.get("msg") == "rpc" and "Bot" in rec.get("method", "")]
