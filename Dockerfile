@@ -49,13 +49,14 @@ COPY --from=builder /opt/heka /opt/heka
 # Defaults for the main HEKA_* settings (all of them: docs/operations.md). The state
 # keys have no default: pass HEKA_STATE_KEYS from a secret. The Prometheus multiprocess
 # directory lives under /tmp so the image runs with a read-only root filesystem (mount an
-# emptyDir there in Kubernetes).
+# emptyDir there in Kubernetes). The drain (HEKA_GRACE_SECONDS) keeps the server's default,
+# which outlasts the longest bot call: stop the container with a timeout above it
+# (`docker stop --time 40`; docs/operations.md).
 ENV PATH=/opt/heka/bin:$PATH \
     HEKA_PORT=50051 \
     HEKA_METRICS_PORT=9095 \
     HEKA_METRICS_DIR=/tmp/heka-metrics \
     HEKA_LOG_LEVEL=INFO \
-    HEKA_GRACE_SECONDS=20 \
     HEKA_SHUTDOWN_DELAY_SECONDS=0 \
     HEKA_MAX_CONNECTION_AGE_SECONDS=300
 

@@ -35,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 import grpc  # noqa: E402
 from grpc_health.v1 import health_pb2, health_pb2_grpc  # noqa: E402
 
+from service.config import Config  # noqa: E402
 from service.gen.heka.v1 import game_service_pb2 as pb  # noqa: E402
 from service.gen.heka.v1 import game_service_pb2_grpc as pb_grpc  # noqa: E402
 
@@ -267,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--image", required=True)
     args = p.parse_args(argv)
-    grace = float(image_env(args.image, "HEKA_GRACE_SECONDS") or 25)
+    grace = float(image_env(args.image, "HEKA_GRACE_SECONDS") or Config().grace_seconds)
     report: dict[str, object] = {"image": args.image, "ulimits": " ".join(ULIMITS[1::2])}
     try:
         report["size_bytes"] = int(podman("image", "inspect", "--format", "{{.Size}}", args.image))

@@ -12,6 +12,11 @@ call the queue refuses costs no thread and no token decoding.
 
 The servicer itself stays synchronous; a bot call sees its call context through
 :class:`ThreadContext`, which is safe to use from a pool thread.
+
+At shutdown, bot calls still running when the grace ends are cut (:meth:`AsyncGameService.cut`):
+each is answered at once, ``UNAVAILABLE`` with reason ``SHUTTING_DOWN`` and a retry hint,
+rather than cancelled by gRPC with a bare status, and its search is stopped, which frees its
+slot and its worker.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from typing import Any
 
 import grpc
 
+from service.errors import shutting_down
 from service.gen.heka.v1 import game_service_pb2 as pb
 from service.servicer import GameService
 
@@ -102,6 +108,13 @@ class AsyncGameService:
     def __init__(self, servicer: GameService, executor: Executor) -> None:
         self.servicer = servicer
         self.executor = executor
+        #: Done once the calls are cut (:meth:`cut`); made on the event loop, at first use.
+        self._cut: asyncio.Future[None] | None = None
+        #: Bot calls awaiting their thread (the event loop's thread alone counts them).
+        self.running = 0
+        #: Pool threads running a handler, and its condition (:meth:`wait_threads`).
+        self._threads = 0
+        self._threads_done = threading.Condition()
         for name in METHODS:
             method = getattr(servicer, name)
             if name in BLOCKING:
@@ -133,33 +146,84 @@ class AsyncGameService:
 
         return call
 
+    def _cut_signal(self) -> asyncio.Future[None]:
+        if self._cut is None:
+            self._cut = asyncio.get_running_loop().create_future()
+        return self._cut
+
+    def cut(self) -> int:
+        """On the event loop, when the shutdown grace has run out: answer every bot call
+        still running ``UNAVAILABLE``, reason ``SHUTTING_DOWN``, with a retry hint (and any
+        that starts from now on), and stop its search. Returns the number of calls cut."""
+        signal = self._cut_signal()
+        if not signal.done():
+            signal.set_result(None)
+        return self.running
+
+    def wait_threads(self, timeout: float) -> int:
+        """Wait up to ``timeout`` seconds until no pool thread runs a handler (those of cut
+        calls end once their searches stop, and release their search slots); returns the
+        number still running."""
+        end = time.monotonic() + timeout
+        with self._threads_done:
+            while self._threads and (left := end - time.monotonic()) > 0:
+                self._threads_done.wait(left)
+            return self._threads
+
     def _threaded(
         self, method: Callable[[Any, Any], Any], queued: Callable[[Any], bool] | None = None
     ) -> Callable[[Any, Any], Awaitable[Any]]:
         """``method`` on the thread pool; when ``queued(request)``, after taking the call's
-        place in the search queue (or being refused) on the loop."""
+        place in the search queue (or being refused) on the loop. A cut (:meth:`cut`)
+        answers the call without waiting for its thread."""
         executor = self.executor
         servicer = self.servicer
+        threads = self._threads_done
 
         def run(request: Any, bridge: ThreadContext) -> Any:
+            with threads:
+                self._threads += 1
             try:
                 return method(request, bridge)
             finally:
                 if bridge.search_entry is not None:
                     servicer.searches.queue.finish(bridge.search_entry)
+                with threads:
+                    self._threads -= 1
+                    threads.notify_all()
+
+        def leave(bridge: ThreadContext) -> None:
+            """The call ends before its thread returns: it leaves the queue if it is still
+            there (its thread may never run), or its search stops."""
+            entry = bridge.search_entry
+            if entry is not None:
+                servicer.searches.cancel_call(entry)
+                servicer.searches.queue.finish(entry)
 
         async def call(request: Any, context: grpc.aio.ServicerContext) -> Any:
+            cut = self._cut_signal()
+            if cut.done():
+                raise shutting_down()
             bridge = ThreadContext(context)
             if queued is not None and queued(request):
                 bridge.search_entry = servicer.enter_queue(bridge)
             loop = asyncio.get_running_loop()
+            work = loop.run_in_executor(executor, run, request, bridge)
+            self.running += 1
             try:
-                return await loop.run_in_executor(executor, run, request, bridge)
-            except asyncio.CancelledError:
-                entry = bridge.search_entry
-                if entry is not None:  # the call ended before its thread took it, if it did
-                    servicer.searches.cancel_call(entry)
-                    servicer.searches.queue.finish(entry)
+                await asyncio.wait((work, cut), return_when=asyncio.FIRST_COMPLETED)
+            except asyncio.CancelledError:  # the client went away
+                work.cancel()
+                leave(bridge)
                 raise
+            finally:
+                self.running -= 1
+            if work.done():
+                return work.result()
+            # Cut: answer now. A thread that has not started never will; a running one
+            # ends when its search stops, and its answer is dropped.
+            work.cancel()
+            leave(bridge)
+            raise shutting_down()
 
         return call

@@ -22,6 +22,11 @@ from typing import Any
 QUEUE_PER_SLOT = 8
 
 
+#: Seconds the shutdown grace must leave past the longest bot call (:attr:`Config.longest_bot_call_seconds`):
+#: for a search that reaches its time cap to stop, and its call's answer to be sealed and sent.
+STOP_MARGIN_SECONDS = 1.0
+
+
 class ConfigError(ValueError):
     """A setting has a bad value."""
 
@@ -177,7 +182,8 @@ class Config:
     max_milliseconds: float = _setting(
         "HEKA_MAX_MILLISECONDS",
         30000.0,
-        "Cap on a search's milliseconds; also the longest a search runs when the call has no deadline.",
+        "Cap on a search's milliseconds (the presets' time caps too); also the longest a search "
+        "runs when the call has no deadline.",
     )
     max_advance_moves: int = _setting(
         "HEKA_MAX_ADVANCE_MOVES", 400, "Cap on the moves one AdvanceBots call applies."
@@ -185,8 +191,9 @@ class Config:
     max_advance_seconds: float = _setting(
         "HEKA_MAX_ADVANCE_SECONDS",
         30.0,
-        "Cap on one AdvanceBots call's total time, deadline or not: it then stops with "
-        "STOP_REASON_TIME_LIMIT, keeping the moves made.",
+        "Cap on the bots' total time in one call (AdvanceBots, or the bots of CreateGame and "
+        "ApplyAction), deadline or not: it then stops with STOP_REASON_TIME_LIMIT, keeping the "
+        "moves made.",
     )
     deadline_margin_ms: float = _setting(
         "HEKA_DEADLINE_MARGIN_MS",
@@ -196,8 +203,11 @@ class Config:
     )
     grace_seconds: float = _setting(
         "HEKA_GRACE_SECONDS",
-        25.0,
-        "On SIGTERM/SIGINT: seconds in-flight calls get to finish before being cancelled.",
+        32.0,
+        "On SIGTERM/SIGINT, after the shutdown delay: seconds in-flight calls get to finish; "
+        "bot calls still running then are answered UNAVAILABLE, reason SHUTTING_DOWN, with a "
+        "retry hint. At least the longest bot call, max(HEKA_MAX_MILLISECONDS / 1000, "
+        f"HEKA_MAX_ADVANCE_SECONDS), plus {STOP_MARGIN_SECONDS:g} s, or the server refuses to start.",
     )
     shutdown_delay_seconds: float = _setting(
         "HEKA_SHUTDOWN_DELAY_SECONDS",
@@ -310,6 +320,15 @@ class Config:
             return self.max_concurrent_searches
         return self.workers * max(1, self.grpc_processes)
 
+    @property
+    def longest_bot_call_seconds(self) -> float:
+        """The longest a bot call admitted before a drain can run without a deadline of its
+        own: one search (BotMove: HEKA_MAX_MILLISECONDS, which also caps every preset's time
+        cap, hard's and expert's among them), or one bot loop (AdvanceBots, and the bots of
+        CreateGame and ApplyAction: HEKA_MAX_ADVANCE_SECONDS, the loop's end, which each of
+        its searches stops by too)."""
+        return max(self.max_milliseconds / 1000.0, self.max_advance_seconds)
+
     def validate(self) -> Config:
         if not 0 <= self.port <= 65535:
             raise ConfigError(f"--port must be in 0..65535, got {self.port}")
@@ -350,6 +369,14 @@ class Config:
         ):
             if getattr(self, name) < 0:
                 raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)}")
+        needed = self.longest_bot_call_seconds + STOP_MARGIN_SECONDS
+        if self.grace_seconds < needed:
+            raise ConfigError(
+                f"HEKA_GRACE_SECONDS (--grace-seconds) is {self.grace_seconds:g} s, shorter than the "
+                f"longest bot call it must let finish: max(HEKA_MAX_MILLISECONDS {self.max_milliseconds:g} "
+                f"ms, HEKA_MAX_ADVANCE_SECONDS {self.max_advance_seconds:g} s) + {STOP_MARGIN_SECONDS:g} s "
+                f"= {needed:g} s; raise the grace to at least {needed:g} s or lower those caps"
+            )
         if self.log_level.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
             raise ConfigError(f"unknown log level {self.log_level!r}")
         return self

@@ -76,6 +76,7 @@ REASONS = frozenset(
         "queue_deadline",
         "queue_full",
         "queue_wait",
+        "shutting_down",
         "two_oneof_members",
         "unknown_action",
         "unknown_enum_value",
@@ -170,6 +171,24 @@ def resource_exhausted(
         reason=reason,
         retry_after=retry_after,
         quota_subject=quota_subject,
+    )
+
+
+#: Retry hint of a call cut because the server is shutting down: another replica
+#: (or this one's successor) can take the retry at once.
+SHUTDOWN_RETRY_SECONDS = 0.1
+
+
+def shutting_down() -> ServiceError:
+    """A call cut by shutdown: its grace ran out before it finished. Nothing of it is kept
+    (the move is applied only in the token of a response), so the same request may be sent
+    again, to another replica."""
+    return ServiceError(
+        grpc.StatusCode.UNAVAILABLE,
+        "the server is shutting down and its grace (HEKA_GRACE_SECONDS) ran out before this call "
+        "finished; nothing was applied: retry the same request on another replica",
+        reason="shutting_down",
+        retry_after=SHUTDOWN_RETRY_SECONDS,
     )
 
 

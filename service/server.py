@@ -194,9 +194,8 @@ class Server:
             maximum_concurrent_rpcs=None,
         )
         self.servicer = GameService(cfg, self.keys, self.pool)
-        pb_grpc.add_GameServiceServicer_to_server(  # type: ignore[no-untyped-call]
-            AsyncGameService(self.servicer, self._executor), self.server
-        )
+        self.bridge = AsyncGameService(self.servicer, self._executor)
+        pb_grpc.add_GameServiceServicer_to_server(self.bridge, self.server)  # type: ignore[no-untyped-call]
         # Health answers on the event loop, which searches never occupy.
         self.health = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
@@ -247,8 +246,16 @@ class Server:
         # a retry hint), and so are bot calls that still arrive; searches running finish.
         self.pool.close()
         start = time.monotonic()
-        self._on_loop(self.server.stop(cfg.grace_seconds))
+        cut = self._on_loop(self._drain(cfg.grace_seconds))
         drained = time.monotonic() - start
+        # The threads of cut calls end once their searches stop, releasing their slots (with
+        # several gRPC processes the slots are shared).
+        left = self.bridge.wait_threads(timeout=5.0) if cut else 0
+        if left:
+            log.warning(
+                "bot calls cut at the end of the grace still hold their threads",
+                extra={"fields": {"event": "cut_threads_left", "threads": left, "pid": os.getpid()}},
+            )
         self._executor.shutdown(wait=False, cancel_futures=True)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._loop_thread.join(timeout=5)
@@ -257,9 +264,40 @@ class Server:
             self._metrics_server.shutdown()
         log.info(
             "stopped",
-            extra={"fields": {"event": "stopped", "drain_seconds": round(drained, 3), "pid": os.getpid()}},
+            extra={
+                "fields": {
+                    "event": "stopped",
+                    "drain_seconds": round(drained, 3),
+                    "calls_cut": cut,
+                    "pid": os.getpid(),
+                }
+            },
         )
         self._stopped.set()
+
+    async def _drain(self, grace: float) -> int:
+        """gRPC's graceful stop: no new calls, and the calls in flight get ``grace`` seconds.
+        Bot calls still running then are cut (answered UNAVAILABLE, reason SHUTTING_DOWN,
+        with a retry hint, their searches stopped: :meth:`AsyncGameService.cut`), and gRPC
+        gets :data:`CUT_MARGIN_SECONDS` more to send those answers before it cancels what is
+        left with a bare status. Returns the number of calls cut."""
+        stopping = asyncio.ensure_future(self.server.stop(grace + CUT_MARGIN_SECONDS))
+        done, _ = await asyncio.wait((stopping,), timeout=grace)
+        cut = 0
+        if not done:
+            cut = self.bridge.cut()
+            if cut:
+                log.warning(
+                    "grace over: cutting the bot calls still running (UNAVAILABLE, SHUTTING_DOWN)",
+                    extra={"fields": {"event": "grace_over", "calls": cut, "pid": os.getpid()}},
+                )
+        await stopping
+        return cut
+
+
+#: Seconds gRPC's stop waits past the grace, for the answers of the calls cut when the grace
+#: ends to be sent (they take milliseconds) before gRPC cancels whatever is left.
+CUT_MARGIN_SECONDS = 2.0
 
 
 def _queue_length_metric(delta: int) -> None:

@@ -157,10 +157,11 @@ class LocalServer:
         return kids or [self.proc.pid]
 
     # -- stopping ---------------------------------------------------------------------------
-    def stop(self, grace: float = 30.0) -> int:
-        """SIGTERM, then SIGKILL when still running after ``grace`` seconds; returns the exit
-        code (negative: the signal that ended it). Idempotent; removes a temporary log
-        (:meth:`log_lines` still has it)."""
+    def stop(self, grace: float = 45.0) -> int:
+        """SIGTERM, then SIGKILL when still running after ``grace`` seconds (by default more
+        than a server's default drain: HEKA_GRACE_SECONDS, 32 s, and 2 s to answer the calls
+        it cuts); returns the exit code (negative: the signal that ended it). Idempotent;
+        removes a temporary log (:meth:`log_lines` still has it)."""
         if self.returncode is None:
             if self.proc.poll() is None:
                 self.proc.send_signal(signal.SIGTERM)

@@ -257,7 +257,10 @@ def test_entrypoint_serves_health_metrics_and_stops_on_sigterm(image):
         HEKA_PORT=str(port),
         HEKA_METRICS_PORT=str(metrics_port),
         HEKA_STATE_KEYS=key.strip(),
+        # A short drain, with bot calls capped to fit in it (the server checks it).
         HEKA_GRACE_SECONDS="5",
+        HEKA_MAX_MILLISECONDS="4000",
+        HEKA_MAX_ADVANCE_SECONDS="4",
         LANG="C.UTF-8",
     )
     metrics_dir = Path(env["HEKA_METRICS_DIR"])

@@ -18,7 +18,10 @@ def server(tmp_path_factory):
         "HEKA_METRICS_DIR": str(tmp / "metrics"),
         "HEKA_MAX_CONCURRENT_SEARCHES": "2",
         "HEKA_ACCESS_LOG": "false",
+        # A short drain, with bot calls capped to fit in it (the server checks it).
         "HEKA_GRACE_SECONDS": "5",
+        "HEKA_MAX_MILLISECONDS": "4000",
+        "HEKA_MAX_ADVANCE_SECONDS": "4",
     }
     with start_heka(env=env, metrics=True, log=tmp / "server.log") as server:
         yield server.target

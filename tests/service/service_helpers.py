@@ -41,7 +41,7 @@ class ServerProcess(LocalServer):
         self.channel = grpc.insecure_channel(self.address)
         self.stub = pb_grpc.GameServiceStub(self.channel)
 
-    def stop(self, grace: float = 30.0) -> int:
+    def stop(self, grace: float = 45.0) -> int:
         channel = getattr(self, "channel", None)  # none when the server failed to start
         if channel is not None:
             channel.close()

@@ -107,7 +107,8 @@ def test_advance_bots_stops_at_the_deadline(stub: Any) -> None:
 
 @pytest.fixture(params=[1, 2], ids=["1-process", "2-processes"])
 def tight_server(start_server: Any, request: Any) -> ServerProcess:
-    """One search slot in all; one or two gRPC processes (the slot is shared by both)."""
+    """One search slot in all; one or two gRPC processes (the slot is shared by both). A
+    20 s drain, with bot calls capped to 10 s to fit in it (the server checks it)."""
     server: ServerProcess = start_server(
         "--grpc-processes",
         str(request.param),
@@ -117,6 +118,10 @@ def tight_server(start_server: Any, request: Any) -> ServerProcess:
         "1",
         "--grace-seconds",
         "20",
+        "--max-milliseconds",
+        "10000",
+        "--max-advance-seconds",
+        "10",
         "--shutdown-delay-seconds",
         "1.0",
         "--max-queue-wait-seconds",
