@@ -59,9 +59,11 @@ api-check: $(BUF)
 api-freeze: $(BUF)
 	$(BUF) build proto --exclude-source-info -o proto/heka-v1.binpb
 
-## The client examples against real servers (CI): examples/node (npm ci, an Aton and an Osirium
-## teams game, --demo-errors, --demo-backoff, node --test) and examples/python/play.py; each step
-## is time-bounded, the whole check too. See scripts/examples_check.sh.
+## The client examples against real servers (CI): examples/node (proto-loader) and examples/ts
+## (protobuf-es and Connect; its generated src/gen/ must be current, and tsc checks the
+## type-check test typecheck/mistakes.ts), each with npm ci, an Aton and an Osirium teams game,
+## --demo-errors, --demo-backoff and node --test; and examples/python/play.py. Each step is
+## time-bounded, the whole check too. See scripts/examples_check.sh.
 examples-check: venv
 	BIN=$(BIN) timeout --kill-after=10 180 bash scripts/examples_check.sh
 

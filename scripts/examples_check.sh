@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
 # The client examples checked against real servers (`make examples-check`, run by .ci/run):
-#   1. npm ci in examples/node (the pinned package-lock.json; install scripts not run);
-#   2. two `heka serve` processes on free loopback ports, with ephemeral keys: one on the
+#   1. two `heka serve` processes on free loopback ports, with ephemeral keys: one on the
 #      defaults, one holding a single call at a time (--max-concurrent-rpcs 1) for the
-#      RESOURCE_EXHAUSTED demo;
-#   3. the Node.js client: an Aton game and an Osirium 4-player teams game against bots, one
-#      call per move (each must end with an outcome), --demo-errors (the decoded details must
-#      be the expected ones), --demo-backoff (a refused call retried until answered), and its
-#      unit tests (node --test);
-#   4. the Python example: an Aton game and an Osirium teams game;
-#   5. both servers stopped with SIGTERM (each must drain and exit 0).
-# Every step has a time limit; any failure fails the check. Takes about 10 s on 2 cores, plus
-# npm ci (10-30 s: google-proto-files unpacks 88 MB of googleapis protos).
+#      RESOURCE_EXHAUSTED demo (started first: they boot while the next steps run);
+#   2. npm ci in examples/node and examples/ts (the pinned package-lock.json files; install
+#      scripts not run);
+#   3. examples/ts built: its generated code (src/gen/) must be what `buf generate` makes
+#      from proto/ now, and tsc compiles the client, its unit tests and the type-check test
+#      (typecheck/mistakes.ts: each `@ts-expect-error` line must still be a compile error);
+#   4. each JavaScript client (examples/node: proto-loader; examples/ts: protobuf-es and
+#      Connect): an Aton game and an Osirium 4-player teams game against bots, one call per
+#      move (each must end with an outcome), --demo-errors (the decoded details must be the
+#      expected ones), --demo-backoff (a refused call retried until answered), and its unit
+#      tests (node --test);
+#   5. the Python example: an Aton game and an Osirium teams game;
+#   6. both servers stopped with SIGTERM (each must drain and exit 0).
+# Every step has a time limit; any failure fails the check. Each step prints the seconds since
+# the start, and the last line the total. The two npm ci steps take the most (google-proto-files
+# unpacks the googleapis protos; examples/ts installs buf's binaries and TypeScript).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -120,12 +126,30 @@ expect() {
 }
 
 SECONDS=0
-step "npm ci (examples/node)"
-(cd examples/node && timeout --kill-after=5 120 npm ci --no-audit --no-fund --ignore-scripts --loglevel=error)
-
-step "servers: defaults, and one call at a time"
+step "servers: defaults, and one call at a time (starting)"
 start main
 start single --max-concurrent-rpcs 1 --grpc-processes 1 --search-workers 1
+
+npm_ci() { (cd "$1" && timeout --kill-after=5 120 npm ci --no-audit --no-fund --ignore-scripts --loglevel=error); }
+step "npm ci (examples/node)"
+npm_ci examples/node
+step "npm ci (examples/ts)"
+npm_ci examples/ts
+
+step "ts: src/gen/ is current (buf generate with protoc-gen-es, from proto/)"
+(
+    cd examples/ts
+    PATH=$PWD/node_modules/.bin:$PATH run buf generate --output "$WORK/ts-gen"
+    diff -rq src/gen "$WORK/ts-gen/src/gen" || {
+        echo "examples/ts/src/gen is stale: run 'npm run generate' in examples/ts and commit it" >&2
+        exit 1
+    }
+    echo "src/gen: current"
+)
+step "ts: tsc (the client, its unit tests, the type-check test typecheck/mistakes.ts)"
+(cd examples/ts && rm -rf dist && run node_modules/.bin/tsc -p . && echo "tsc: ok")
+
+step "servers: listening"
 MAIN=127.0.0.1:$(port main)
 SINGLE=127.0.0.1:$(port single)
 echo "main on $MAIN, single-call on $SINGLE"
@@ -142,6 +166,19 @@ step "node: --demo-backoff (server holding one call)"
 expect '^ListGames answered after [1-9][0-9]* retries' node play.js --target "$SINGLE" --demo-backoff
 step "node: unit tests"
 expect '^ℹ fail 0' node --test --test-reporter=spec
+cd "$ROOT"
+
+cd examples/ts
+step "ts: Aton against a greedy bot"
+expect '^outcome: OUTCOME_REASON_' node dist/src/play.js --target "$MAIN" --game aton --seed 1
+step "ts: Osirium, 4 players in teams, greedy bots"
+expect '^outcome: OUTCOME_REASON_' node dist/src/play.js --target "$MAIN" --game osirium --teams --seed 2
+step "ts: --demo-errors"
+expect '^6/6 errors decoded as expected' node dist/src/play.js --target "$MAIN" --demo-errors
+step "ts: --demo-backoff (server holding one call)"
+expect '^ListGames answered after [1-9][0-9]* retries' node dist/src/play.js --target "$SINGLE" --demo-backoff
+step "ts: unit tests"
+expect '^ℹ fail 0' node --test --test-reporter=spec dist/test/*.test.js
 cd "$ROOT"
 
 step "python: Aton"
