@@ -8,6 +8,7 @@ The servicer (:mod:`service.servicer`) opens tokens, calls these, and converts t
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import secrets
 import time
@@ -19,6 +20,7 @@ import grpc
 from engine.core import SECRET_ACTION, Event, State
 from service.config import Config
 from service.convert import DEFAULT_TOP_K, MAX_TOP_K
+from service.envelope import StateKey
 from service.errors import ServiceError, invalid
 from service.gen.heka.v1 import game_service_pb2 as pb
 
@@ -312,3 +314,13 @@ def play_bots(
         secret = state.public_action(action) == SECRET_ACTION
         events = apply(state, action)
         turns.append(PlayedTurn(current, action, secret, diagnostics, plan, seed, events))
+
+
+def search_seed(key: StateKey, state: State, seed: int) -> int:
+    """The seed the search of the seat to act runs with, from the published ``seed``: keyed
+    with ``key``'s search secret and the seat's own view, as canonical JSON (the typed view's
+    fields, not its rendering, so that a change of how views are drawn changes no decision).
+    docs/security.md, "Bots' seeds"."""
+    seat = state.current_player()
+    view = json.dumps(state.view(seat).to_dict(), sort_keys=True, separators=(",", ":"))
+    return key.search_seed(state.game.descriptor.name, seat, seed, view)

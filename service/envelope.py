@@ -109,7 +109,8 @@ class StateKey:
     def search_seed(self, game: str, seat: int, seed: int, view_text: str) -> int:
         """The seed a bot's search runs with: 64 bits of HMAC-SHA256, under the key's search
         secret, of the game, the bot's seat, the published seed (``SearchDiagnostics.seed``)
-        and the bot's own view (``view_text``: what it knows, its hand included). Without the
+        and the bot's own view (``view_text``: what it knows, its hand included; see
+        ``service.bots.search_seed``). Without the
         key, the published seed re-runs nothing: a viewer cannot replay the search on the
         worlds its own view allows and keep those that give the move played
         (docs/security.md, "Bots' seeds"). With the key (an operator) the decision replays

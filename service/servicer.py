@@ -260,10 +260,9 @@ class GameService(pb_grpc.GameServiceServicer):
         game_name = state.game.descriptor.name
         deadline, call_deadline = self._search_deadline(context, limit)
         # The published seed is not what the search runs with: that is keyed with the
-        # server's secret and the bot's own view (StateKey.search_seed), so that a viewer
+        # server's secret and the bot's own view (bots.search_seed), so that a viewer
         # cannot re-run the decision offline on the worlds its own view allows.
-        seat = state.current_player()
-        seed = self.keys.signing.search_seed(game_name, seat, seed, state.view(seat).to_text())
+        seed = bots.search_seed(self.keys.signing, state, seed)
         if plan.inline:
             from ai.api import make_bot
 

@@ -39,6 +39,7 @@ from engine.core import SECRET_ACTION, State
 from engine.osirium.cards import EXALTATIONS, RITUALS
 from engine.registry import get_game
 from service import convert
+from service.bots import search_seed
 from service.envelope import KeyRing, parse_keys
 from service.gen.heka.v1 import game_service_pb2 as pb
 
@@ -369,7 +370,7 @@ def test_the_published_seed_does_not_rerun_the_bots_decision(
     played: the bot's hand, bit by bit. The strongest such viewer knows the true world (the
     oracle's): replaying there with the published seed must reproduce the server's choices
     no more often than an unrelated run does, while the operator, holding the key, replays
-    every one (``StateKey.search_seed``)."""
+    every one (``service.bots.search_seed``)."""
     rng = random.Random(17)
     created = stub.CreateGame(pb.CreateGameRequest(game="osirium", num_players=2, seed=23))
     token, status = created.state, created.status
@@ -398,7 +399,7 @@ def test_the_published_seed_does_not_rerun_the_bots_decision(
         decisions += 1
         played = shown.action.id
         offline += _replay(spec, before, moved.diagnostics.seed, iterations) == played
-        keyed = ORACLE.signing.search_seed("osirium", 1, moved.diagnostics.seed, before.view(1).to_text())
+        keyed = search_seed(ORACLE.signing, before, moved.diagnostics.seed)
         operator += _replay(spec, before, keyed, iterations) == played
     assert decisions >= 12
     # Chance agreement of two independent choices among 3 or more actions is at most 1/3.
