@@ -114,3 +114,14 @@ def test_a_ladder_run_is_matched_to_its_table_by_its_ratings(figures: ModuleType
     data["ratings"]["bots"][-1]["elo"] += 1.0  # another run's ratings
     assert not figures._run_matches(data, aton.table)
 
+
+def test_root_pages_are_rebased_for_the_site() -> None:
+    hooks = script("mkdocs_hooks")
+    text = (
+        "[a](docs/security.md#what-the-backend-sets) [b](bench/results/README.md) "
+        "[c](https://example.org/x) [d](#here)\n```\n[e](docs/api.md)\n```\n"
+    )
+    assert hooks.rebase_root_page(text) == (
+        "[a](security.md#what-the-backend-sets) [b](../bench/results/README.md) "
+        "[c](https://example.org/x) [d](#here)\n```\n[e](docs/api.md)\n```\n"
+    )
