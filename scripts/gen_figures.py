@@ -1,0 +1,324 @@
+"""Fill the generated blocks of the docs pages with figures read from their sources.
+
+    .venv/bin/python scripts/gen_figures.py          # rewrite the blocks in docs/**/*.md
+    .venv/bin/python scripts/gen_figures.py --check  # exit 1 when a block is not current
+
+A block is the text between ``<!-- generated:NAME -->`` and ``<!-- /generated -->`` in a
+page; everything between the markers is replaced by :data:`BLOCKS` ``[NAME]()``. The
+sources:
+
+* ``presets``: the difficulty presets (``ai/presets.py``);
+* ``rating-ranges``: the target ratings each shipped rating table accepts
+  (``ai/ladders/*.json`` through ``ai.ladder``), whether it is measured or provisional, and
+  its check's verdict;
+* ``preset-strength``: each preset's rating in each table, and its time per decision in the
+  ladder run that rated it (the run's JSON in ``bench/results/``, found by its ratings);
+* ``preset-latency``: time per decision of each preset on mid-game positions
+  (``bench/results/builds.txt``, ``bench/builds.py``), when that run measured today's
+  presets.
+
+``make docs`` runs this; ``tests/test_docs_generated.py`` fails when a block is not current.
+Only figures from these files appear: a figure that has no source is left out, not guessed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+RESULTS = ROOT / "bench" / "results"
+BLOCK = re.compile(r"(<!-- generated:(?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- /generated -->)", re.DOTALL)
+PRESET_ORDER = ("easy", "medium", "hard", "expert")
+GAME_NAMES = {"aton": "Aton", "osirium": "Osirium"}
+
+
+def _imports() -> None:
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+
+
+def _source_note(*paths: str) -> str:
+    return "<!-- from " + ", ".join(paths) + " by scripts/gen_figures.py: edit those, then `make docs` -->"
+
+
+def _number(x: float) -> str:
+    return f"{x:,.0f}"
+
+
+# ---------------------------------------------------------------------------------------
+# The rating tables and the ladder runs that made them
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Config:
+    path: Path
+    table: Any  # ai.ladder.RatingTable
+    run: Path | None  # the ladder run's JSON that the table's ratings come from
+
+    @property
+    def label(self) -> str:
+        return f"{GAME_NAMES.get(self.table.game, self.table.game)}, {self.table.players} players"
+
+
+def _run_matches(run: dict[str, Any], table: Any) -> bool:
+    """Whether a ladder run's JSON is the run that rated ``table``: same game, players, seed
+    and games per pair, and every rating of the table the run's, to the table's rounding."""
+    if (run.get("game"), run.get("players"), run.get("lineup")) != (table.game, table.players, "ladder"):
+        return False
+    if run.get("seed") != table.seed or run.get("games_per_pairing") != table.games_per_pair:
+        return False
+    elo = {b["name"]: b["elo"] for b in run.get("ratings", {}).get("bots", [])}
+    return all(b.spec in elo and abs(elo[b.spec] - b.rating) <= 0.051 for b in table.bots)
+
+
+@functools.cache
+def configs() -> tuple[Config, ...]:
+    _imports()
+    from ai import ladder
+
+    runs: list[tuple[Path, dict[str, Any]]] = []
+    for path in sorted(RESULTS.rglob("ladder_*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(data, dict) and data.get("lineup") == "ladder":
+            runs.append((path, data))
+    out = []
+    for path in sorted(ladder.TABLE_DIR.glob("*.json")):
+        table = ladder.read_table(path)
+        run = next((p for p, data in runs if _run_matches(data, table)), None)
+        out.append(Config(path, table, run))
+    return tuple(sorted(out, key=lambda c: (c.table.game, c.table.players)))
+
+
+def _rel(path: Path) -> str:
+    return path.relative_to(ROOT).as_posix()
+
+
+def _status(table: Any) -> str:
+    if table.check is not None and table.check.passed:
+        return "measured"
+    return "provisional" if table.provisional else "measured, not checked"
+
+
+def _check_text(table: Any) -> str:
+    if table.check is None:
+        return "not checked yet"
+    verdict = "passed" if table.check.passed else "failed"
+    _imports()
+    from ai import ladder
+
+    return (
+        f"{verdict}: {table.check.within} of {table.check.targets} targets within "
+        f"±{ladder.TOLERANCE:.0f} Elo, mean error {table.check.mean_absolute_error:.0f} "
+        f"(seed {table.check.seed})"
+    )
+
+
+def rating_ranges() -> str:
+    _imports()
+    from ai import ladder
+
+    cs = configs()
+    lines = [
+        _source_note("ai/ladders/*.json"),
+        "",
+        "| Game | Players | `target_rating` accepts | Strongest level | Table | Games per pair | Check |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for c in cs:
+        t = c.table
+        top = ladder.curve(t)[-1]
+        lines.append(
+            f"| {GAME_NAMES.get(t.game, t.game)} | {t.players} | 0 to {t.max_target:,} | `{top.name}` | "
+            f"{_status(t)} (`{_rel(c.path)}`) | {t.games_per_pair} | {_check_text(t)} |"
+        )
+    return "\n".join(lines)
+
+
+def _decision_ms(run: Path) -> dict[str, float]:
+    """Mean wall-clock milliseconds per decision of each bot over a run's games."""
+    data = json.loads(run.read_text(encoding="utf-8"))
+    think: dict[str, float] = {}
+    decisions: dict[str, int] = {}
+    for g in data["games"]:
+        for seat, spec in enumerate(g["seats"]):
+            think[spec] = think.get(spec, 0.0) + g["think_seconds"][seat]
+            decisions[spec] = decisions.get(spec, 0) + g["decisions"][seat]
+    return {s: 1000 * think[s] / decisions[s] for s in think if decisions[s]}
+
+
+def preset_strength() -> str:
+    cs = configs()
+    bots = [("greedy", "greedy")] + [(f"mcts:{p},ms=none", f"mcts:{p}") for p in PRESET_ORDER]
+    lines = [
+        _source_note("ai/ladders/*.json", "the ladder runs of bench/results/"),
+        "",
+        "Rating ± 95% interval; below it, the mean milliseconds per decision in the rating run.",
+        "",
+        "| Game, players | " + " | ".join(f"`{name}`" for _, name in bots) + " | Table, run |",
+        "|---|" + "---|" * (len(bots) + 1),
+    ]
+    for c in cs:
+        rated = {b.spec: b for b in c.table.bots}
+        ms = _decision_ms(c.run) if c.run is not None else {}
+        cells = []
+        for spec, _ in bots:
+            bot = rated.get(spec)
+            if bot is None:
+                cells.append("not rated")
+                continue
+            took = f"<br>{ms[spec]:,.1f} ms" if spec in ms else ""
+            cells.append(f"{bot.rating:,.0f} ± {bot.ci95:,.0f}{took}")
+        source = f"{_status(c.table)}, `{_rel(c.run)}`" if c.run is not None else _status(c.table)
+        lines.append(f"| {c.label} | " + " | ".join(cells) + f" | {source} |")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------
+# The presets
+# ---------------------------------------------------------------------------------------
+
+
+def presets() -> str:
+    _imports()
+    from ai import presets as p
+    from ai.mcts import MctsParams
+
+    default_c = MctsParams().c
+    lines = [
+        _source_note("ai/presets.py"),
+        "",
+        "| Preset | Iterations | Time cap per decision | Evaluation | Exploration `c` |",
+        "|---|---|---|---|---|",
+    ]
+    for name in PRESET_ORDER:
+        b = p.PRESETS[name]
+        default = " (the default)" if name == p.DEFAULT else ""
+        cap = f"{b.milliseconds / 1000:g} s" if b.milliseconds is not None else "none"
+        iterations = _number(b.iterations) if b.iterations is not None else "none"
+        evaluation = p.PRESET_EVALUATION.get(name, "heuristic")
+        c = p.PRESET_C.get(name, default_c)
+        lines.append(f"| `mcts:{name}`{default} | {iterations} | {cap} | {evaluation} | {c:g} |")
+    return "\n".join(lines)
+
+
+def _builds_latency() -> tuple[str, str, dict[str, float]] | None:
+    """builds.txt's command line, its "after" presets and its "after" milliseconds per row,
+    or None when it has no latency section."""
+    path = RESULTS / "builds.txt"
+    if not path.exists():
+        return None
+    text = path.read_text(encoding="utf-8")
+    head = text.splitlines()[0].lstrip("# ").strip()
+    m = re.fullmatch(r"(?:\S*/)?python (\S+.*?)\s+\((.*)\)", head)
+    if m:  # "CMD   (NOTE)" -> "`CMD`; NOTE"
+        head = f"`{m[1]}`; {m[2]}"
+    else:
+        head = f"`{head}`"
+    after = re.search(r"after:\s+compiled build, presets (\{[^}]*\})", text)
+    section = text.split("bot move latency per preset", 1)
+    if after is None or len(section) < 2:
+        return None
+    rows: dict[str, float] = {}
+    for line in section[1].splitlines():
+        m = re.fullmatch(r"\s+(\w+ \dp \w+)\s+([\d.]+)\s+([\d.]+)\s+[\d.]+x", line)
+        if m:
+            rows[m[1]] = float(m[3])
+    return head, after[1], rows
+
+
+def preset_latency() -> str:
+    _imports()
+    from ai import presets as p
+
+    found = _builds_latency()
+    lines = [_source_note("bench/results/builds.txt", "ai/presets.py"), ""]
+    if found is None:
+        return "\n".join([*lines, "No latency run in `bench/results/builds.txt`."])
+    head, measured, rows = found
+    measured_presets = {k: int(v) for k, v in re.findall(r"'(\w+)': (\d+)", measured)}
+    current = {k: p.PRESETS[k].iterations for k in measured_presets if k in p.PRESETS}
+    if current != measured_presets:
+        return "\n".join(
+            [
+                *lines,
+                f"`bench/results/builds.txt` measured the presets {measured_presets} (iterations); today's "
+                f"are {current}: run `bench/builds.py` again (`make bench`) for current figures.",
+            ]
+        )
+    configs_seen = sorted({r.rsplit(" ", 1)[0] for r in rows}, key=lambda s: (s.split()[0], s.split()[1]))
+    names = [n for n in PRESET_ORDER if any(f"{cfg} {n}" in rows for cfg in configs_seen)]
+    lines += [
+        f"Median milliseconds per decision, compiled build, four mid-game positions per game ({head}):",
+        "",
+        "| Game, players | " + " | ".join(f"`mcts:{n}`" for n in names) + " |",
+        "|---|" + "---|" * len(names),
+    ]
+    for cfg in configs_seen:
+        game, players = cfg.split()
+        cells = [f"{rows[f'{cfg} {n}']:,.0f}" if f"{cfg} {n}" in rows else "—" for n in names]
+        lines.append(f"| {GAME_NAMES.get(game, game)}, {players[:-1]} players | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+BLOCKS: dict[str, Callable[[], str]] = {
+    "presets": presets,
+    "rating-ranges": rating_ranges,
+    "preset-strength": preset_strength,
+    "preset-latency": preset_latency,
+}
+
+
+# ---------------------------------------------------------------------------------------
+
+
+def fill(text: str, where: str, cache: dict[str, str]) -> str:
+    def block(m: re.Match[str]) -> str:
+        name = m["name"]
+        if name not in BLOCKS:
+            raise SystemExit(f"{where}: unknown generated block {name!r} (known: {', '.join(BLOCKS)})")
+        if name not in cache:
+            cache[name] = BLOCKS[name]().rstrip("\n") + "\n"
+        return m[1] + cache[name] + m[4]
+
+    return BLOCK.sub(block, text)
+
+
+def pages() -> dict[Path, str]:
+    """Each page with generated blocks and the text it must have."""
+    cache: dict[str, str] = {}
+    out = {}
+    for path in sorted(DOCS.rglob("*.md")):
+        text = path.read_text(encoding="utf-8")
+        if "<!-- generated:" in text:
+            out[path] = fill(text, _rel(path), cache)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 when a block is not current")
+    args = parser.parse_args(argv)
+    expected = pages()
+    stale = [p for p, text in expected.items() if p.read_text(encoding="utf-8") != text]
+    if args.check:
+        for p in stale:
+            print(f"{_rel(p)}: generated blocks not current: run scripts/gen_figures.py", file=sys.stderr)
+        return 1 if stale else 0
+    for p in stale:
+        p.write_text(expected[p], encoding="utf-8")
+        print(f"wrote {_rel(p)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
