@@ -176,6 +176,7 @@ class Server:
 
         from service.asyncio_bridge import AsyncGameService
         from service.gen.heka.v1 import game_service_pb2_grpc as pb_grpc
+        from service.health import HealthServicer
         from service.interceptors import ServerInterceptor
         from service.servicer import SERVICE_NAME, GameService
 
@@ -198,7 +199,7 @@ class Server:
             AsyncGameService(self.servicer, self._executor), self.server
         )
         # Health answers on the event loop, which searches never occupy.
-        self.health = health.aio.HealthServicer()
+        self.health = HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         if cfg.reflection:
             from service import reflection
