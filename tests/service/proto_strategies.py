@@ -452,7 +452,7 @@ def _unb64url(text: str) -> bytes:
 def _mutated_token(draw: st.DrawFn, tokens: Sequence[tuple[str, str]]) -> str:
     """A valid token altered: bits flipped in its bytes, cut short, grown, spliced with a
     token of another game, its text changed (case, padding, whitespace)."""
-    _, token = draw(st.sampled_from(list(tokens)))
+    game, token = draw(st.sampled_from(list(tokens)))
     raw = bytearray(_unb64url(token))
     how = draw(st.sampled_from(["flip", "truncate", "truncate-text", "splice", "header", "grow", "text"]))
     if how == "flip":
@@ -463,7 +463,7 @@ def _mutated_token(draw: st.DrawFn, tokens: Sequence[tuple[str, str]]) -> str:
         return _b64url(bytes(raw[: draw(st.integers(0, len(raw) - 1))]))
     if how == "truncate-text":
         return token[: draw(st.integers(0, len(token) - 1))]
-    others = [t for g, t in tokens if t != token]
+    others = [t for g, t in tokens if g != game] or [t for _, t in tokens if t != token]
     if how in ("splice", "header") and others:
         other = _unb64url(draw(st.sampled_from(others)))
         if how == "splice":  # the start of one token, the end of another
