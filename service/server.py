@@ -176,6 +176,7 @@ class Server:
 
         from service.asyncio_bridge import AsyncGameService
         from service.gen.heka.v1 import game_service_pb2_grpc as pb_grpc
+        from service.health import HealthServicer
         from service.interceptors import ServerInterceptor
         from service.servicer import SERVICE_NAME, GameService
 
@@ -197,7 +198,7 @@ class Server:
         self.bridge = AsyncGameService(self.servicer, self._executor)
         pb_grpc.add_GameServiceServicer_to_server(self.bridge, self.server)  # type: ignore[no-untyped-call]
         # Health answers on the event loop, which searches never occupy.
-        self.health = health.aio.HealthServicer()
+        self.health = HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         if cfg.reflection:
             from service import reflection

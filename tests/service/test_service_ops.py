@@ -291,6 +291,17 @@ def test_health_list_is_unimplemented_not_internal(server: ServerProcess) -> Non
     assert info.value.code() == grpc.StatusCode.UNIMPLEMENTED
 
 
+def test_health_check_of_an_unknown_service_is_not_found_with_a_message(server: ServerProcess) -> None:
+    """grpcio's servicer answers NOT_FOUND with an empty message; this one names the service
+    asked for and those the server reports (found by tests/service/test_property_fuzz.py)."""
+    stub = health_pb2_grpc.HealthStub(server.channel)
+    err = call_error(stub.Check, health_pb2.HealthCheckRequest(service="heka.v1.Nope"), timeout=5)
+    assert err.code() == grpc.StatusCode.NOT_FOUND
+    assert err.details() == (
+        "unknown service 'heka.v1.Nope' for health checks: this server reports '', 'heka.v1.GameService'"
+    )
+
+
 def test_reflection_lists_the_service(server: ServerProcess) -> None:
     stub = reflection_pb2_grpc.ServerReflectionStub(server.channel)
     responses = stub.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(list_services="")]))
