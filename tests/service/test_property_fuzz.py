@@ -286,7 +286,9 @@ def real_games(server: ServerProcess) -> Games:
             found.append(Position(game, players, token, seat, actions[0].id))
             ids.update(a.id for a in actions)
             texts.update(a.text for a in actions)
-            applied = stub.ApplyAction(pb.ApplyActionRequest(state=token, action_id=actions[-1].id))
+            applied = stub.ApplyAction(
+                pb.ApplyActionRequest(state=token, action_id=actions[-1].id, player=seat)
+            )
             token, seat = applied.state, applied.status.current_player
     ring = KeyRing(parse_keys(KEY1))
     other = KeyRing(parse_keys(KEY_OTHER))
