@@ -51,6 +51,8 @@ COMPILED = (
     "engine/splitmix.py",
     "ai/knowledge.py",
     "ai/mcts.py",
+    "ai/mcts_params.py",
+    "ai/root_parallel.py",
     "ai/aton/greedy.py",
     "ai/aton/knowledge.py",
     "ai/osirium/greedy.py",

@@ -378,7 +378,7 @@ def test_remote_play_bot_settings() -> None:
 
 def test_the_expert_difficulty_is_the_expert_preset() -> None:
     """DIFFICULTY_EXPERT: the mcts:expert spec (learned evaluation) with its preset budget."""
-    from ai.mcts import parse_params
+    from ai.mcts_params import parse_params
     from ai.presets import PRESETS
     from service.bots import bot_plan
     from service.config import Config
