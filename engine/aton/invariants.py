@@ -1,9 +1,9 @@
-"""The invariants of an Aton state: what every position reachable under rules A1–A9 has.
+"""The invariants of an Aton state: what holds in every position of the game.
 
 :meth:`engine.aton.state.AtonState.validate` runs :func:`validate`, and decoding a state
-(:mod:`engine.aton.codec`) runs that: a state read from outside is a position of the game,
-or a :class:`~engine.core.StateFormatError` names the first invariant it breaks. The checks
-by seat (:func:`_seat`: counters, cards, token, A1.2–A1.4) come first, then those of the
+(:mod:`engine.aton.codec`) runs that: a state read from outside passes every check, or a
+:class:`~engine.core.StateFormatError` names the first invariant it breaks. The checks by
+seat (:func:`_seat`: counters, cards, token, A1.2–A1.4) come first, then those of the
 step to decide: the exchange (A3.2), the arrangement (A3.3), the removals and placements
 (A6), the reset (A8.4) and the end.
 

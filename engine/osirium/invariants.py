@@ -1,8 +1,8 @@
-"""The invariants of an Osirium state: what every position reachable under rules O1–O8 has.
+"""The invariants of an Osirium state: what holds in every position of the game.
 
 :meth:`engine.osirium.state.OsiriumState.validate` runs :func:`validate`, and decoding a
-state (:mod:`engine.osirium.codec`) runs that: a state read from outside is a position of
-the game, or a :class:`~engine.core.StateFormatError` names the first invariant it breaks.
+state (:mod:`engine.osirium.codec`) runs that: a state read from outside passes every
+check, or a :class:`~engine.core.StateFormatError` names the first invariant it breaks.
 The checks: the seats and deities, then the amulets (:func:`_amulets`: the 60 of O1.3/O2.2,
 the board and its masks, the hands), the rituals (:func:`_rituals`: the 40 of O1.4, the
 Ankhs they gave, the exaltations) and the turn (:func:`_turn`: the seat, the round and what
@@ -52,7 +52,6 @@ class Position(Protocol):
     cell_type: list[int]
     cell_rotation: list[int]
     cell_arrows: list[int]
-    colour_cells: list[int]
     occupied: int
     links: int
     hands: list[list[int]]
@@ -126,9 +125,8 @@ def _amulet_problem(s: Position) -> str:
 def validate(s: Position, *, derived: bool = True) -> None:
     """Check every invariant (:meth:`OsiriumState.validate
     <engine.osirium.state.OsiriumState.validate>`); :class:`StateFormatError` names the
-    first broken.
-    ``derived=False`` skips comparing the board masks with the board (for a state whose
-    masks were just computed from it, as decoding does)."""
+    first broken. ``derived=False`` skips comparing the board masks with the board (for a
+    state whose masks were just computed from it, as decoding does)."""
     bad = _invalid
     n = s.player_count
     if not 2 <= n <= 4:
