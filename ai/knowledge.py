@@ -79,7 +79,7 @@ class GameKnowledge(Generic[S]):
     """The knowledge of a game the bots use; these defaults know nothing of any game.
 
     Subclasses override what they measured better (``docs/bots.md``): the evaluator, a
-    guided rollout policy, the defaults of :class:`ai.mcts.MctsParams` left to the game, a
+    guided rollout policy, the defaults of :class:`ai.mcts_params.MctsParams` left to the game, a
     root ordering and the greedy baseline's choice.
     """
 

@@ -13,7 +13,7 @@ rated bot with its spec as played (``mcts:easy,ms=none,temp=1``), its display na
 (``mcts:easy,temp=1``), rating and interval, with the command, seed, games per pair and
 whether the figures are provisional. The *levels* of a table are the bots a target rating
 may pick: ``random`` (the 0 of the scale) and every ``mcts`` entry (presets and calibration
-levels: a budget and a temperature over the visit counts, :class:`ai.mcts.MctsParams`
+levels: a budget and a temperature over the visit counts, :class:`ai.mcts_params.MctsParams`
 ``temp``); ``greedy`` is rated but is not a level.
 
 A target rating ``r`` is valid in ``[0, top of the curve]`` (rounded down to an integer) and
@@ -46,7 +46,7 @@ from typing import Any, Final
 
 from ai.arena import ArenaConfig, ArenaResult
 from ai.learned import LEARNED
-from ai.mcts import MctsParams, parse_params
+from ai.mcts_params import MctsParams, parse_params
 
 #: The anchor pool: every candidate plays each of these (and they play each other).
 DEFAULT_ANCHORS: Final = ("random", "greedy", "mcts:easy,ms=none", "mcts:medium,ms=none")

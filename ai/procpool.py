@@ -1,7 +1,7 @@
 """Calls in worker processes: the one way heka runs work in parallel (standard library only).
 
 Python threads do not run Python code in parallel, so the search's root parallelism
-(:mod:`ai.mcts`), the arena (:mod:`ai.arena`) and the service's search workers
+(:mod:`ai.root_parallel`), the arena (:mod:`ai.arena`) and the service's search workers
 (``service/workers.py``) run their work in processes, all through a :class:`WorkerPool`:
 
 * ``WorkerPool(n, start_method=..., initializer=..., initargs=...)`` starts ``n`` processes

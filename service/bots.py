@@ -122,7 +122,7 @@ def rated_plan(settings: pb.BotSettings, field: str, config: Config, game: str, 
     two: :meth:`ai.ladder.RatingTable.level_for`), with the server's caps;
     ``INVALID_ARGUMENT`` naming the valid range outside it."""
     from ai.ladder import TargetRatingError, load_table
-    from ai.mcts import parse_params
+    from ai.mcts_params import parse_params
     from ai.presets import PRESETS
 
     target = settings.target_rating

@@ -37,6 +37,7 @@ import random
 from typing import Any, Final, NamedTuple, Self
 
 from engine._mypyc import i64
+from engine.aton import invariants
 from engine.aton.board import (
     ARRANGE_BASE,
     ARRANGE_BY_HAND,
@@ -74,7 +75,6 @@ from engine.core import (
     IllegalActionError,
     Outcome,
     State,
-    StateFormatError,
 )
 from engine.rng import Rng, SerialRng, game_rng
 
@@ -167,18 +167,6 @@ def shuffle(rng: SerialRng, cards: list[int]) -> None:
         j: i64 = (halves[k + 1] * m + ((halves[k] * m) >> 32)) >> 32
         cards[i], cards[j] = cards[j], cards[i]
         m = i
-
-
-def _owners_only(board: list[int]) -> bool:
-    """Every square empty (-1) or owned by seat 0 or 1 (an explicit loop: mypyc compiles it natively)."""
-    for owner in board:  # noqa: SIM110
-        if owner < -1 or owner > 1:
-            return False
-    return True
-
-
-def _impossible(msg: str) -> StateFormatError:
-    return StateFormatError(f"aton state: impossible position: {msg}")
 
 
 def _square_fields(square: int) -> dict[str, FieldValue]:
@@ -1080,193 +1068,9 @@ class AtonState(State):
         return {k: getattr(self, k) for k in STATE_FIELDS}
 
     def validate(self) -> None:
-        """Every invariant of an Aton state; :class:`StateFormatError` names the first broken."""
-        bad = _impossible
-        if not 1 <= self.round <= self.max_rounds:
-            raise bad(f"round {self.round} outside 1..{self.max_rounds}")
-        if len(self.board) != NUM_SQUARES or not _owners_only(self.board):
-            raise bad("the board must have 48 squares, each empty or owned by seat 0/1")
-        kingdom = self.kingdom
-        if kingdom[0] + kingdom[1] > KINGDOM_SIZE:
-            raise bad(f"the Kingdom of the Dead holds {kingdom[0] + kingdom[1]} counters (at most 8, A1.7)")
-        ph = self.phase
-        if not isinstance(ph, Phase):
-            raise bad(f"unknown phase {ph!r}")
-        for p in (0, 1):
-            self._validate_seat(p)
-        if any(not (0 <= a <= 4 and 0 <= b <= 4) for a, b in self.war_cards):
-            raise bad("war cards must be values 0-4")
-        if ph is not OVER:
-            if self.winners is not None or self.reason is not None:
-                raise bad(f"phase {ph} but an outcome is recorded")
-            if self.current not in (0, 1):
-                raise bad(f"phase {ph} needs a seat to decide, got {self.current}")
-            if max(self.score) >= WIN_POINTS:
-                raise bad(f"a score of {max(self.score)} should have ended the game (A4.2/A8.3)")
-        if ph is not REMOVE_PHASE and ph is not PLACE_PHASE and self.remaining:
-            raise bad(f"phase {ph} has {self.remaining} removals/placements pending")
-        if ph is not PLACE_PHASE and self.overflow:
-            raise bad(f"phase {ph} has an overflow pending")
-        if ph is not REMOVE_PHASE and self.removal_target != -1:
-            raise bad(f"phase {ph} has a removal target")
-        if ph is not RESET_PHASE and (self.reset_first != -1 or self.reset_turn or self.reset_temple):
-            raise bad(f"phase {ph} has reset progress recorded")
-        if (ph is EXCHANGE_PHASE or ph is ARRANGE_PHASE) and (
-            self.first_player != -1 or self.acting_second or self.war_cards or any(self.revealed)
-        ):
-            raise bad(f"phase {ph} comes before the reveal, but order/war/reveals are recorded")
-        if ph is EXCHANGE_PHASE:
-            self._validate_exchange()
-        elif self.exchange_choice != [-1, -1]:
-            raise bad(f"phase {ph} has a pending exchange decision")
-        if ph is ARRANGE_PHASE:
-            hands = [len(self.hands[0]), len(self.hands[1])]
-            full = [bool(self.cartouches[0][0]), bool(self.cartouches[1][0])]
-            want_hands = [4, 4] if self.current == 0 else [0, 4]
-            if hands != want_hands or full != [self.current == 1, False]:
-                raise bad(
-                    f"arrange phase, seat {self.current} to decide: hands must hold {want_hands} "
-                    "cards and only seat 0 may have arranged (when seat 1 decides)"
-                )
-        elif ph is REMOVE_PHASE or ph is PLACE_PHASE:
-            self._validate_actions()
-        elif ph is RESET_PHASE:
-            self._validate_reset()
-        elif ph is OVER:
-            if self.current != -1 or self.winners is None or self.reason is None:
-                raise bad("a finished game needs current player -1 and an outcome")
-            if len(self.winners) > 1 or any(w not in (0, 1) for w in self.winners):
-                raise bad(f"invalid winners {self.winners}")
-
-    def _validate_seat(self, p: int) -> None:
-        """A1.2 / A1.3 / A1.4 for one seat: counters, cards, token and reveal flags."""
-        bad = _impossible
-        on_board = self.board.count(p)
-        if min(self.stock[p], self.kingdom[p], self.score[p]) < 0:
-            raise bad(f"seat {p} has a negative stock, Kingdom count or score")
-        total = on_board + self.stock[p] + self.kingdom[p]
-        if total != COUNTERS:
-            raise bad(
-                f"seat {p} has {total} counters (board {on_board} + stock {self.stock[p]} + Kingdom "
-                f"{self.kingdom[p]}), not 29 (A1.3)"
-            )
-        cart = self.cartouches[p]
-        if len(cart) != 4 or any(not 0 <= v <= 4 for v in cart) or (0 in cart and any(cart)):
-            raise bad(f"seat {p}'s cartouches {cart} must be four cards 1-4 or empty")
-        hand = self.hands[p]
-        if len(hand) not in (0, HAND_SIZE) or hand != sorted(hand):
-            raise bad(f"seat {p}'s hand {hand} must be 0 or 4 sorted cards")
-        held = [0, 0, 0, 0, 0]  # cards of each value 1-4 in hand, deck and cartouches
-        for cards in (hand, self.decks[p]):
-            for v in cards:
-                if not 1 <= v <= 4:
-                    raise bad(f"seat {p} holds a card outside 1-4")
-                held[v] += 1
-        discards = self.discards[p]
-        if len(discards) != 4 or min(discards) < 0:
-            raise bad(f"seat {p}'s discard counts {discards} are invalid")
-        for v in cart:
-            held[v] += 1  # 0 (empty) counts nowhere
-        n_cards = held[1] + held[2] + held[3] + held[4] + sum(discards)
-        if n_cards != 36:
-            raise bad(f"seat {p} has {n_cards} cards in deck + hand + discard + cartouches, not 36 (A1.2)")
-        for v in (1, 2, 3, 4):
-            n = held[v] + discards[v - 1]
-            if n != CARDS_PER_VALUE:
-                raise bad(f"seat {p} has {n} cards of value {v}, not 9 (A1.2)")
-        token, exchanged, choice = self.tokens[p], self.exchanged[p], self.exchange_choice[p]
-        if token not in (0, 1) or exchanged not in (0, 1) or choice not in (-1, 0, 1):
-            raise bad(f"seat {p}'s token/exchange flags are invalid")
-        if exchanged and token:
-            raise bad(f"seat {p} exchanged this round but still holds the exchange token (A1.4)")
-        if self.revealed[p] not in (0, 1, 2, 4):
-            raise bad(f"seat {p} has {self.revealed[p]} revealed cartouches (0, 1, 2 or 4)")
-        if self.revealed[p] and not cart[0]:
-            raise bad(f"seat {p} has revealed cartouches but none are filled")
-
-    def _validate_exchange(self) -> None:
-        """A3.2: who holds a token and has decided."""
-        bad = _impossible
-        hands = [len(self.hands[0]), len(self.hands[1])]
-        if hands != [4, 4] or self.cartouches[0][0] or self.cartouches[1][0] or any(self.exchanged):
-            raise bad("exchange phase: both players hold 4 cards and nothing is arranged yet")
-        cur, choice = self.current, self.exchange_choice
-        if not self.tokens[cur] or choice[cur] != -1:
-            raise bad(f"exchange phase: seat {cur} must hold a token and not have decided yet")
-        if choice[1] != -1 or (cur == 0 and choice[0] != -1):
-            raise bad("exchange phase: decisions are taken seat 0 then seat 1")
-        if cur == 1 and (choice[0] != -1) != bool(self.tokens[0]):
-            raise bad("exchange phase: seat 0 decides before seat 1 if it holds a token")
-
-    def _validate_actions(self) -> None:
-        """A6: the acting player's removals or placements."""
-        bad = _impossible
-        ph = self.phase
-        if [len(self.hands[0]), len(self.hands[1])] != [0, 0] or not (
-            self.cartouches[0][0] and self.cartouches[1][0]
-        ):
-            raise bad(f"phase {ph}: both players must have arranged and hold no cards")
-        first = self.first_player
-        if first not in (0, 1):
-            raise bad(f"phase {ph}: no first player recorded")
-        cur = self.current
-        if cur != (first if self.acting_second == 0 else 1 - first):
-            raise bad(
-                f"phase {ph}: seat {cur} is not the acting player (first {first}, "
-                f"second acting {self.acting_second})"
-            )
-        other = 1 - cur
-        if self.revealed[cur] != 4 or self.revealed[other] != (2 if self.acting_second == 0 else 4):
-            raise bad(f"phase {ph}: revealed cartouches {self.revealed} do not match the step (A3.4)")
-        if self.remaining < 1:
-            raise bad(f"phase {ph}: nothing left to do")
-        cart = self.cartouches[cur]
-        limit = SLOTS * cart[2]
-        if ph is REMOVE_PHASE:
-            c2 = cart[1]
-            required, own = REMOVALS[c2]
-            want_target = cur if own else other
-            if self.round == 1:
-                raise bad("no removal happens in the first round (A6.2)")
-            target = self.removal_target
-            if (
-                target != want_target
-                or self.remaining > required
-                or self.remaining > self.board[:limit].count(target)
-            ):
-                raise bad(
-                    f"remove phase: {self.remaining} removals of seat {target}'s counters do not fit "
-                    f"cartouche 2 = {c2} and the allowed temples"
-                )
-        elif (
-            self.remaining > self.stock[cur]
-            or self.remaining > self.board[:limit].count(-1)
-            or self.remaining + self.overflow > cart[3]
-        ):
-            raise bad(
-                f"place phase: {self.remaining} placements (+{self.overflow} overflow) do not fit "
-                f"cartouche 4 = {cart[3]}, the stock and the empty allowed squares"
-            )
-
-    def _validate_reset(self) -> None:
-        """A8.4: cleaned up, Kingdom empty, the seat to reset has a counter in the temple."""
-        bad = _impossible
-        if (
-            self.hands != [[], []]
-            or self.cartouches[0][0]
-            or self.cartouches[1][0]
-            or any(self.revealed)
-            or self.kingdom != [0, 0]
-        ):
-            raise bad("reset phase: cards are cleaned up and the Kingdom is empty (A8.4)")
-        if self.reset_first not in (0, 1) or self.first_player not in (0, 1):
-            raise bad("reset phase: no reset order recorded")
-        p = self.reset_first if self.reset_turn == 0 else 1 - self.reset_first
-        lo = SLOTS * self.reset_temple
-        if self.current != p or p not in self.board[lo : lo + SLOTS]:
-            raise bad(
-                f"reset phase: seat {self.current} must have a counter in temple {self.reset_temple + 1}"
-            )
+        """Every invariant of an Aton state (:mod:`engine.aton.invariants`);
+        :class:`StateFormatError` names the first broken."""
+        invariants.validate(self)
 
 
 # ---------------------------------------------------------------------------------------

@@ -32,9 +32,9 @@ from engine.core import (
     IllegalActionError,
     Outcome,
     State,
-    StateFormatError,
 )
 from engine.osirium import actions as A
+from engine.osirium import invariants
 from engine.osirium.board import (
     CANON_OF,
     CANON_ROTS,
@@ -48,7 +48,6 @@ from engine.osirium.board import (
     TYPE_COUNT,
     TYPE_NAME,
     TYPE_OTYPES,
-    all_links,
     board_masks,
     cell_name,
     cell_tuple,
@@ -131,20 +130,7 @@ _COMPLETED: Final[tuple[tuple[int, Principle], ...]] = tuple(
 # Module constants for the hot paths (an enum member read off its class costs ~70 ns in 3.11).
 _ANUBIS, _BASTET, _SETH, _ISIS = Power.BREAK, Power.MARKET, Power.ROTATE, Power.MOVE
 _HIGHER: Final[tuple[int, ...]] = tuple(FULL & ~((2 << c) - 1) for c in range(CELLS))
-_NUM_RITUALS: Final = len(RITUALS)
-#: By ritual id: whether it is an advanced ritual (O1.4).
-_ADVANCED: Final[tuple[bool, ...]] = tuple(r.advanced for r in RITUALS)
-#: By completed entry (``id * 2 + principle``): the Ankhs it gave (O2.3).
-_COMPLETED_ANKHS: Final[tuple[int, ...]] = tuple(
-    RITUALS[c // 2].ankhs(c % 2) for c in range(2 * len(RITUALS))
-)
 _NUM_EXALTATIONS: Final = len(EXALTATIONS)
-#: The 60 amulets (O2.2) by type, ascending.
-_AMULET_TYPES: Final = [t for t in range(NUM_TYPES) for _ in range(TYPE_COUNT[t])]
-
-
-def _invalid(msg: str) -> StateFormatError:
-    return StateFormatError(f"osirium: invalid state: {msg}")
 
 
 def _cell_pair(c: int) -> tuple[int, int]:
@@ -1169,188 +1155,11 @@ class OsiriumState(State):
         self.cell_arrows, self.colour_cells, self.occupied, self.links = masks
         self._sets_by_signature = None
 
-    def _amulet_problem(self) -> str:
-        """Why the amulets are not the 60 of the game (for :meth:`validate`'s message)."""
-        counts = [0] * NUM_TYPES
-        zones: list[tuple[str, list[int]]] = [
-            ("pile", self.draw_pile),
-            ("discard", self.discard),
-            ("market", [t for t in self.market if t != -1]),
-        ]
-        zones += [(f"hand {p}", h) for p, h in enumerate(self.hands)]
-        zones += [(f"broken pile {p}", b) for p, b in enumerate(self.broken)]
-        zones.append(("board", [t for t in self.cell_type if t != -1]))
-        for name, cards in zones:
-            if cards and not (min(cards) >= 0 and max(cards) < NUM_TYPES):
-                return f"unknown amulet type in {name}: {cards}"
-            for t in cards:
-                counts[t] += 1
-        diff = [
-            f"{TYPE_NAME[t]} {counts[t]}/{TYPE_COUNT[t]}"
-            for t in range(NUM_TYPES)
-            if counts[t] != TYPE_COUNT[t]
-        ]
-        return f"amulets not accounted for: {', '.join(diff)}"
-
     def validate(self, *, derived: bool = True) -> None:
-        """Check every invariant; :class:`StateFormatError` names the first broken.
-        ``derived=False`` skips comparing the board masks with the board (for a state whose
-        masks were just computed from it, as decoding does)."""
-        bad = _invalid
-        n = self.player_count
-        if not 2 <= n <= 4:
-            raise bad(f"player count {n}")
-        if self.team_play and n != 4:
-            raise bad("teams need 4 players")
-        if sorted(self.deities) != sorted(set(self.deities)) or not all(
-            0 <= d < len(DEITIES) for d in self.deities
-        ):
-            raise bad(f"deities {self.deities} must be distinct deity ids")
-        self._validate_amulets(derived)
-        self._validate_rituals()
-        self._validate_turn()
-
-    def _validate_amulets(self, derived: bool) -> None:
-        """O1.3 / O2.2: the 60 amulets, the board's cells and masks, the hands."""
-        bad = _invalid
-        # Amulets: 60 accounted for, by type. Fast check (one sort, in C): every zone's
-        # types, sorted, are the -1 of the empty market slots and cells, then the 60
-        # amulets. On failure, _amulet_problem says what is wrong.
-        every = self.draw_pile + self.discard + self.market + self.cell_type
-        for cards in self.hands:
-            every += cards
-        for cards in self.broken:
-            every += cards
-        empty = self.market.count(-1) + self.cell_type.count(-1)
-        every.sort()
-        if every[empty:] != _AMULET_TYPES or every[:empty] != [-1] * empty:
-            raise bad(self._amulet_problem())
-        # Board: one amulet per cell, canonical rotations, derived masks.
-        occ = 0
-        for c in range(CELLS):
-            t = self.cell_type[c]
-            if t >= 0:
-                r = self.cell_rotation[c]
-                if not 0 <= r < 4 or CANON_OF[t][r] != r:
-                    raise bad(f"rotation {r} on {cell_name(c)} is not canonical")
-                occ |= 1 << c
-                if derived and self.cell_arrows[c] != TYPE_ARROWS[t][r]:
-                    raise bad(f"arrows of {cell_name(c)} out of date")
-            elif self.cell_rotation[c] != 0 or (derived and self.cell_arrows[c] != 0):
-                raise bad(f"empty cell {cell_name(c)} has a rotation or arrows")
-        if derived and (occ != self.occupied or self.links != all_links(self.cell_arrows)):
-            raise bad("board masks out of date")
-        if any(t < -1 for t in self.market):
-            raise bad("bad market slot")
-        for p, h in enumerate(self.hands):
-            # Only Bastet's extra card (O7) takes a hand above 4, and only to 5.
-            if len(h) > HAND_SIZE and not (
-                len(h) == HAND_SIZE + 1 and _POWER[self.deities[p]] is _BASTET and self.powers_used[p]
-            ):
-                raise bad(f"seat {p} holds {len(h)} amulets")
-
-    def _validate_rituals(self) -> None:
-        """O1.4 / O2.3 / O2.4: the 40 rituals, the Ankhs they gave, the exaltations."""
-        bad = _invalid
-        n = self.player_count
-        # Rituals: 40 accounted for.
-        seen: list[int] = list(self.simple_rituals) + list(self.advanced_rituals)
-        for p in range(n):
-            if len(self.ritual_slots[p]) != RITUAL_SLOTS:
-                raise bad(f"seat {p} must have {RITUAL_SLOTS} ritual slots")
-            seen += [r for r in self.ritual_slots[p] if r != -1]
-            seen += [c // 2 if c >= 0 else -1 for c in self.completed[p]]
-        if sorted(seen) != list(range(_NUM_RITUALS)):
-            raise bad("rituals not accounted for (each of the 40 exactly once)")
-        for r in self.simple_rituals:
-            if _ADVANCED[r]:
-                raise bad("a ritual is in the wrong pile")
-        for r in self.advanced_rituals:
-            if not _ADVANCED[r]:
-                raise bad("a ritual is in the wrong pile")
-        for p in range(n):
-            if len(self.completed[p]) > RITUALS_TO_END:
-                raise bad(f"seat {p} completed more than {RITUALS_TO_END} rituals")
-            expect = 0
-            for c in self.completed[p]:
-                expect += _COMPLETED_ANKHS[c]
-            if self.ankhs[p] != expect:
-                raise bad(f"seat {p} ritual Ankhs {self.ankhs[p]} != {expect}")
-        if len(set(self.exaltations)) != n or not all(0 <= x < _NUM_EXALTATIONS for x in self.exaltations):
-            raise bad("exaltations must be distinct ids")
-
-    def _validate_turn(self) -> None:
-        """O3, O5, O8: the seat, round and step, and what each step requires."""
-        bad = _invalid
-        n = self.player_count
-        if not 0 <= self.current < n:
-            raise bad(f"current seat {self.current}")
-        if not 1 <= self.round <= MAX_ROUNDS:
-            raise bad(f"round {self.round}")
-        if not isinstance(self.phase, Phase):
-            raise bad(f"phase {self.phase!r}")
-        if not -1 <= self.ended_by < n:
-            raise bad(f"ended_by {self.ended_by}")
-        ph = self.phase
-        hand = self.hands[self.current]
-        five = [p for p in range(n) if len(self.completed[p]) >= RITUALS_TO_END]
-        in_cast = ph in (BREAK, REFILL)
-        if in_cast:
-            if not (
-                0 <= self.cast_slot < RITUAL_SLOTS
-                and 0 < self.cast_cells <= FULL
-                and self.ritual_slots[self.current][self.cast_slot] == -1
-                and self.started
-                and -1 <= self.last_broken < CELLS
-            ):
-                raise bad("inconsistent cast in progress")
-        elif (self.cast_slot, self.cast_cells, self.breaks_left, self.last_broken) != (-1, 0, 0, -1):
-            raise bad("cast fields set outside a cast")
-        if ph is not PLACE and self.clear_cell != -1:
-            raise bad("clear cell set outside the place-after-clear step")
-        if ph is OVER:
-            if self.started or self.placed:
-                raise bad("turn flags set after the end")
-            if self.ended_by >= 0:
-                if five != [self.ended_by]:
-                    raise bad("the game ended by a 5th ritual that is not there")
-            elif five or not (self.round == MAX_ROUNDS and self.current == n - 1):
-                raise bad("the game is over without a 5th ritual or the round limit")
-            return
-        if self.ended_by != -1:
-            raise bad("ended_by set before the end")
-        if five and not (ph is BREAK and five == [self.current]):
-            raise bad("a 5th ritual is completed but the game goes on")
-        if ph is MAIN:
-            if self.placed and not self.started:
-                raise bad("placed but not started")
-        elif ph is PLACE:
-            if not (
-                0 <= self.clear_cell < CELLS
-                and not self.occupied & (1 << self.clear_cell)
-                and self.occupied | (1 << self.clear_cell) == FULL
-                and hand
-                and not self.placed
-                and self.started
-            ):
-                raise bad("inconsistent place-after-clear step")
-        elif ph is DRAW:
-            if not (
-                self.placed
-                and len(hand) < HAND_SIZE
-                and (self.draw_pile or self.discard or any(m >= 0 for m in self.market))
-            ):
-                raise bad("inconsistent draw step")
-        elif ph is BREAK:
-            if self.breaks_left <= 0:
-                raise bad("break step with no break left")
-            above = self.cast_cells & (_HIGHER[self.last_broken] if self.last_broken >= 0 else FULL)
-            if above & ~self.occupied:
-                raise bad("the cast set is not on the board")
-            if not self.legal_actions():
-                raise bad("break step with no amulet to break")
-        elif ph is REFILL and (self.breaks_left != 0 or not (self.simple_rituals or self.advanced_rituals)):
-            raise bad("inconsistent refill step")
+        """Check every invariant (:mod:`engine.osirium.invariants`); :class:`StateFormatError`
+        names the first broken. ``derived=False`` skips comparing the board masks with the
+        board (for a state whose masks were just computed from it, as decoding does)."""
+        invariants.validate(self, derived=derived)
 
 
 # ---------------------------------------------------------------------------------------

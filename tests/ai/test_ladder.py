@@ -28,7 +28,7 @@ from ai.ladder import (
     table_from_result,
     table_json,
 )
-from ai.mcts import parse_params
+from ai.mcts_params import parse_params
 
 TINY = ("random", "greedy", "mcts:iterations=10,ms=none")
 

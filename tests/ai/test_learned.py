@@ -30,7 +30,8 @@ from ai.learned import (
     model_path,
     seat_features,
 )
-from ai.mcts import MctsBot, MctsParams, learned_root_order, parse_params
+from ai.mcts import MctsBot, learned_root_order
+from ai.mcts_params import MctsParams, parse_params
 from ai.presets import PRESET_C, PRESETS
 from engine import get_game
 from engine.core import State

@@ -9,9 +9,10 @@ import time
 import pytest
 from toy_game import BANK, DRAW, GAME, DuelState
 
-from ai import mcts
+from ai import mcts, root_parallel
 from ai.api import BotSpecError, Budget, make_bot
-from ai.mcts import Limits, MctsBot, MctsParams, Search, _Edge, make_mcts, parse_params
+from ai.mcts import MctsBot, Search, _Edge, make_mcts
+from ai.mcts_params import Limits, MctsParams, parse_params
 from engine.core import SECRET_ACTION
 
 
@@ -281,7 +282,7 @@ def test_two_workers_merge_root_statistics() -> None:
     assert d.diagnostics.workers == 2
     assert d.diagnostics.iterations == 300
     a = Search(s, 0, MctsParams(iterations=150), seed=4).run(Limits(150))
-    b = Search(s, 0, MctsParams(iterations=150), seed=mcts.worker_seed(4, 1)).run(Limits(150))
+    b = Search(s, 0, MctsParams(iterations=150), seed=root_parallel.worker_seed(4, 1)).run(Limits(150))
     expect: dict[int, int] = {}
     for r in (a, b):
         for act, v, _ in r.root:
@@ -312,7 +313,7 @@ def test_worker_failure_falls_back_in_process(monkeypatch: pytest.MonkeyPatch) -
     def broken(*_args: object) -> None:
         raise RuntimeError("worker exploded")
 
-    monkeypatch.setattr(mcts, "_search_in_worker", broken)
+    monkeypatch.setattr(root_parallel, "_search_in_worker", broken)
     got = make_mcts("iterations=100,workers=2").choose(s, seed=8)
     assert got.diagnostics.actions == expected.diagnostics.actions
     assert got.diagnostics.workers == 2

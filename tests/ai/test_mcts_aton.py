@@ -9,7 +9,8 @@ import pytest
 from ai_positions import random_positions
 
 from ai.aton.knowledge import evaluate as aton_evaluate
-from ai.mcts import Limits, MctsBot, MctsParams, Search
+from ai.mcts import MctsBot, Search
+from ai.mcts_params import Limits, MctsParams
 from engine import get_game
 from engine.aton.board import PLACE_BASE
 from engine.core import SECRET_ACTION, State

@@ -9,7 +9,8 @@ import pytest
 from ai_positions import random_positions
 
 from ai.knowledge import team_average
-from ai.mcts import WIDEN_BASE, Limits, MctsBot, MctsParams, Search
+from ai.mcts import WIDEN_BASE, MctsBot, Search
+from ai.mcts_params import Limits, MctsParams
 from ai.osirium.greedy import OsiriumGreedy
 from ai.osirium.knowledge import evaluate as osirium_evaluate
 from engine import get_game

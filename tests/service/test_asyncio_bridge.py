@@ -1,0 +1,91 @@
+"""The asyncio server's bridge to the service (service/asyncio_bridge.py): a call's context
+in a worker thread, and which calls run on the bot pool."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class _FakeAioContext:
+    def __init__(self, remaining: float | None) -> None:
+        self.remaining = remaining
+        self.done_callbacks: list[Any] = []
+
+    def time_remaining(self) -> float | None:
+        return self.remaining
+
+    def peer(self) -> str:
+        return "ipv4:127.0.0.1:1"
+
+    def add_done_callback(self, callback: Any) -> None:
+        self.done_callbacks.append(callback)
+
+
+def test_thread_context_runs_callbacks_when_the_call_ends() -> None:
+    from service.asyncio_bridge import ThreadContext
+
+    aio = _FakeAioContext(remaining=5.0)
+    ctx = ThreadContext(aio)
+    assert ctx.is_active() and ctx.peer() == "ipv4:127.0.0.1:1"
+    remaining = ctx.time_remaining()
+    assert remaining is not None and 4.0 < remaining <= 5.0
+    fired: list[str] = []
+    assert ctx.add_callback(lambda: fired.append("cancel search"))
+    for callback in aio.done_callbacks:  # the call ends (done, cancelled or disconnected)
+        callback(aio)
+    assert fired == ["cancel search"] and not ctx.is_active()
+    assert not ctx.add_callback(lambda: fired.append("too late"))  # the caller cancels itself
+    assert fired == ["cancel search"]
+    assert ThreadContext(_FakeAioContext(remaining=None)).time_remaining() is None
+
+
+def test_async_service_runs_bot_calls_on_the_pool_and_cheap_calls_inline() -> None:
+    import asyncio
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from service.asyncio_bridge import BLOCKING, METHODS, SOMETIMES_BLOCKING, AsyncGameService, searches
+    from service.gen.heka.v1 import game_service_pb2 as pb
+
+    seen: list[tuple[str, str]] = []
+
+    entered: list[str] = []
+
+    class Recorder:
+        def enter_queue(self, _context: Any) -> None:
+            """A searching bot call takes its place in the queue on the loop, first."""
+            entered.append(threading.current_thread().name)
+
+        def __getattr__(self, name: str) -> Any:
+            def method(_request: Any, _context: Any) -> str:
+                seen.append((name, threading.current_thread().name))
+                return name
+
+            return method
+
+    searching = [pb.BotSeat(seat=1, bot=pb.BotSettings(kind=pb.BOT_KIND_MCTS))]
+    random_only = [pb.BotSeat(seat=1, bot=pb.BotSettings(kind=pb.BOT_KIND_RANDOM))]
+    requests: list[tuple[str, Any, bool]] = []  # (method, request, runs on the pool)
+    for m in METHODS:
+        request = getattr(pb, f"{m}Request")()
+        requests.append((m, request, m in BLOCKING))
+        if m in SOMETIMES_BLOCKING:  # with bots: on the pool only when a bot searches
+            requests.append((m, getattr(pb, f"{m}Request")(bots=searching), True))
+            requests.append((m, getattr(pb, f"{m}Request")(bots=random_only), False))
+    with ThreadPoolExecutor(1, thread_name_prefix="bot-call") as pool:
+        service = AsyncGameService(Recorder(), pool)  # type: ignore[arg-type]
+
+        async def call_all() -> list[str]:
+            return [await getattr(service, m)(r, _FakeAioContext(None)) for m, r, _ in requests]
+
+        results = asyncio.run(call_all())
+    assert results == [m for m, _, _ in requests]
+    assert set(METHODS) >= BLOCKING | SOMETIMES_BLOCKING
+    assert [thread.startswith("bot-call") for _, thread in seen] == [pooled for _, _, pooled in requests]
+    # Every searching bot call entered the queue, on the event loop, not on the pool.
+    # BotMove's default kind is MCTS (it searches); AdvanceBots without bots does not.
+    searching_calls = [
+        m for m, r, _ in requests if m == "BotMove" or (m in SOMETIMES_BLOCKING and searches(r))
+    ]
+    assert sorted(searching_calls) == ["ApplyAction", "BotMove", "CreateGame"]
+    assert len(entered) == 3 and not any(t.startswith("bot-call") for t in entered)

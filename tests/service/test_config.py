@@ -1,0 +1,169 @@
+"""The settings (service/config.py): environment and flags, bad values refused, limits
+carried into gRPC, the CPU limit of a cgroup, and the settings documented and listed by
+``heka serve --help``."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from service import config as cfg
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_config_from_env_and_flags() -> None:
+    parser = argparse.ArgumentParser()
+    cfg.add_arguments(parser)
+    env = {
+        "HEKA_PORT": "6000",
+        "HEKA_METRICS_PORT": "9999",
+        "HEKA_INSECURE_PLAINTEXT_TOKENS": "true",
+        "HEKA_SEARCH_WORKERS": "3",
+    }
+    c = cfg.load(parser.parse_args([]), env)
+    assert (c.port, c.metrics_port, c.insecure_plaintext_tokens, c.workers, c.search_capacity) == (
+        6000,
+        9999,
+        True,
+        3,
+        3,
+    )
+    c = cfg.load(parser.parse_args(["--port", "7000", "--no-insecure-plaintext-tokens"]), env)
+    assert (c.port, c.insecure_plaintext_tokens) == (7000, False)
+    assert cfg.load(parser.parse_args([]), {}).insecure_plaintext_tokens is False
+    assert cfg.load(parser.parse_args([]), {}).port == 50051
+    assert cfg.load(parser.parse_args([]), {}).metrics_port == 9095
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"HEKA_PORT": "x"},
+        {"HEKA_PORT": "70000"},
+        {"HEKA_INSECURE_PLAINTEXT_TOKENS": "maybe"},
+        {"HEKA_ENCRYPT_STATE": "false"},  # retired: asked for readable tokens
+        {"HEKA_MAX_ADVANCE_SECONDS": "0"},
+        {"HEKA_MAX_ITERATIONS": "0"},
+        {"HEKA_LOG_LEVEL": "LOUD"},
+    ],
+)
+def test_bad_config_values(env: dict[str, str]) -> None:
+    with pytest.raises(cfg.ConfigError):
+        cfg.load(None, env)
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"HEKA_MAX_REQUEST_BYTES": "0"},
+        {"HEKA_MAX_CONCURRENT_RPCS": "-1"},
+        {"HEKA_MAX_QUEUED_RPCS": "0"},
+    ],
+)
+def test_bad_limits(env: dict[str, str]) -> None:
+    with pytest.raises(cfg.ConfigError):
+        cfg.load(None, env)
+
+
+def test_the_metrics_host_defaults_to_the_grpc_host() -> None:
+    assert cfg.load(None, {}).metrics_bind_host == "[::]"
+    assert cfg.load(None, {"HEKA_HOST": "127.0.0.1"}).metrics_bind_host == "127.0.0.1"
+    c = cfg.load(None, {"HEKA_HOST": "127.0.0.1", "HEKA_METRICS_HOST": "0.0.0.0"})
+    assert c.metrics_bind_host == "0.0.0.0"
+
+
+def test_metrics_bind_address_of_grpc_hosts() -> None:
+    from service.metrics import bind_address
+
+    assert bind_address("[::]") == "::"
+    assert bind_address("[::1]") == "::1"
+    assert bind_address("127.0.0.1") == "127.0.0.1"
+    assert bind_address("localhost") == "localhost"
+    assert bind_address("") == "0.0.0.0"
+
+
+def test_grpc_options_carry_the_limits() -> None:
+    from service.server import grpc_options
+
+    c = cfg.load(None, {"HEKA_MAX_REQUEST_BYTES": "32768", "HEKA_MAX_QUEUED_RPCS": "5000"})
+    options = dict(grpc_options(c, reuseport=False))
+    assert options["grpc.max_receive_message_length"] == 32768
+    assert options["grpc.max_send_message_length"] == 4 * 1024 * 1024
+    assert options["grpc.server.max_pending_requests"] == 5000
+    assert options["grpc.server.max_pending_requests_hard_limit"] == 5000
+    assert options["grpc.http2.bdp_probe"] == 0
+
+
+def test_every_setting_is_named_after_its_field_and_parses_its_own_default() -> None:
+    """The settings are Config's fields (one declaration): each variable is HEKA_ and the
+    field's name, and the parser its type gives reads the default written as text back
+    (what an operator writes in the environment)."""
+    for s in cfg.SETTINGS:
+        assert s.env == "HEKA_" + s.name.upper(), s.name
+        written = ("true" if s.default else "false") if isinstance(s.default, bool) else str(s.default)
+        assert s.parse(written) == s.default, s.name
+        assert s.help.endswith(".") or s.help.endswith(")"), s.name
+
+
+def test_docs_list_every_setting_and_metric() -> None:
+    doc = (ROOT / "docs" / "api.md").read_text()
+    assert cfg.markdown_table() in doc, (
+        "docs/api.md config table is stale: paste service.config.markdown_table()"
+    )
+    # every metric family service/metrics.py defines is documented (the list itself is the
+    # deployment contract, pinned in tests/deploy/test_deploy_manifests.py)
+    source = (ROOT / "service" / "metrics.py").read_text()
+    defined = re.findall(r"(?:Counter|Gauge|Histogram|Summary)\(\s*\"(heka_[a-z_]+)\"", source)
+    assert len(defined) >= 12
+    for name in defined:
+        assert name in doc, name
+
+
+def test_serve_help_lists_every_flag(capsys: Any) -> None:
+    from service.cli import main
+
+    with pytest.raises(SystemExit) as info:
+        main(["serve", "--help"])
+    assert info.value.code == 0
+    out = capsys.readouterr().out
+    for s in cfg.SETTINGS:
+        assert s.flag in out and s.env in out
+
+
+def test_bad_config_exits_2() -> None:
+    from service.cli import main
+
+    assert main(["serve", "--port", "-5"]) == 2
+
+
+@pytest.mark.parametrize(
+    ("files", "limit"),
+    [
+        ({"cpu.max": "200000 100000\n"}, 2.0),
+        ({"cpu.max": "150000 100000\n"}, 1.5),
+        ({"cpu.max": "max 100000\n"}, None),
+        ({"cpu/cpu.cfs_quota_us": "50000\n", "cpu/cpu.cfs_period_us": "100000\n"}, 0.5),
+        ({"cpu/cpu.cfs_quota_us": "-1\n", "cpu/cpu.cfs_period_us": "100000\n"}, None),
+        ({}, None),
+        ({"cpu.max": "garbage\n"}, None),
+    ],
+)
+def test_cgroup_cpu_limit_reads_v2_and_v1(tmp_path: Any, files: dict[str, str], limit: float | None) -> None:
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    assert cfg.cgroup_cpu_limit(str(tmp_path)) == limit
+
+
+def test_auto_search_workers_follow_the_cgroup_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cfg, "cgroup_cpu_limit", lambda: 1.5)
+    monkeypatch.setattr(cfg.os, "sched_getaffinity", lambda _pid: set(range(16)))
+    assert cfg._cpus() == 2  # a 1.5-CPU pod on a 16-CPU node: 2 workers, not 16
+    monkeypatch.setattr(cfg, "cgroup_cpu_limit", lambda: None)
+    assert cfg._cpus() == 16
