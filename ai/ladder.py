@@ -383,6 +383,52 @@ def _between(weaker: str, stronger: str, f: float) -> str | None:
     return None
 
 
+def curve_rating(table: RatingTable, spec: str) -> float:
+    """The rating ``table``'s strength curve gives the bot ``spec``: a level's fitted rating,
+    or for a bot between two neighbouring levels (as :meth:`RatingTable.level_for` makes
+    them) the rating in proportion to its knob, in the same scale (``1 / t``, ``log t``,
+    ``t``, ``log iterations``); the inverse of ``level_for`` up to the rounding of the knob.
+    :class:`LadderError` for a bot that is not on the curve."""
+    points = curve(table)
+    p = _params(spec)
+    for point in points:
+        if _params(point.spec) == p and (p is not None or point.spec == spec):
+            return point.rating
+    if p is None:
+        raise LadderError(f"{spec!r} is not on the table's strength curve")
+    key = _strength_order(RatedBot(spec, spec, 0.0, 0.0, 0.0))
+    i = next((i for i, q in enumerate(points) if _strength_order(_as_rated(q)) > key), len(points))
+    if i == len(points):
+        raise LadderError(f"{spec!r} lies above the table's strongest level {points[-1].name}")
+    a, b = points[i - 1], points[i]
+    pa, pb = _params(a.spec), _params(b.spec)
+    assert pb is not None  # random is the weakest level
+    f: float | None = None
+    if _same_but(p, pb, "temp") and pb.temp > 0 and p.temp >= pb.temp and pa is None:
+        f = pb.temp / p.temp  # 1 / t in proportion from random
+    elif pa is not None and _same_but(p, pb, "temp") and _same_but(pa, pb, "temp") and pa.temp > 0:
+        if pb.temp > 0:
+            f = (math.log(p.temp) - math.log(pa.temp)) / (math.log(pb.temp) - math.log(pa.temp))
+        else:
+            f = 1.0 - p.temp / pa.temp
+    elif (
+        pa is not None
+        and _same_but(p, pb, "iterations")
+        and _same_but(pa, pb, "iterations")
+        and p.iterations
+        and pa.iterations
+        and pb.iterations
+    ):
+        f = math.log(p.iterations / pa.iterations) / math.log(pb.iterations / pa.iterations)
+    if f is None or not 0.0 <= f <= 1.0:
+        raise LadderError(f"{spec!r} is not between the levels {a.name} and {b.name} by one knob")
+    return a.rating + f * (b.rating - a.rating)
+
+
+def _as_rated(level: Level) -> RatedBot:
+    return RatedBot(level.name, level.spec, level.rating, 0.0, 0.0)
+
+
 def table_from_result(
     result: ArenaResult, command: str, *, provisional: bool = True, note: str = ""
 ) -> RatingTable:

@@ -14,7 +14,9 @@ of one pairing.
   keeps the fit finite; pass ``prior_draws=0`` for the plain maximum-likelihood estimate.
 * **Anchor.** Ratings are defined up to a constant: ``anchor=None`` centres them on a mean of
   0; ``anchor="random"`` (any name) puts that bot at exactly 0 (its interval is then 0 and
-  the others' intervals are relative to it).
+  the others' intervals are relative to it). ``fixed={"random": 0, "greedy": 835, ...}``
+  instead holds several bots at given ratings (a check's anchors at a table's ratings): the
+  others are fitted against them, their intervals relative to them.
 * **Intervals.** 95% intervals are ``±1.96`` standard errors from the observed Fisher
   information (the inverse of the negative Hessian of the log-likelihood at the optimum,
   restricted to the anchored parameters). They assume independent games; the arena's
@@ -29,12 +31,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 #: Two-sided 95% normal quantile.
 Z95 = 1.959963984540054
 #: Natural-log units per Elo point: ``10 ** (d / 400) == exp(ELO_K * d)``.
 ELO_K = math.log(10.0) / 400.0
+#: The longest Newton step of the fit, in natural-log units (about 700 Elo).
+MAX_STEP = 4.0
 
 
 # ---------------------------------------------------------------------------------------
@@ -128,6 +132,11 @@ def elo_from_score(p: float) -> float:
     return 400.0 * math.log10(p / (1.0 - p))
 
 
+def _softplus(x: float) -> float:
+    """``log(1 + exp(x))`` without overflow."""
+    return max(x, 0.0) + math.log1p(math.exp(-abs(x)))
+
+
 def _solve(matrix: list[list[float]], rhs: list[float]) -> list[float]:
     """Solve ``matrix @ x = rhs`` by Gaussian elimination with partial pivoting."""
     n = len(rhs)
@@ -153,7 +162,14 @@ def _inverse(matrix: list[list[float]]) -> list[list[float]]:
     return [[cols[j][i] for j in range(n)] for i in range(n)]
 
 
-def _check_connected(names: Sequence[str], pairs: dict[tuple[int, int], tuple[float, float]]) -> None:
+def _check_connected(
+    names: Sequence[str],
+    pairs: dict[tuple[int, int], tuple[float, float]],
+    roots: Sequence[int] = (0,),
+    to: str = "the others",
+) -> None:
+    """Every bot is connected by games to one of ``roots`` (by default the first bot, so
+    to all the others)."""
     if not names:
         return
     adj: dict[int, set[int]] = {i: set() for i in range(len(names))}
@@ -161,8 +177,8 @@ def _check_connected(names: Sequence[str], pairs: dict[tuple[int, int], tuple[fl
         if n > 0:
             adj[i].add(j)
             adj[j].add(i)
-    seen = {0}
-    todo = [0]
+    seen = set(roots)
+    todo = list(seen)
     while todo:
         for k in adj[todo.pop()]:
             if k not in seen:
@@ -170,9 +186,7 @@ def _check_connected(names: Sequence[str], pairs: dict[tuple[int, int], tuple[fl
                 todo.append(k)
     if len(seen) != len(names):
         missing = sorted(names[i] for i in range(len(names)) if i not in seen)
-        raise ValueError(
-            "cannot rate bots that are not connected by games to the others: " + ", ".join(missing)
-        )
+        raise ValueError(f"cannot rate bots that are not connected by games to {to}: " + ", ".join(missing))
 
 
 def fit_elo(
@@ -180,6 +194,7 @@ def fit_elo(
     *,
     names: Sequence[str] | None = None,
     anchor: str | None = None,
+    fixed: Mapping[str, float] | None = None,
     prior_draws: float = 1.0,
     max_iterations: int = 200,
     tolerance: float = 1e-10,
@@ -189,7 +204,9 @@ def fit_elo(
 
     ``names`` fixes the order of the returned ratings (default: order of first appearance);
     a named bot with no games raises :class:`ValueError`, as does a set of bots split into
-    groups that never met.
+    groups that never met. ``fixed`` (not with ``anchor``) holds the bots it names at its
+    ratings (Elo) and fits the others, each of which must then be connected by games to one
+    of them; the held bots' intervals are 0.
     """
     order: list[str] = list(names) if names is not None else []
     index = {n: i for i, n in enumerate(order)}
@@ -216,6 +233,15 @@ def fit_elo(
     k = len(order)
     if anchor is not None and anchor not in index:
         raise ValueError(f"anchor {anchor!r} is not one of the rated bots ({', '.join(order)})")
+    if fixed and anchor is not None:
+        raise ValueError("give an anchor or fixed ratings, not both")
+    held: dict[int, float] = {}
+    for who, elo in (fixed or {}).items():
+        if who not in index:
+            raise ValueError(f"fixed bot {who!r} is not one of the rated bots ({', '.join(order)})")
+        if not math.isfinite(elo):
+            raise ValueError(f"fixed rating of {who!r} must be finite, got {elo}")
+        held[index[who]] = ELO_K * elo
     games = [0.0] * k
     score = [0.0] * k
     for (i, j), (n, s) in agg.items():
@@ -226,19 +252,24 @@ def fit_elo(
     if k == 0:
         return []
     if k == 1:
-        return [Rating(order[0], 0.0, 0.0, games[0], score[0])]
+        return [Rating(order[0], held.get(0, 0.0) / ELO_K, 0.0, games[0], score[0])]
     # Data plus prior: prior_draws virtual games with score 1/2 on every pair that met.
     pairs: dict[tuple[int, int], tuple[float, float]] = {
         key: (n + prior_draws, s + prior_draws / 2.0) for key, (n, s) in agg.items() if n > 0
     }
-    _check_connected(order, pairs)
+    if held:
+        _check_connected(order, pairs, sorted(held), "a bot of fixed rating")
+    else:
+        _check_connected(order, pairs)
 
-    # Parameters: theta = ELO_K * elo; the anchored one (or the last, for the mean anchor)
-    # is fixed at 0 during the fit and the result is re-centred afterwards.
-    fixed = index[anchor] if anchor is not None else k - 1
-    free = [i for i in range(k) if i != fixed]
+    # Parameters: theta = ELO_K * elo; the held ones, else the anchored one (or the last, for
+    # the mean anchor, re-centred afterwards) stay fixed during the fit (the latter at 0).
+    if not held:
+        held = {index[anchor] if anchor is not None else k - 1: 0.0}
+    free = [i for i in range(k) if i not in held]
     pos = {i: p for p, i in enumerate(free)}
-    theta = [0.0] * k
+    start = sum(held.values()) / len(held)
+    theta = [held.get(i, start) for i in range(k)]
 
     def grad_hess() -> tuple[list[float], list[list[float]], float]:
         g = [0.0] * k
@@ -246,9 +277,10 @@ def fit_elo(
         loglik = 0.0
         for (i, j), (n, s) in pairs.items():
             d = theta[i] - theta[j]
-            p = 1.0 / (1.0 + math.exp(-d))
+            # log p = -softplus(-d), log(1 - p) = -softplus(d), exactly and without overflow
+            loglik -= s * _softplus(-d) + (n - s) * _softplus(d)
+            p = math.exp(-_softplus(-d))
             p = min(max(p, 1e-300), 1.0 - 1e-16)
-            loglik += s * math.log(p) + (n - s) * math.log1p(-p)
             g[i] += s - n * p
             g[j] -= s - n * p
             w = n * p * (1.0 - p)
@@ -258,33 +290,38 @@ def fit_elo(
             h[j][i] -= w
         return g, h, loglik
 
-    for _ in range(max_iterations):
+    for _ in range(max_iterations if free else 0):
         g, h, loglik = grad_hess()
         gf = [g[i] for i in free]
         hf = [[h[i][j] for j in free] for i in free]  # information matrix (positive)
         step = _solve(hf, gf)
-        # Damped Newton: halve the step until the likelihood does not decrease.
-        scale = 1.0
+        # Damped Newton: at most MAX_STEP per parameter (a bot far from the ratings held fixed
+        # starts where its information is tiny), halved until the likelihood does not decrease.
+        longest = max(abs(x) for x in step)
+        scale = min(1.0, MAX_STEP / longest) if longest > 0 else 1.0
         old = theta[:]
         while True:
             for i in free:
                 theta[i] = old[i] + scale * step[pos[i]]
             _, _, new_ll = grad_hess()
-            if new_ll >= loglik - 1e-12 or scale < 1e-6:
+            if new_ll >= loglik - 1e-12:
+                break
+            if scale < 1e-9:  # no step improves: the optimum, to rounding
+                theta[:] = old
                 break
             scale /= 2.0
-        if max(abs(scale * x) for x in step) < tolerance:
+        if scale * longest < tolerance:
             break
 
     _, h, _ = grad_hess()
     info = [[h[i][j] for j in free] for i in free]
     cov_free = _inverse(info)
-    # Full covariance in theta units with the fixed parameter at exactly 0.
+    # Full covariance in theta units, 0 for the parameters held fixed.
     cov = [[0.0] * k for _ in range(k)]
     for a in free:
         for b in free:
             cov[a][b] = cov_free[pos[a]][pos[b]]
-    if anchor is None:
+    if anchor is None and not fixed:
         # Centre: x_c = C x with C = I - 11'/k; covariance C cov C'.
         mean = sum(theta) / k
         theta = [t - mean for t in theta]

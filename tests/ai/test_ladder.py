@@ -19,6 +19,7 @@ from ai.ladder import (
     RatingTable,
     TargetRatingError,
     curve,
+    curve_rating,
     display_name,
     ladder_config,
     load_table,
@@ -181,6 +182,23 @@ def test_a_levels_own_rating_picks_it_and_the_mapping_is_monotone() -> None:
     ratings = [LADDER.level_for(t).rating for t in range(LADDER.max_target + 1)]
     assert ratings == sorted(ratings)
     assert "greedy" not in {LADDER.level_for(t).name for t in range(650, 750)}  # not a level
+
+
+def test_curve_rating_inverts_level_for() -> None:
+    # Each interpolated bot gets back its target (up to the knob's 3 significant digits);
+    # a level, and a bot that level_for answers with a level, its fitted rating.
+    for target in range(LADDER.max_target + 1):
+        level = LADDER.level_for(target)
+        rating = curve_rating(LADDER, level.spec)
+        if level.interpolated:
+            assert rating == pytest.approx(target, abs=2.0)
+        else:
+            assert rating == level.rating
+    assert curve_rating(LADDER, EASY + ",temp=4") == pytest.approx(70.0)  # 1/t in proportion
+    assert curve_rating(LADDER, "mcts:iterations=400,ms=none") == pytest.approx(900.0)
+    for off in ("greedy", "mcts:expert,ms=none,iterations=50", "mcts:hard,ms=none,iterations=20000"):
+        with pytest.raises(LadderError):
+            curve_rating(LADDER, off)
 
 
 @pytest.mark.parametrize("target", [-1, 1213, 5000])

@@ -150,3 +150,47 @@ def test_fit_refuses_what_cannot_be_rated() -> None:
     with pytest.raises(ValueError, match="bad result"):
         fit_elo([PairResult("a", "b", 10, 11)])
     assert fit_elo([]) == []
+
+
+def test_fixed_ratings_hold_those_bots_and_fit_the_others_against_them() -> None:
+    results = [PairResult("a", "b", 100, 64), PairResult("b", "c", 100, 64), PairResult("a", "c", 100, 76)]
+    # One bot held at 0 is the anchor.
+    anchored = fit_elo(results, anchor="c")
+    assert fit_elo(results, fixed={"c": 0.0}) == anchored
+    # Two held: the third is the one-parameter maximum of its own games (score = expected).
+    ratings = {r.name: r for r in fit_elo(results, fixed={"b": 0.0, "c": -300.0}, prior_draws=0)}
+    assert (ratings["b"].elo, ratings["c"].elo, ratings["b"].ci95, ratings["c"].ci95) == (0, -300, 0, 0)
+    a = ratings["a"].elo
+    p_ab, p_ac = expected_score(a, 0.0), expected_score(a, -300.0)
+    assert 100 * p_ab + 100 * p_ac == pytest.approx(64 + 76, abs=1e-6)
+    info = 100 * p_ab * (1 - p_ab) + 100 * p_ac * (1 - p_ac)
+    assert ratings["a"].ci95 == pytest.approx(Z95 / math.sqrt(info) / ELO_K, rel=1e-6)
+    # Everyone held: nothing to fit.
+    held = {"a": 10.0, "b": 0.0, "c": -5.0}
+    assert {r.name: r.elo for r in fit_elo(results, fixed=held)} == pytest.approx(held)
+
+
+def test_fixed_anchors_recover_a_candidate_from_simulated_games() -> None:
+    anchors = {"random": 0.0, "greedy": 800.0, "easy": 850.0, "medium": 1000.0}
+    truth, rng = 430.0, random.Random(11)
+    results = []
+    for anchor, elo in anchors.items():
+        p = expected_score(truth, elo)
+        results += [PairResult("cand", anchor, 1, float(rng.random() < p)) for _ in range(2000)]
+    [cand] = [r for r in fit_elo(results, fixed=anchors) if r.name == "cand"]
+    assert abs(cand.elo - truth) < cand.ci95 < 40
+
+
+def test_fixed_ratings_are_checked() -> None:
+    results = [PairResult("a", "b", 10, 5)]
+    with pytest.raises(ValueError, match="not both"):
+        fit_elo(results, anchor="a", fixed={"b": 0.0})
+    with pytest.raises(ValueError, match="'zz' is not one of the rated bots"):
+        fit_elo(results, fixed={"zz": 0.0})
+    with pytest.raises(ValueError, match="finite"):
+        fit_elo(results, fixed={"a": math.nan})
+    # Groups that never met are rated when each has a bot of fixed rating, refused otherwise.
+    split = [PairResult("a", "b", 10, 5), PairResult("c", "d", 10, 5)]
+    assert [r.elo for r in fit_elo(split, fixed={"a": 0.0, "c": 100.0})] == pytest.approx([0, 0, 100, 100])
+    with pytest.raises(ValueError, match="not connected by games to a bot of fixed rating: c, d"):
+        fit_elo(split, fixed={"a": 0.0})
