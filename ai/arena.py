@@ -353,10 +353,14 @@ class ArenaResult:
     def pair_results(self) -> list[PairResult]:
         return pairwise_results(self.records, self.players, teams=self.config.teams)
 
-    def ratings(self) -> list[Rating]:
+    def ratings(self, fixed: Mapping[str, float] | None = None) -> list[Rating]:
+        """Every bot's rating: ``random`` at 0 (else the mean at 0), or, with ``fixed``, the
+        bots it names held at its ratings (:func:`ai.ratings.fit_elo`)."""
         played = [b for b in self.config.bots if any(b in r.seats for r in self.records)]
         if len(played) < 2:
             return []
+        if fixed:
+            return fit_elo(self.pair_results(), names=played, fixed=fixed)
         anchor = "random" if "random" in played else None
         return fit_elo(self.pair_results(), names=played, anchor=anchor)
 

@@ -169,6 +169,8 @@ class TableCheck:
     targets: int
     within: int
     mean_absolute_error: float
+    #: How the check placed its bots (:data:`CHECK_SCALES`).
+    scale: str = "random"
 
     @property
     def passed(self) -> bool:
@@ -178,11 +180,13 @@ class TableCheck:
         return (
             f"checked on seed {self.seed}: {self.within} of {self.targets} targets within "
             f"±{TOLERANCE:.0f} Elo, mean absolute error {self.mean_absolute_error:.0f}"
+            + (", anchors held at the table's ratings" if self.scale == "anchors" else ", random = 0")
         )
 
     def to_json(self) -> dict[str, Any]:
         return {
             "seed": self.seed,
+            "scale": self.scale,
             "targets": self.targets,
             "within": self.within,
             "tolerance": TOLERANCE,
@@ -459,10 +463,10 @@ TOLERANCE: Final = 75.0
 MAX_MEAN_ERROR: Final = 30.0
 
 
-def table_check(rows: Sequence[CheckRow], seed: int) -> TableCheck:
-    """The verdict of a check's rows (played on ``seed``)."""
+def table_check(rows: Sequence[CheckRow], seed: int, scale: str = "random") -> TableCheck:
+    """The verdict of a check's rows (played on ``seed``, placed by ``scale``)."""
     mae = sum(abs(r.error) for r in rows) / len(rows) if rows else 0.0
-    return TableCheck(seed, len(rows), sum(r.within for r in rows), mae)
+    return TableCheck(seed, len(rows), sum(r.within for r in rows), mae, scale)
 
 
 def checked_table(table: RatingTable, check: TableCheck) -> RatingTable:
@@ -508,9 +512,32 @@ class CheckRow:
         return abs(self.error) <= TOLERANCE
 
 
-def check_rows(bots: Mapping[int, Level], result: ArenaResult) -> list[CheckRow]:
-    """Each target's bot's rating in the check's own games (``random`` = 0)."""
-    rated = {r.name: r for r in result.ratings()}
+#: How a check places its bots on the table's scale (``heka arena --check-scale``): ``anchors``
+#: holds every anchor at the table's rating of it, so that a check measures where each target's
+#: bot stands among the bots the table was measured against; ``random`` pins only ``random`` at
+#: 0 and so re-measures, with its own noise, the distance from ``random`` to every other bot
+#: (bench/ladder_scale.py measured it: about ±85 Elo at 50 games per pair, most of a level's
+#: interval).
+CHECK_SCALES: Final = ("anchors", "random")
+
+
+def held_anchors(table: RatingTable, anchors: Sequence[str]) -> dict[str, float]:
+    """The table's ratings of ``anchors`` (:class:`LadderError` naming one it does not rate)."""
+    rated = {b.spec: b.rating for b in table.bots}
+    missing = [a for a in anchors if a not in rated]
+    if missing:
+        raise LadderError(
+            f"the table does not rate the anchor(s) {', '.join(missing)}: use --check-scale random"
+        )
+    return {a: rated[a] for a in anchors}
+
+
+def check_rows(
+    bots: Mapping[int, Level], result: ArenaResult, held: Mapping[str, float] | None = None
+) -> list[CheckRow]:
+    """Each target's bot's rating in the check's own games: ``random`` = 0, or, with
+    ``held``, the anchors at those ratings (:func:`held_anchors`)."""
+    rated = {r.name: r for r in result.ratings(fixed=held)}
     rows = []
     for target, level in sorted(bots.items()):
         r = rated.get(level.spec)
@@ -573,6 +600,7 @@ def _parse_check(data: object, where: str) -> TableCheck | None:
         targets=int(data["targets"]),
         within=int(data["within"]),
         mean_absolute_error=_number(data["mean_absolute_error"], "check.mean_absolute_error", where),
+        scale=str(data.get("scale", "random")),
     )
     if not check.passed:
         raise LadderError(

@@ -74,7 +74,7 @@ ROOT = Path(__file__).resolve().parent.parent
 #: (name, ladder --json, check --json): the check's file names the table it checked.
 CONFIGS = (
     ("Aton 2p", "bench/results/ladder_aton2.json", "bench/results/check_aton2.json"),
-    ("Osirium 2p", "bench/results/partial/ladder_osirium2.json", "bench/results/partial/check_osirium2.json"),
+    ("Osirium 2p", "bench/results/ladder_osirium2_measured.json", "bench/results/check_osirium2.json"),
 )
 GREEDY, EASY, MEDIUM = "greedy", "mcts:easy,ms=none", "mcts:medium,ms=none"
 PILOT = 8

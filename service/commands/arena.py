@@ -79,6 +79,15 @@ def register(sub: Any) -> None:
         "'The check'); use another --seed than the table's",
     )
     p.add_argument(
+        "--check-scale",
+        choices=("anchors", "random"),
+        default="anchors",
+        help="with --check: how the check places its bots: 'anchors' holds every anchor at "
+        "TABLE's rating of it (the default: the check measures where each bot stands among the "
+        "bots the table was measured against), 'random' pins only random at 0 (and so "
+        "re-measures the distance from random to everything; docs/bots.md, 'The check')",
+    )
+    p.add_argument(
         "--targets",
         default=None,
         help="with --check: comma-separated target ratings (default: every 100 from 100, and "
@@ -216,6 +225,7 @@ def run(args: argparse.Namespace) -> int:
         TargetRatingError,
         check_bots,
         default_check_targets,
+        held_anchors,
         ladder_config,
         read_table,
     )
@@ -227,6 +237,7 @@ def run(args: argparse.Namespace) -> int:
             pool = split_bot_specs(args.anchors) if args.anchors else DEFAULT_ANCHORS
             args.games = -(-LEVEL_GAMES // max(len(set(pool)), 1))
     checked: dict[int, Level] = {}
+    held: dict[str, float] | None = None
     try:
         options = _parse_options(args.option)
         if (args.check or args.targets) and not args.ladder:
@@ -265,6 +276,8 @@ def run(args: argparse.Namespace) -> int:
                 anchors=anchors,
                 options=options,
             )
+            if args.check and args.check_scale == "anchors":
+                held = held_anchors(read_table(args.check), config.anchors)
         else:
             if not args.bots:
                 raise ArenaError("--bots is required (except with --ladder)")
@@ -389,7 +402,7 @@ def run(args: argparse.Namespace) -> int:
     print(result.format_table())
     data = result.to_json()
     if checked and not result.interrupted:
-        data["check"] = _print_check(args.check, checked, result)
+        data["check"] = _print_check(args.check, checked, result, held)
     if args.json:
         _write_json(args.json, data)
         print(f"\nresults written to {args.json}")
@@ -397,7 +410,7 @@ def run(args: argparse.Namespace) -> int:
         if result.interrupted:
             print("\nheka arena: no check from an interrupted ladder (--resume it)", file=sys.stderr)
         elif args.ship:
-            return _ship_checked(args, checked, result, players)
+            return _ship_checked(args, checked, result, players, held)
     elif args.ladder:
         if result.interrupted:
             print("\nheka arena: no rating table from an interrupted ladder (--resume it)", file=sys.stderr)
@@ -416,13 +429,14 @@ def _targets(text: str) -> list[int]:
     return targets
 
 
-def _print_check(path: str, checked: Any, result: Any) -> dict[str, Any]:
+def _print_check(path: str, checked: Any, result: Any, held: dict[str, float] | None) -> dict[str, Any]:
     """Print each requested rating against its bot's measured one; return the same as JSON."""
     from ai.ladder import TOLERANCE, check_rows
 
-    rows = check_rows(checked, result)
+    rows = check_rows(checked, result, held)
     met = sum(r.within for r in rows)
-    print(f"\ncheck of {path}: each target's bot against the anchors, random = 0, 95% intervals:")
+    scale = "the anchors held at the table's ratings" if held else "random = 0"
+    print(f"\ncheck of {path}: each target's bot against the anchors, {scale}, 95% intervals:")
     print(f"  {'target':>6}  {'bot':<36} {'measured':>8}  {'error':>6}  within ±{TOLERANCE:.0f}")
     for r in rows:
         print(
@@ -433,6 +447,8 @@ def _print_check(path: str, checked: Any, result: Any) -> dict[str, Any]:
     print(f"{met} of {len(rows)} within ±{TOLERANCE:.0f} Elo; mean absolute error {mae:.0f}")
     return {
         "table": path,
+        "scale": "anchors" if held else "random",
+        **({"held": held} if held else {}),
         "tolerance": TOLERANCE,
         "within": met,
         "mean_absolute_error": round(mae, 1),
@@ -472,7 +488,9 @@ def ladder_command(args: argparse.Namespace, players: int) -> str:
     return " ".join(parts)
 
 
-def _ship_checked(args: argparse.Namespace, checked: Any, result: Any, players: int) -> int:
+def _ship_checked(
+    args: argparse.Namespace, checked: Any, result: Any, players: int, held: dict[str, float] | None
+) -> int:
     """``--check TABLE --ship``: TABLE replaces the shipped table if its check passed."""
     from ai.ladder import (
         LadderError,
@@ -484,7 +502,7 @@ def _ship_checked(args: argparse.Namespace, checked: Any, result: Any, players: 
         table_path,
     )
 
-    check = table_check(check_rows(checked, result), args.seed)
+    check = table_check(check_rows(checked, result, held), args.seed, "anchors" if held else "random")
     try:
         table = checked_table(read_table(args.check), check)
     except LadderError as exc:

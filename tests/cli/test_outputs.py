@@ -94,6 +94,7 @@ def test_a_table_whose_check_fails_is_not_shipped(
     shipped_table = ladder.read_table(tmp_path / "ladders" / "aton-2p.json")
     assert shipped_table.check is not None and shipped_table.check.passed
     assert (shipped_table.check.seed, shipped_table.check.targets) == (3, 1)
+    assert shipped_table.check.scale == "anchors"  # the default: the anchors at the table's ratings
     assert shipped_table.bots == table.bots
     assert shipped_table.provisional  # 1 game per pair: measured only at 200 per candidate
     assert "checked on seed 3: 1 of 1 targets" in shipped_table.note
@@ -154,3 +155,30 @@ def test_no_command_option_names_an_output_file_by_default() -> None:
                 checked += 1
                 assert action.default in (None, False, ""), f"heka {name} {action.option_strings}"
     assert checked >= 5
+
+
+def test_a_check_holds_the_anchors_at_the_tables_ratings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """By default a check rates its bots with every anchor held at the table's rating of it
+    (``--check-scale anchors``); ``--check-scale random`` pins only random at 0. An anchor the
+    table does not rate is refused."""
+    import json
+
+    from ai import ladder
+
+    monkeypatch.chdir(tmp_path)
+    assert main([*LADDER, "--ratings", "table.json"]) == 0
+    table = ladder.read_table("table.json")
+    rated = {b.spec: b.rating for b in table.bots}
+    base = check_command("table.json", table.max_target)[:-1]  # without --ship
+    for scale in ("anchors", "random"):
+        assert main([*base, "--check-scale", scale, "--json", f"{scale}.json"]) == 0
+    held = json.loads((tmp_path / "anchors.json").read_text())
+    assert held["check"]["scale"] == "anchors"
+    assert held["check"]["held"] == {"random": rated["random"], "greedy": rated["greedy"]}
+    pinned = json.loads((tmp_path / "random.json").read_text())
+    assert pinned["check"]["scale"] == "random" and "held" not in pinned["check"]
+    capsys.readouterr()
+    assert main([*base, "--anchors", "random;greedy;mcts:medium,ms=none"]) == 2
+    assert "does not rate the anchor(s) mcts:medium,ms=none" in capsys.readouterr().err
