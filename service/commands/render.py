@@ -44,7 +44,7 @@ def register(sub: Any) -> None:
     p.add_argument("--seat", type=int, default=0, help="the viewing seat (default: 0)")
     p.add_argument("--public", action="store_true", help="the public (spectator) view instead of a seat's")
     p.add_argument("--title", default="", help="the diagram's title (default: the game and its player count)")
-    p.add_argument("--out", default="-", help="SVG file to write (default '-': standard output)")
+    p.add_argument("--out", default="", help="SVG file to write (default, or '-': standard output)")
     p.set_defaults(func=run)
 
 
@@ -145,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:  # RenderError, EngineError, TokenError, KeyConfigError
         print(f"heka render: {exc}", file=sys.stderr)
         return 2
-    if args.out == "-":
+    if args.out in ("", "-"):
         sys.stdout.write(svg)
     else:
         try:
