@@ -429,6 +429,7 @@ def bars(ax: Any, groups: dict[str, dict[str, float]]) -> None:
         drawn = ax.bar(xs, ys, width, color=PRESET_COLOURS[preset], label=preset, zorder=2)
         ax.bar_label(drawn, labels=[f"{y:.0f}" if y >= 10 else f"{y:.1f}" for y in ys], fontsize=7, padding=1)
     ax.set_xticks(range(len(groups)))
+    ax.set_xlim(-0.6, len(groups) - 0.4)
     ax.set_xticklabels(list(groups))
     ax.set_yscale("log")
     ax.set_ylim(3, 3000)
@@ -459,7 +460,7 @@ def latency_figure(runs: Sequence[Run]) -> bytes:
     right.text(
         0.0,
         1.09,
-        ", ".join(Path(r.source).name for r in runs),
+        "the ladder runs of strength-vs-time.svg (files below)",
         transform=right.transAxes,
         fontsize=7,
         color="#555555",
