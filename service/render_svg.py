@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from xml.sax.saxutils import escape, quoteattr
 
+from google.protobuf.internal.enum_type_wrapper import EnumTypeWrapper
+
 from service.gen.heka.v1 import game_service_pb2 as pb
 
 FONT = "DejaVu Sans, Verdana, Arial, sans-serif"
@@ -168,10 +170,9 @@ def _wrap(text: str, chars: int) -> list[str]:
     return lines
 
 
-def _enum_word(enum: object, value: int, prefix: str) -> str:
+def _enum_word(enum: EnumTypeWrapper, value: int, prefix: str) -> str:
     """``DECISION_ARRANGE`` -> ``arrange``."""
-    name: str = enum.Name(value)  # type: ignore[attr-defined]
-    return name.removeprefix(prefix).lower().replace("_", " ")
+    return enum.Name(value).removeprefix(prefix).lower().replace("_", " ")
 
 
 def _points(score: int) -> str:
