@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
 .PHONY: all venv compile run serve simulate test test-fast test-pure lint typecheck bench clean proto ops-check \
-        api-check api-freeze examples-check openspiel-check ray-check image-check deploy-smoke docs fuzz
+        api-check api-freeze examples-check openspiel-check ray-check image-check deploy-smoke docs fuzz figures
 
 all: test
 
@@ -130,7 +130,13 @@ $(DOCS_STAMP): $(STAMP)
 docs: $(DOCS_STAMP)
 	$(BIN)/python scripts/gen_reference.py
 	$(BIN)/python scripts/gen_figures.py
+	$(BIN)/python scripts/gen_plots.py --check
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+## The figures alone (docs/img/, docs/img/README.md): the plots of the committed results with
+## matplotlib (pinned in the docs extra) and the board diagrams of `heka render`.
+figures: $(DOCS_STAMP)
+	$(BIN)/python scripts/gen_plots.py
 
 ## Deployment checks: hadolint, kubernetes-validate (the `ops` extra); see scripts/ci_checks.sh.
 OPS_STAMP := $(VENV)/.ops-installed

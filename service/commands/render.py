@@ -1,0 +1,157 @@
+"""``heka render``: a board diagram as SVG, drawn from a seat's view of a real state.
+
+The state is a new game of ``--game`` (``--seed``, ``--players``, options) after ``--moves``
+uniformly random legal actions (seeded by ``--seed``, as ``heka simulate`` plays them), or a
+given state: a state text (``aton:2:...``, what ``heka replay`` prints as ``serialized``) or
+a sealed token (opened with the server's keys: ``HEKA_STATE_KEYS`` / ``HEKA_STATE_KEYS_FILE``
+or ``--state-keys-file``). The picture is drawn from the typed view ``GetView`` returns
+(``service.convert.view_message``) for ``--seat`` (or the public view), by
+:mod:`service.render_svg`: it shows what that seat may see, nothing more.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+from typing import Any
+
+
+def register(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "render",
+        help="draw a board diagram (SVG) of a seat's view of a game",
+        description="Draw a board diagram as SVG from a seat's view (GetView's typed view) of a new game "
+        "after --moves seeded random moves, or of a given state text or token (--state). The picture shows "
+        "only what the seat may see.",
+    )
+    p.add_argument("--game", default="", help="game name (aton, osirium); not with --state")
+    p.add_argument("--seed", type=int, default=1, help="the game's seed, also seeding the moves (default: 1)")
+    p.add_argument("--players", type=int, default=None, help="player count (default: the game's minimum)")
+    p.add_argument("--teams", action="store_true", help="team variant (Osirium, 4 players)")
+    p.add_argument(
+        "--option", action="append", default=[], metavar="NAME=VALUE", help="game option (repeatable)"
+    )
+    p.add_argument("--moves", type=int, default=0, help="random legal moves to play first (default: 0)")
+    p.add_argument(
+        "--state",
+        default="",
+        help="a state text (game:version:...) or a sealed token, instead of --game; '-': standard input",
+    )
+    p.add_argument("--state-keys-file", default="", help="keys to open a token (default: the environment)")
+    p.add_argument("--seat", type=int, default=0, help="the viewing seat (default: 0)")
+    p.add_argument("--public", action="store_true", help="the public (spectator) view instead of a seat's")
+    p.add_argument("--title", default="", help="the diagram's title (default: the game and its player count)")
+    p.add_argument("--out", default="", help="SVG file to write (default, or '-': standard output)")
+    p.set_defaults(func=run)
+
+
+class RenderError(ValueError):
+    """Bad input to ``heka render`` (exit status 2)."""
+
+
+def _options(pairs: list[str], teams: bool) -> dict[str, Any]:
+    """``--option NAME=VALUE`` pairs (``true``/``false`` and integers typed) and ``--teams``."""
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise RenderError(f"--option needs NAME=VALUE, got {pair!r}")
+        low = value.strip().lower()
+        parsed: Any = value
+        if low in ("true", "false"):
+            parsed = low == "true"
+        elif low.lstrip("-").isdigit():
+            parsed = int(low)
+        out[name.strip()] = parsed
+    if teams:
+        out["teams"] = True
+    return out
+
+
+def _read_state(text: str, keys_file: str) -> tuple[Any, str]:
+    """A state from a state text or a token, and a description of it for the title."""
+    from engine.registry import get_game
+    from service.envelope import KeyRing, parse_keys
+
+    text = (sys.stdin.read() if text == "-" else text).strip()
+    if not text:
+        raise RenderError("--state is empty: give a state text (game:version:...) or a token")
+    how = "from a state text"
+    if ":" not in text:  # base64url has no ':': a token
+        path = keys_file or os.environ.get("HEKA_STATE_KEYS_FILE", "")
+        spec = os.environ.get("HEKA_STATE_KEYS", "")
+        if keys_file or (not spec and path):
+            with open(path, encoding="utf-8") as fh:
+                spec = fh.read()
+        keys = parse_keys(spec)
+        if not keys:
+            raise RenderError(
+                "--state is not a state text (game:version:...) and no key opens a token: "
+                "set HEKA_STATE_KEYS or HEKA_STATE_KEYS_FILE (or --state-keys-file)"
+            )
+        text = KeyRing(keys).open(text).serialized
+        how = "from a state token"
+    game = get_game(text.partition(":")[0])
+    return game.deserialize_state(text), how
+
+
+def _new_state(args: argparse.Namespace) -> tuple[Any, str]:
+    from engine.registry import get_game
+
+    if not args.game:
+        raise RenderError("give --game (aton, osirium) or --state")
+    if args.moves < 0:
+        raise RenderError(f"--moves must not be negative, got {args.moves}")
+    game = get_game(args.game)
+    options = _options(args.option, args.teams)
+    state = game.new_initial_state(args.players, args.seed, options)
+    rng = random.Random(args.seed)
+    played = 0
+    while played < args.moves and not state.is_terminal():
+        state.apply(rng.choice(state.legal_actions()))
+        played += 1
+    if played < args.moves:
+        print(f"heka render: the game ended after {played} moves", file=sys.stderr)
+    shown = f", options {json.dumps(options, sort_keys=True)}" if options else ""
+    return state, f"seed {args.seed}{shown}, after {played} random moves"
+
+
+def run(args: argparse.Namespace) -> int:
+    from service.convert import view_message
+    from service.render_svg import render_view
+
+    try:
+        if args.state and args.game:
+            raise RenderError("give either --game or --state, not both")
+        state, how = _read_state(args.state, args.state_keys_file) if args.state else _new_state(args)
+        n = state.num_players
+        if args.public:
+            viewer = None
+        elif not 0 <= args.seat < n:
+            raise RenderError(
+                f"--seat {args.seat} is not a seat: this game has {n} players, seats 0..{n - 1}"
+            )
+        else:
+            viewer = args.seat
+        view = view_message(state, viewer)
+        who = "the public view" if viewer is None else f"seat {viewer}'s view"
+        svg = render_view(view, title=args.title, caption=f"{how} · {who}")
+    except OSError as exc:  # the keys file
+        print(f"heka render: cannot read {exc.filename}: {exc.strerror}", file=sys.stderr)
+        return 2
+    except ValueError as exc:  # RenderError, EngineError, TokenError, KeyConfigError
+        print(f"heka render: {exc}", file=sys.stderr)
+        return 2
+    if args.out in ("", "-"):
+        sys.stdout.write(svg)
+    else:
+        try:
+            with open(args.out, "w", encoding="utf-8", newline="\n") as fh:
+                fh.write(svg)
+        except OSError as exc:
+            print(f"heka render: cannot write {args.out}: {exc.strerror}", file=sys.stderr)
+            return 2
+    return 0
