@@ -137,7 +137,7 @@ def _cards(values: tuple[int, ...]) -> str:
 #: What each decision asks of the seat to decide, for the head line.
 _DECISION_TEXT = {
     "exchange": "keep or exchange their hand",
-    "arrange": "arrange their hand on cartouches 1-4",
+    "arrange": "arrange cartouches 1-4",
     "remove": "remove a counter",
     "place": "place a counter",
     "reset": "take a counter back",
