@@ -64,6 +64,7 @@ class Search:
     chosen_value: float | None = None
 
 
+NO_SEARCH = "no search statistics: a single choice, or a bot that does not search"
 #: Why another seat's statistics are not shown (docs/security.md, "What a response reveals").
 PRIVATE_NOTE = (
     "  its statistics are private to seat {seat} (they can tell what it holds; servers\n"
@@ -74,9 +75,9 @@ PRIVATE_NOTE = (
 def search_text(head: str, search: Search, *, private_to: int | None = None) -> str:
     """Readable diagnostics: the totals, the chosen action, and either the most visited
     actions or, with ``private_to``, why they are not shown."""
+    chosen = search.chosen or "(a secret decision)"
     if search.iterations == 0 and not search.visited:
-        chosen = f": {search.chosen}" if search.chosen else ""
-        return f"{head}{chosen} (no search statistics: a single choice, or a bot that does not search)"
+        return f"{head}:\n  chosen: {chosen}\n  {NO_SEARCH}"
     lines = [
         f"{head}:",
         f"  {search.iterations} iterations in {search.elapsed_seconds:.2f} s "
@@ -84,7 +85,7 @@ def search_text(head: str, search: Search, *, private_to: int | None = None) -> 
         + (", stopped by the deadline" if search.interrupted else ""),
     ]
     value = "" if search.chosen_value is None else f" (value {search.chosen_value:+.3f})"
-    lines.append(f"  chosen: {search.chosen or '(a secret decision)'}{value}")
+    lines.append(f"  chosen: {chosen}{value}")
     if private_to is not None:
         lines.append(PRIVATE_NOTE.format(seat=private_to))
     elif search.visited:
