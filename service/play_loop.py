@@ -11,13 +11,19 @@ import dataclasses
 import shutil
 from typing import Protocol, TextIO
 
+from service.play_help import help_lines, summarised
+
 HELP = """commands:
-  <number> or <action text>   play that action (a unique start of the text is enough)
-  ?, diag                     the last bot's diagnostics (search statistics)
-  b, board                    draw the board again
-  l, list                     list your legal actions again
-  help                        this help
-  q, quit                     leave the game"""
+  <number> or <text>   play that action (a unique start or part of it will do)
+  ?, diag              how the last bot chose its move (its search's totals)
+  hint                 a search from your seat: its most visited actions for you
+  b, board             draw the board again
+  l, list              list every legal action (a long list is shown by form)
+  help                 this help, and every action form with an example
+  q, quit              leave the game"""
+
+#: A list of legal actions longer than this many lines is shown by form (``l`` lists all).
+MAX_LIST_LINES = 20
 
 
 # ---------------------------------------------------------------------------------------
@@ -38,6 +44,54 @@ class BotTurn:
     events: tuple[str, ...]
     #: Readable diagnostics (already filtered of what the person may not see).
     diagnostics: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Search:
+    """One search's diagnostics as the person may see them (``ai.api.Diagnostics``, or the
+    server's ``SearchDiagnostics``)."""
+
+    iterations: int
+    elapsed_seconds: float
+    iterations_per_second: float
+    workers: int
+    interrupted: bool
+    #: The chosen action's text (``None``: a secret decision of another seat).
+    chosen: str | None
+    #: The root statistics: (visits, mean value, action text), most visited first; empty
+    #: when they are not the person's to see.
+    visited: tuple[tuple[int, float, str], ...] = ()
+    chosen_value: float | None = None
+
+
+NO_SEARCH = "no search statistics: a single choice, or a bot that does not search"
+#: Why another seat's statistics are not shown (docs/security.md, "What a response reveals").
+PRIVATE_NOTE = (
+    "  its statistics are private to seat {seat} (they can tell what it holds; servers\n"
+    "  send other seats only these totals): type hint for a search from your seat"
+)
+
+
+def search_text(head: str, search: Search, *, private_to: int | None = None) -> str:
+    """Readable diagnostics: the totals, the chosen action, and either the most visited
+    actions or, with ``private_to``, why they are not shown."""
+    chosen = search.chosen or "(a secret decision)"
+    if search.iterations == 0 and not search.visited:
+        return f"{head}:\n  chosen: {chosen}\n  {NO_SEARCH}"
+    lines = [
+        f"{head}:",
+        f"  {search.iterations} iterations in {search.elapsed_seconds:.2f} s "
+        f"({search.iterations_per_second:,.0f}/s), {search.workers} worker(s)"
+        + (", stopped by the deadline" if search.interrupted else ""),
+    ]
+    value = "" if search.chosen_value is None else f" (value {search.chosen_value:+.3f})"
+    lines.append(f"  chosen: {chosen}{value}")
+    if private_to is not None:
+        lines.append(PRIVATE_NOTE.format(seat=private_to))
+    elif search.visited:
+        lines.append("  most visited:")
+        lines.extend(f"    {n:7d} visits  {mean:+.3f}  {text}" for n, mean, text in search.visited)
+    return "\n".join(lines)
 
 
 class Session(Protocol):
@@ -79,10 +133,14 @@ class Session(Protocol):
 
     def outcome_text(self) -> str: ...
 
+    def game_name(self) -> str:
+        """The game's registry name (``aton``, ``osirium``): which action forms help lists."""
+        ...
 
-# ---------------------------------------------------------------------------------------
-# Local session: engine and bots in this process
-# ---------------------------------------------------------------------------------------
+    def hint(self) -> str:
+        """A search from the person's own seat, as readable text: private to that seat, so
+        with its most visited actions."""
+        ...
 
 
 # ---------------------------------------------------------------------------------------
@@ -101,6 +159,19 @@ def _columns(items: list[str], width: int) -> list[str]:
         row = [items[c * rows + r] for c in range(per_row) if c * rows + r < len(items)]
         out.append("".join(x.ljust(cell) for x in row))
     return [line.rstrip() for line in out]
+
+
+def _action_lines(legal: list[tuple[int, str]], width: int, *, full: bool = False) -> list[str]:
+    """The numbered legal actions in columns; a list longer than :data:`MAX_LIST_LINES`
+    lines (Osirium's placements) by form unless ``full``."""
+    lines = _columns([f"{i:>3}. {t}" for i, (_, t) in enumerate(legal, 1)], width)
+    if full or len(lines) <= MAX_LIST_LINES:
+        return lines
+    return [
+        *summarised([t for _, t in legal]),
+        f"({len(legal)} actions; a run of one form shows its first and last: l lists all,",
+        " help explains each form)",
+    ]
 
 
 def _choose(text: str, legal: list[tuple[int, str]], session: Session) -> tuple[int | None, str]:
@@ -139,7 +210,7 @@ def play_loop(session: Session, inp: TextIO, out: TextIO) -> int:
         out.write(text + "\n")
         out.flush()
 
-    width = min(shutil.get_terminal_size((100, 24)).columns, 120)
+    width = min(shutil.get_terminal_size((80, 24)).columns, 120)
     say(f"=== {session.title()}: {session.players_text()} ===")
     say("type help for commands")
     last_diag = "no bot has played yet"
@@ -161,7 +232,7 @@ def play_loop(session: Session, inp: TextIO, out: TextIO) -> int:
             say(session.view_text())
             say("")
             say(f"your decision: {session.decision()}")
-            for line in _columns([f"{i:>3}. {t}" for i, (_, t) in enumerate(legal, 1)], width):
+            for line in _action_lines(legal, width):
                 say(line)
             show_board = False
         out.write(f"seat {session.seat} [{session.decision()}, 1-{len(legal)}]> ")
@@ -179,15 +250,20 @@ def play_loop(session: Session, inp: TextIO, out: TextIO) -> int:
             return 0
         if cmd in ("help", "h"):
             say(HELP)
+            for line in help_lines(session.game_name(), [t for _, t in legal], width):
+                say(line)
             continue
         if cmd in ("?", "diag", "diagnostics"):
             say(last_diag)
+            continue
+        if cmd in ("hint", "suggest"):
+            say(session.hint())
             continue
         if cmd in ("b", "board"):
             say(session.view_text())
             continue
         if cmd in ("l", "list"):
-            for line in _columns([f"{i:>3}. {t}" for i, (_, t) in enumerate(legal, 1)], width):
+            for line in _action_lines(legal, width, full=True):
                 say(line)
             continue
         action, why = _choose(text, legal, session)

@@ -3,7 +3,10 @@
 :class:`RemoteSession` implements the play loop's ``Session`` (see
 :mod:`service.commands.play`) with ``heka.v1.GameService`` calls: the game lives only in
 the state token carried from call to call. Bot turns use ``AdvanceBots`` with one move and
-the person's seat as viewer, so secret bot decisions stay hidden by the server itself.
+the person's seat as viewer, so secret bot decisions stay hidden by the server itself, and
+so do the bots' root statistics (private to each bot's seat: the person's ``?`` gets the
+totals). ``hint`` asks ``BotMove`` for a suggestion for the person's own seat, which is
+private to that seat and comes with its statistics.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import grpc
 
 from service.gen.heka.v1 import game_service_pb2 as pb
 from service.gen.heka.v1 import game_service_pb2_grpc as pb_grpc
-from service.play_loop import BotTurn, play_loop
+from service.play_loop import BotTurn, Search, play_loop, search_text
 
 _DIFFICULTY = {
     "easy": pb.DIFFICULTY_EASY,
@@ -73,6 +76,7 @@ class RemoteSession:
         *,
         seed: int | None,
         game_title: str,
+        hint: tuple[str, pb.BotSettings] | None = None,
         timeout: float = 120.0,
     ) -> None:
         self.stub = stub
@@ -81,6 +85,7 @@ class RemoteSession:
         self.bots = bots
         self.seed = seed
         self.game_title = game_title
+        self.hint_bot = hint
         self.timeout = timeout
         self._status: pb.GameStatus | None = None
         self._legal: list[pb.Action] | None = None
@@ -90,6 +95,9 @@ class RemoteSession:
     def title(self) -> str:
         seed = "" if self.seed is None else f"seed {self.seed}, "
         return f"{self.game_title} ({seed}via server)"
+
+    def game_name(self) -> str:
+        return self.status().game
 
     def players_text(self) -> str:
         status = self.status()
@@ -182,7 +190,26 @@ class RemoteSession:
             None if secret else turn.action.text,
             decision,
             tuple(e.text for e in turn.events),
-            _diagnostics_text(f"seat {player} ({spec}), decision {decision}", turn, secret),
+            _diagnostics_text(
+                f"seat {player} ({spec}), decision {decision}", turn.diagnostics, turn.action, player
+            ),
+        )
+
+    def hint(self) -> str:
+        if self.hint_bot is None:
+            return "no hint bot (--hint-bot)"
+        spec, settings = self.hint_bot
+        try:
+            # Not applied: a suggestion for the seat to act, private to it (viewer = that seat),
+            # so the server returns the search's statistics in full.
+            resp = self.stub.BotMove(
+                pb.BotMoveRequest(state=self.token, bot=settings, player=self.seat, viewer=self.seat),
+                timeout=self.timeout,
+            )
+        except grpc.RpcError as exc:
+            return f"no hint: the server answered {_status_error(exc)}"
+        return _diagnostics_text(
+            f"hint for seat {self.seat} ({spec})", resp.diagnostics, resp.action, self.seat
         )
 
     def outcome_text(self) -> str:
@@ -200,22 +227,22 @@ class RemoteSession:
         return f"{o.text}\nscores: {scores}\n{verdict}"
 
 
-def _diagnostics_text(head: str, turn: pb.BotTurn, secret: bool) -> str:
-    d = turn.diagnostics
-    if secret:
-        return f"{head}: a secret decision (its statistics stay hidden)"
-    if d.iterations == 0 and not d.actions:
-        return f"{head}: no search statistics (this bot does not search)"
-    lines = [
-        f"{head}: {d.iterations} iterations in {d.elapsed_seconds:.2f} s "
-        f"({d.iterations_per_second:,.0f}/s), {d.workers} worker(s)"
-        + (", stopped by the deadline" if d.interrupted else "")
-    ]
-    lines.append(f"  chosen: {turn.action.text} (value {d.chosen_value:+.3f})")
-    lines.append("  most visited:")
-    for stat in d.actions[:8]:
-        lines.append(f"    {stat.visits:7d} visits  {stat.mean_value:+.3f}  {stat.action.text}")
-    return "\n".join(lines)
+def _diagnostics_text(head: str, d: pb.SearchDiagnostics, action: pb.Action, seat: int) -> str:
+    """A search's diagnostics as the server sent them to this viewer: in full for the
+    person's own seat (a hint), only the totals for another seat's bot (docs/security.md)."""
+    search = Search(
+        d.iterations,
+        d.elapsed_seconds,
+        d.iterations_per_second,
+        d.workers,
+        d.interrupted,
+        None if action.id < 0 else action.text,
+        tuple((s.visits, s.mean_value, s.action.text) for s in d.actions[:8]),
+        d.chosen_value if d.actions else None,
+    )
+    # Totals only, root statistics left out by the server: not this viewer's to see.
+    withheld = d.iterations > 0 and not d.actions and d.root_actions == 0
+    return search_text(head, search, private_to=seat if withheld else None)
 
 
 def make_remote_session(args: argparse.Namespace, channel: grpc.Channel) -> RemoteSession:
@@ -242,7 +269,9 @@ def make_remote_session(args: argparse.Namespace, channel: grpc.Channel) -> Remo
     # The server keeps the seed it chose (the response could reach a player): only a seed
     # given here is shown.
     seed = request.seed if request.HasField("seed") else None
-    return RemoteSession(stub, created.state, seat, bots, seed=seed, game_title=title)
+    hint_spec = getattr(args, "hint_bot", "mcts:medium")
+    hint = (hint_spec, bot_settings(hint_spec))
+    return RemoteSession(stub, created.state, seat, bots, seed=seed, game_title=title, hint=hint)
 
 
 def run_remote(args: argparse.Namespace, inp: Any = None, out: Any = None) -> int:

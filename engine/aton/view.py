@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from engine.aton.board import KINDS, NUM_SQUARES, NUM_TEMPLES, SLOTS
+from engine.aton.board import KINDS, NUM_SQUARES, SLOTS
 from engine.aton.flow import ExchangeChoice, Phase, Reason
 from engine.core import View
 
@@ -86,35 +86,73 @@ class AtonView(View):
 _VIEW_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(AtonView))
 
 
-def _cell(owner: int, kind: str) -> str:
-    mark = "." if owner < 0 else str(owner)
-    return ("+" + kind if kind in "12" else " " + kind) + mark
+def _cell(slot: int, kind: str, owner: int) -> str:
+    """One square, 8 characters: its number (the slot of ``T<temple>.<slot>``), its kind,
+    and in brackets the seat whose counter is on it (blank when empty): `` 6 +1[0]``."""
+    label = "+" + kind if kind in "12" else kind
+    return f"{slot:>2}{label:>3}[{' ' if owner < 0 else owner}]"
 
 
 #: Each square's text by square, then owner + 1 (0: empty), built once (a view's text is
 #: drawn on every GetView: bench/view_speed.py).
 _SQUARE_TEXT: tuple[tuple[str, str, str], ...] = tuple(
-    (_cell(-1, KINDS[i]), _cell(0, KINDS[i]), _cell(1, KINDS[i])) for i in range(NUM_SQUARES)
+    (_cell(i % SLOTS, KINDS[i], -1), _cell(i % SLOTS, KINDS[i], 0), _cell(i % SLOTS, KINDS[i], 1))
+    for i in range(NUM_SQUARES)
 )
-_BOARD_HEAD = "     " + "  ".join(f"T{t + 1}".center(4 * 4 - 1) for t in range(NUM_TEMPLES))
-_BOARD_KEY = "     (cell = kind Y yellow, K grey, B blue, G green, +1/+2 bonus; then owner 0/1 or .)"
+#: The temples are drawn two side by side (1 and 2 above 3 and 4), to fit in 80 columns.
+_TEMPLE_WIDTH = 4 * 8 + 3
+_TEMPLE_GAP = "    "
+_BOARD_KEY = (
+    "  T<temple>.<number>: Y yellow, K grey, B blue, G green, +1/+2 bonus square;",
+    "  [0] or [1]: the seat whose counter is on the square; [ ]: empty",
+)
+
+
+def _temple_head(board: tuple[int, ...] | list[int], t: int) -> str:
+    squares = board[t * SLOTS : (t + 1) * SLOTS]
+    return f"T{t + 1}: seat 0 has {squares.count(0)}, seat 1 has {squares.count(1)}"
 
 
 def render_board(board: tuple[int, ...] | list[int]) -> list[str]:
-    """The four temples side by side, one text line per row (A1.6)."""
-    lines = [_BOARD_HEAD]
-    for row in range(3):
-        cells = []
-        for t in range(NUM_TEMPLES):
-            base = t * SLOTS + row * 4
-            cells.append(" ".join([_SQUARE_TEXT[i][board[i] + 1] for i in range(base, base + 4)]))
-        lines.append(f"row{row + 1} " + "  ".join(cells))
-    lines.append(_BOARD_KEY)
+    """The board as text lines (A1.6): each temple's 3 rows of 4 numbered squares, temples
+    1 and 2 side by side above 3 and 4, and a key."""
+    lines = []
+    for left in (0, 2):
+        head = _temple_head(board, left).ljust(_TEMPLE_WIDTH)
+        lines.append("  " + head + _TEMPLE_GAP + _temple_head(board, left + 1))
+        for row in range(3):
+            halves = []
+            for t in (left, left + 1):
+                base = t * SLOTS + row * 4
+                halves.append(" ".join([_SQUARE_TEXT[i][board[i] + 1] for i in range(base, base + 4)]))
+            lines.append("  " + _TEMPLE_GAP.join(halves))
+    lines.extend(_BOARD_KEY)
     return lines
 
 
 def _cards(values: tuple[int, ...]) -> str:
     return "".join("?" if v == 0 else str(v) for v in values) or "-"
+
+
+#: What each decision asks of the seat to decide, for the head line.
+_DECISION_TEXT = {
+    "exchange": "keep or exchange their hand",
+    "arrange": "arrange cartouches 1-4",
+    "remove": "remove a counter",
+    "place": "place a counter",
+    "reset": "take a counter back",
+}
+_SEAT_HEAD = "        score  stock  deck  hand  token           cartouches  discard"
+
+
+def _seat_row(v: AtonView, p: int) -> str:
+    token = ("yes" if v.tokens[p] else "no") + (" (exchanged)" if v.exchanged[p] else "")
+    cart = _cards(v.cartouches[p]) if v.committed[p] else "-"
+    disc = " ".join(f"{n}x{i + 1}" for i, n in enumerate(v.discards[p]) if n) or "-"
+    return (
+        f"seat {p} {v.scores[p]:>6} {v.stocks[p]:>6} {v.deck_sizes[p]:>5} {v.hand_sizes[p]:>5}  "
+        f"{token:<15} {cart:<11} {disc}"
+    )
 
 
 def render(v: AtonView, extra: list[str] | None = None) -> str:
@@ -126,27 +164,24 @@ def render(v: AtonView, extra: list[str] | None = None) -> str:
             res = f"draw ({v.reason})"
         head = f"Aton · round {v.round} · game over: {res} · view: {who}"
     else:
-        head = f"Aton · round {v.round} · {v.decision}: seat {v.current_player} to decide · view: {who}"
-        if v.decision in ("remove", "place"):
-            head += f" ({v.remaining} left)"
-        if v.decision == "reset":
-            head += f" (temple {v.reset_temple})"
+        task = _DECISION_TEXT[v.decision]
+        if v.decision == "remove":
+            task += f" of seat {v.removal_target} ({v.remaining} left)"
+        elif v.decision == "place":
+            task += f" ({v.remaining} left)"
+        elif v.decision == "reset":
+            task += f" from temple {v.reset_temple}"
+        head = f"Aton · round {v.round} · seat {v.current_player} to {task} · view: {who}"
     lines = [head, *render_board(v.board)]
     lines.append(
         f"Kingdom of the Dead: {v.kingdom[0] + v.kingdom[1]}/8 (seat 0: {v.kingdom[0]}, "
         f"seat 1: {v.kingdom[1]})"
     )
-    first = "-" if v.first_player is None else str(v.first_player)
-    war = " ".join(f"{a}:{b}" for a, b in v.war) or "-"
-    lines.append(f"first player: {first} · war cards: {war}")
-    for p in (0, 1):
-        disc = " ".join(f"{n}x{i + 1}" for i, n in enumerate(v.discards[p]) if n) or "-"
-        cart = _cards(v.cartouches[p]) if v.committed[p] else "-"
-        lines.append(
-            f"seat {p}: score {v.scores[p]} · stock {v.stocks[p]} · deck {v.deck_sizes[p]} · "
-            f"hand {v.hand_sizes[p]} · token {'yes' if v.tokens[p] else 'no'}"
-            f"{' (exchanged)' if v.exchanged[p] else ''} · cartouches {cart} · discard {disc}"
-        )
+    first = "-" if v.first_player is None else f"seat {v.first_player}"
+    war = ", ".join(f"{a} vs {b}" for a, b in v.war)
+    lines.append(f"first player: {first} · war cards: " + (f"{war} (seat 0 vs seat 1)" if war else "-"))
+    lines.append(_SEAT_HEAD)
+    lines.extend(_seat_row(v, p) for p in (0, 1))
     if v.player is not None:
         line = f"your hand: {_cards(v.hand)}"
         if v.exchange_decision is not None:

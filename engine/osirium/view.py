@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import textwrap
 from collections.abc import Iterable
 from typing import Any
 
@@ -27,15 +28,31 @@ HIDDEN_ADVANCED = -3
 
 
 def render_board(cells: list[tuple[int, int]]) -> str:
-    """The 4×4 board as text: each cell 5×3 characters, colour letter in the middle,
-    arrows drawn on the sides they point to (``^ > v <``); ``.`` is an empty cell."""
+    """The 4×4 board as text: each cell 5×3 characters, the amulet's colour letter in the
+    middle and its arrows on the sides they point to (``^ > v <``), ``.`` an empty cell; a
+    link (O4.1: two neighbours pointing at each other) is drawn across their shared side,
+    ``-`` between a row's cells, ``|`` between a column's. Rows are numbered on the left,
+    columns on top: cell ``row,col`` as in the action texts."""
+    arrows = [TYPE_ARROWS[t][rot] if t >= 0 else 0 for t, rot in cells]
     lines = [_BOARD_HEAD, _BOARD_RULE]
     for r in range(SIZE):
-        art = [_CELL_ART[(t + 1) * 4 + rot] for t, rot in cells[r * SIZE : (r + 1) * SIZE]]
+        row = range(r * SIZE, (r + 1) * SIZE)
+        art = [_CELL_ART[(cells[c][0] + 1) * 4 + cells[c][1]] for c in row]
+        middle = [f" {r} |", art[0][1]]
+        for c in row[1:]:
+            middle.append("-" if arrows[c - 1] & E and arrows[c] & W else "|")
+            middle.append(art[c - r * SIZE][1])
         lines.append("   |" + "|".join([a[0] for a in art]) + "|")
-        lines.append(f" {r} |" + "|".join([a[1] for a in art]) + "|")
+        lines.append("".join(middle) + "|")
         lines.append("   |" + "|".join([a[2] for a in art]) + "|")
-        lines.append(_BOARD_RULE)
+        if r < SIZE - 1:
+            lines.append(
+                "   +"
+                + "+".join(["--|--" if arrows[c] & S and arrows[c + SIZE] & N else "-----" for c in row])
+                + "+"
+            )
+        else:
+            lines.append(_BOARD_RULE)
     return "\n".join(lines)
 
 
@@ -58,6 +75,11 @@ _BOARD_RULE = "   +" + "+".join(["-----"] * SIZE) + "+"
 _CELL_ART: tuple[tuple[str, str, str], ...] = tuple(
     _cell_art(t, rot) for t in range(-1, NUM_TYPES) for rot in range(4)
 )
+#: Under the board: how to read it.
+BOARD_KEY = (
+    "cell row,col: row on the left, column on top · B blue, R red, G green, Y yellow",
+    "^ > v <: its arrows · - or | across a side: the two amulets are linked (O4.1)",
+)
 
 
 def ritual_text(rid: int) -> str:
@@ -70,12 +92,43 @@ def _ritual_card_text(rid: int) -> str:
     colours = ("B", "R", "G", "Y")
     req = "".join(colours[i] * k for i, k in enumerate(r.requirement))
     return (
-        f"#{rid} {r.name} [{req}] order {r.order_ankhs}/{r.order_breaks}"
+        f"#{rid} {r.name}: needs {req}, order {r.order_ankhs}/{r.order_breaks},"
         f" chaos {r.chaos_ankhs}/{r.chaos_breaks}"
     )
 
 
 _RITUAL_TEXT: tuple[str, ...] = tuple(_ritual_card_text(rid) for rid in range(len(RITUALS)))
+#: What the seat to act decides in each step of a turn (O3, O5).
+_STEP_TEXT = {
+    "main": "place, cast a ritual, use the power, pass or end",
+    "place": "place on the cell just cleared",
+    "draw": "draw from the market or the pile",
+    "break": "break an amulet of the cast set",
+    "refill": "refill the emptied ritual slot",
+}
+
+
+def _wrap(text: str) -> list[str]:
+    """A seat's detail line, indented under the seat and wrapped to 80 columns."""
+    if len(text) <= 76:
+        return ["    " + text]
+    return textwrap.wrap(text, 80, initial_indent="    ", subsequent_indent="      ")
+
+
+#: Each deity's power line(s) by (deity, used).
+_POWER_TEXT: dict[tuple[int, bool], list[str]] = {
+    (d.id, used): _wrap(f"power ({'used' if used else 'available'}): {d.text}")
+    for d in DEITIES
+    for used in (False, True)
+}
+#: Under the seats: how to read a ritual.
+RITUAL_KEY = "rituals: order a/b, chaos a/b = cast by that side for a Ankhs, then break b (O5)"
+_GLYPHS = ((N, "^"), (E, ">"), (S, "v"), (W, "<"))
+#: Each amulet type's arrows at rotation 0, as the board draws them.
+_ARROWS_AT_R0: dict[str, str] = {
+    TYPE_NAME[t]: " ".join(glyph for bit, glyph in _GLYPHS if TYPE_ARROWS[t][0] & bit)
+    for t in range(NUM_TYPES)
+}
 _SLOT_TEXT = {
     EMPTY_SLOT: "(empty)",
     HIDDEN_SIMPLE: "(face down, simple)",
@@ -167,40 +220,48 @@ class OsiriumView(View):
         }
 
     def to_text(self) -> str:
+        """The board with the market, the piles and the viewer's hand beside it, then each
+        seat (within 80 columns)."""
         who = "public" if self.player is None else f"seat {self.player}"
         lines = [f"Osirium — view of {who}, round {self.round}"]
         if self.current_player >= 0:
-            lines.append(f"to play: seat {self.current_player} ({self.decision})")
+            step = f"{self.decision}: {_STEP_TEXT[self.decision]}"
+            lines.append(f"to play: seat {self.current_player} ({step})")
         else:
-            lines.append(f"game over: {self.result}")
-        lines.append(render_board(list(zip(self.cell_types, self.cell_rotations, strict=True))))
-        lines.append(
-            "market: "
-            + "  ".join(f"[{k}] {TYPE_NAME[t] if t >= 0 else '-'}" for k, t in enumerate(self.market))
-        )
-        lines.append(
-            f"draw pile {self.draw_pile_size}, discard {len(self.discard)}, "
-            f"simple rituals {self.simple_pile_size}, advanced rituals {self.advanced_pile_size}"
-        )
+            lines.extend(textwrap.wrap(f"game over: {self.result}", 80, subsequent_indent="  "))
+        board = render_board(list(zip(self.cell_types, self.cell_rotations, strict=True))).split("\n")
+        side = ["market:"]
+        side.extend(f"  market{k} {TYPE_NAME[t] if t >= 0 else '(empty)'}" for k, t in enumerate(self.market))
+        side.append(f"draw pile {self.draw_pile_size} · discard {len(self.discard)}")
+        side.append(f"rituals: {self.simple_pile_size} simple, {self.advanced_pile_size} advanced")
         if self.hand is not None:
-            lines.append("your hand: " + (", ".join(amulet_names(self.hand)) or "(empty)"))
+            side.append("")
+            side.append(f"your hand ({len(self.hand)}), arrows at r0:")
+            side.extend(f"  {name:<16}{_ARROWS_AT_R0[name]}" for name in amulet_names(self.hand))
+            if not self.hand:
+                side.append("  (empty)")
+        side += [""] * (len(board) - len(side) - 1)
+        lines.extend(f"{b:<30}{x}".rstrip() for b, x in zip(board, ["", *side], strict=False))
+        lines.extend(BOARD_KEY)
         for p in range(self.num_players):
-            used = "used" if self.powers_used[p] else "available"
             team = f" team {self.teams[p]}" if len(set(self.teams)) < self.num_players else ""
+            deity = DEITIES[self.deities[p]]
             lines.append(
-                f"seat {p}{team}: {DEITIES[self.deities[p]].name} (power {used}), hand {self.hand_sizes[p]}, "
+                f"seat {p}{team}: {deity.name}, hand {self.hand_sizes[p]}, "
                 f"ritual Ankhs {self.ritual_ankhs[p]}, score {self.scores[p]}"
             )
+            lines.extend(_POWER_TEXT[self.deities[p], self.powers_used[p]])
             for k, rid in enumerate(self.rituals[p]):
                 lines.append(f"    s{k}: {ritual_text(rid)}")
             if self.completed[p]:
                 done = ", ".join(f"{RITUALS[r].name} ({PRINCIPLES[pr]})" for r, pr in self.completed[p])
-                lines.append(f"    completed: {done}")
+                lines.extend(_wrap(f"completed: {done}"))
             if self.broken[p]:
-                lines.append(f"    broken: {', '.join(amulet_names(self.broken[p]))}")
+                lines.extend(_wrap(f"broken: {', '.join(amulet_names(self.broken[p]))}"))
             if self.exaltations[p] >= 0:
                 x = EXALTATIONS[self.exaltations[p]]
-                lines.append(f"    exaltation: {x.name} ({x.text}, {x.ankhs} Ankhs)")
+                lines.extend(_wrap(f"exaltation: {x.name} ({x.text}, {x.ankhs} Ankhs)"))
+        lines.append(RITUAL_KEY)
         if self.cast:
             slot, mask, left, _last = self.cast
             cells = "+".join(cell_name(c) for c in cells_of(mask))

@@ -2,7 +2,9 @@
 
 The board is drawn from the person's view (``view(seat).to_text()``), their legal actions are
 listed by number and text (answer with either), events are shown as they happen (only those
-the person may see), ``?`` shows the last bot's search diagnostics, ``help`` and ``quit``.
+the person may see), ``?`` shows how the last bot chose (its search's totals: its statistics
+are private to its seat), ``hint`` a search from the person's own seat with its most visited
+actions, ``help`` every action form with an example, and ``quit``.
 
 The game loop (:func:`service.play_loop.play_loop`) talks to a small ``Session``
 abstraction rather than to the engine, so the same loop can drive a game held by a running
@@ -13,12 +15,13 @@ heka server: ``--server`` hands over to ``service.remote_play.run_remote``.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import random
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from service.play_loop import BotTurn, play_loop
+from service.play_loop import BotTurn, Search, play_loop, search_text
 
 if TYPE_CHECKING:
     from ai.api import Bot, Diagnostics
@@ -30,15 +33,28 @@ if TYPE_CHECKING:
 
 
 class LocalSession:
-    def __init__(self, state: State, seat: int, bots: dict[int, tuple[str, Bot]], seed: int) -> None:
+    def __init__(
+        self,
+        state: State,
+        seat: int,
+        bots: dict[int, tuple[str, Bot]],
+        seed: int,
+        hint: tuple[str, Bot] | None = None,
+    ) -> None:
         self.state = state
         self.seat = seat
         self.bots = bots
         self.seed = seed
         self.rng = random.Random(seed)
+        self.hint_bot = hint
+        # Hints draw their seeds apart: asking for one does not change the bots' games.
+        self.hint_rng = random.Random(seed ^ 0x9E3779B97F4A7C15)
 
     def title(self) -> str:
         return f"{self.state.game.descriptor.title} (seed {self.seed})"
+
+    def game_name(self) -> str:
+        return self.state.game.descriptor.name
 
     def players_text(self) -> str:
         teams = self.state.teams()
@@ -82,49 +98,31 @@ class LocalSession:
         decision = bot.choose(self.state, seed=self.rng.getrandbits(63))
         secret = self.state.public_action(decision.action) == SECRET_ACTION
         text = None if secret else self.state.action_to_string(decision.action)
-        diag = self._diagnostics_text(
+        # Another seat's root statistics stay with it, as a server keeps them (they name
+        # actions from its hand: docs/security.md): the person sees the totals.
+        diag = search_text(
             f"seat {player} ({spec}), decision {decision_name}",
-            player,
-            decision.action,
-            decision.diagnostics,
-            secret,
+            _search(decision.diagnostics, text),
+            private_to=player,
         )
         events = self._visible(self.state.apply_action(decision.action))
         return BotTurn(player, spec, text, decision_name, tuple(events), diag)
 
-    def _diagnostics_text(self, head: str, player: int, action: int, d: Diagnostics, secret: bool) -> str:
-        from engine.core import SECRET_ACTION
-
-        if d.iterations == 0 and not d.actions:
-            return f"{head}: no search statistics (this bot does not search)"
-        lines = [
-            f"{head}: {d.iterations} iterations in {d.elapsed_seconds:.2f} s "
-            f"({d.iterations_per_second:,.0f}/s), {d.workers} worker(s)"
-            + (", stopped by the deadline" if d.interrupted else "")
-        ]
-        if secret:
-            # The statistics of a secret decision would reveal the bot's hidden cards.
-            lines.append("  (a secret decision: its action statistics stay hidden)")
-            return "\n".join(lines)
-        lines.append(f"  chosen: {self.state.action_to_string(action)} (value {d.chosen_value:+.3f})")
-        lines.append("  most visited:")
-        for stat in d.actions[:8]:
-            text = self.state.action_to_string(stat.action)
-            lines.append(f"    {stat.visits:7d} visits  {stat.mean_value:+.3f}  {text}")
-        # The expected line, as far as it stays this bot's own public actions in the real
-        # game (beyond that it would hint at what the bot believes about hidden cards).
-        line = []
-        probe = self.state.clone()
-        for a in d.principal_variation:
-            if probe.is_terminal() or probe.current_player() != player or a not in probe.legal_actions():
-                break
-            if probe.public_action(a) == SECRET_ACTION:
-                break
-            line.append(probe.action_to_string(a))
-            probe.apply(a)
-        if line:
-            lines.append("  expected line: " + " -> ".join(line))
-        return "\n".join(lines)
+    def hint(self) -> str:
+        if self.hint_bot is None:
+            return "no hint bot (--hint-bot)"
+        spec, bot = self.hint_bot
+        decision = bot.choose(self.state, seed=self.hint_rng.getrandbits(63))
+        d = decision.diagnostics
+        visited = tuple(
+            (int(s.visits), float(s.mean_value), self.state.action_to_string(s.action)) for s in d.actions[:8]
+        )
+        search = dataclasses.replace(
+            _search(d, self.state.action_to_string(decision.action)),
+            visited=visited,
+            chosen_value=float(d.chosen_value) if d.actions else None,
+        )
+        return search_text(f"hint for seat {self.seat} ({spec})", search)
 
     def outcome_text(self) -> str:
         outcome = self.state.outcome()
@@ -138,6 +136,19 @@ class LocalSession:
             verdict = "You lose."
         scores = ", ".join(f"seat {p}: {s}" for p, s in enumerate(outcome.scores))
         return f"{outcome.text}\nscores: {scores}\n{verdict}"
+
+
+def _search(d: Diagnostics, chosen: str | None) -> Search:
+    """The totals of a search (its statistics left out: :meth:`LocalSession.hint` adds them
+    for the person's own seat)."""
+    return Search(
+        int(d.iterations),
+        float(d.elapsed_seconds),
+        float(d.iterations_per_second),
+        int(d.workers),
+        bool(d.interrupted),
+        chosen,
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -163,6 +174,12 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--seed", type=int, default=None, help="game seed (default: random)")
     p.add_argument("--teams", action="store_true", help="team variant (Osirium, 4 players)")
+    p.add_argument(
+        "--hint-bot",
+        default="mcts:medium",
+        metavar="SPEC",
+        help="the bot that searches from your seat for 'hint' (default: mcts:medium)",
+    )
     p.add_argument("--server", metavar="ADDR", default=None, help="play through a running heka server")
     p.set_defaults(func=run)
 
@@ -186,7 +203,8 @@ def make_local_session(args: argparse.Namespace) -> LocalSession:
     if len(specs) != len(others):
         raise ValueError(f"--bots: give one spec, or one per other seat ({len(others)}), not {len(specs)}")
     bots = {p: (spec, make_bot(spec)) for p, spec in zip(others, specs, strict=True)}
-    return LocalSession(state, args.seat, bots, seed)
+    hint_spec = getattr(args, "hint_bot", "mcts:medium")
+    return LocalSession(state, args.seat, bots, seed, (hint_spec, make_bot(hint_spec)))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -75,9 +75,11 @@ def test_play_osirium_to_the_end(monkeypatch: pytest.MonkeyPatch, capsys: pytest
     assert "=== game over ===" in out and "scores: seat 0:" in out
 
 
-def test_play_shows_a_searching_bot_diagnostics(
+def test_play_shows_a_searching_bot_totals_and_keeps_its_statistics_private(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """``?``: how the last bot chose (its totals and its move); its root statistics name
+    actions from its hand, so they stay private to its seat, as a server keeps them."""
     lines = []
     for _ in range(30):
         lines += ["?", "1"]
@@ -88,11 +90,13 @@ def test_play_shows_a_searching_bot_diagnostics(
         [*lines, "quit"],
     )
     assert code == 0
-    assert re.search(r"seat 1 \(mcts:iterations=10\), decision place: \d+ iterations", out)
-    assert "most visited:" in out and "chosen: place T" in out
+    assert re.search(r"seat 1 \(mcts:iterations=10\), decision place:\n  \d+ iterations in", out)
+    assert "chosen: place T" in out
+    assert "its statistics are private to seat 1" in out and "type hint for a search from your seat" in out
+    assert "most visited" not in out
 
 
-def test_play_hides_the_statistics_of_a_secret_bot_decision(
+def test_play_hides_a_secret_bot_decision(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # Seat 1 plays; seat 0 (the bot) commits its exchange and arrangement secretly first.
@@ -103,8 +107,127 @@ def test_play_hides_the_statistics_of_a_secret_bot_decision(
         ["?", "quit"],
     )
     assert code == 0
-    assert "a secret decision: its action statistics stay hidden" in out
+    assert "chosen: (a secret decision)" in out
     assert "most visited" not in out
+
+
+def _screen(out: str) -> list[str]:
+    """The lines as a terminal shows them: the prompt ends with the person's input line."""
+    return re.sub(r"seat \d \[[^\]]*\]> ", "\n", out).splitlines()
+
+
+def _hint_block(out: str) -> list[str]:
+    lines = out.split("hint for seat 0 (mcts:iterations=40):", 1)[1].splitlines()
+    block = []
+    for line in lines[1:]:
+        if not line.startswith("  "):
+            break
+        block.append(line)
+    return block
+
+
+def test_play_hint_lists_the_most_visited_of_the_persons_own_actions(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``hint``: a search from the person's own seat, private to it, so with its statistics;
+    asking for one does not change the bots' game."""
+    args = [
+        "--game",
+        "aton",
+        "--bots",
+        "mcts:iterations=10",
+        "--hint-bot",
+        "mcts:iterations=40",
+        "--seed",
+        "3",
+    ]
+    # keep, arrange, then the first placement decision: hint there.
+    code, out = play(monkeypatch, capsys, args, ["keep", "1", "hint", "1", "quit"])
+    assert code == 0
+    block = _hint_block(out)
+    assert block[0].startswith("  40 iterations in")
+    assert block[1].startswith("  chosen: place T") and "(value " in block[1]
+    assert block[2] == "  most visited:"
+    visited = [line.split("  ")[-1] for line in block[3:]]
+    assert visited and all(t.startswith("place T") for t in visited)
+    listed = re.findall(r"\d+\. (place T\d\.\d+)", out.split("your decision: place", 1)[1])
+    assert set(visited) <= set(listed)  # the person's own legal actions
+    # The same game without the hint: the bots play the same moves.
+    code, plain = play(monkeypatch, capsys, args, ["keep", "1", "1", "quit"])
+    bot_moves = [ln for ln in out.splitlines() if ln.startswith("seat 1 (")]
+    assert bot_moves == [ln for ln in plain.splitlines() if ln.startswith("seat 1 (")]
+
+
+@pytest.mark.parametrize(
+    ("game", "words"),
+    [
+        ("aton", ["keep", "exchange", "arrange", "remove", "place", "reset"]),
+        (
+            "osirium",
+            [
+                "pass",
+                "place",
+                "draw",
+                "cast",
+                "break",
+                "refill",
+                "end",
+                "clear",
+                "isis",
+                "anubis",
+                "bastet",
+                "seth",
+            ],
+        ),
+    ],
+)
+def test_play_help_explains_every_action_form(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], game: str, words: list[str]
+) -> None:
+    code, out = play(
+        monkeypatch, capsys, ["--game", game, "--bots", "random", "--seed", "1"], ["help", "quit"]
+    )
+    assert code == 0
+    forms = out.split("actions (* = a form you may play now", 1)[1].splitlines()[1:]
+    heads = [line[4:].split()[0] for line in forms if line.startswith(("  * ", "    ")) and line[4] != " "]
+    assert heads == words
+    assert max(map(len, _screen(out))) <= 80
+
+
+def test_play_help_explains_arrange_with_one_of_the_legal_arrangements(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out = play(
+        monkeypatch, capsys, ["--game", "aton", "--bots", "random", "--seed", "1"], ["keep", "help", "quit"]
+    )
+    assert code == 0
+    helped = " ".join(out.split("actions (* = a form", 1)[1].split())
+    m = re.search(
+        r"\* arrange (\d)(\d)(\d)(\d) one card on each of cartouches 1-4, in that order: (.*?)\(A3\.3", helped
+    )
+    assert m is not None, helped
+    c1, c2, c3, c4, text = m.groups()
+    assert f"arrange {c1}{c2}{c3}{c4}" in out.split("your decision: arrange", 1)[1]  # a legal action
+    assert f"{c1} on cartouche 1" in text and f"{c2} on cartouche 2" in text
+    assert f"{c3} on cartouche 3" in text and f"{c4} on cartouche 4" in text
+    # The forms not legal now keep a fixed example: the square of a placement by its number.
+    assert "place T2.6 put one of your counters on square 6 of temple 2 (bonus +1)" in helped
+
+
+def test_play_osirium_lists_a_long_action_list_by_form(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out = play(
+        monkeypatch, capsys, ["--game", "osirium", "--bots", "random", "--seed", "7"], ["l", "quit"]
+    )
+    assert code == 0
+    first, full = out.split("seat 0 [main, 1-193]> ", 1)
+    shown = first.split("your decision: main", 1)[1].splitlines()[1:]
+    assert shown[0] == "  1. pass"
+    assert shown[1] == "  2-33. place blue-straight@0,0 r0 ... @3,3 r90 (32 actions)"
+    assert len(shown) <= 10 and max(map(len, _screen(first))) <= 80
+    # "l" lists every action by number.
+    assert "193. place yellow-straight@3,3 r90" in full and " 97. place blue-tee@3,3 r270" in full
 
 
 def test_play_rejects_bad_settings(

@@ -46,7 +46,9 @@ def test_A10_1_public_view_contents() -> None:
     assert v.hand == () and v.exchange_decision is None
     json.dumps(v.to_dict())
     text = v.to_text()
-    assert "Kingdom of the Dead: 3/8" in text and "score 7" in text and "row3" in text
+    assert "Kingdom of the Dead: 3/8" in text and "seat 0      7     27" in text
+    # T1.0 (seat 0) and T2.3 (seat 1), on the first row of temples 1 and 2.
+    assert "   0  Y[0]  1  Y[ ]  2  Y[ ]  3  Y[ ]     0  Y[ ]  1  Y[ ]  2  Y[ ]  3  Y[1]" in text
 
 
 def test_A10_2_hand_and_pending_decisions_private_to_owner() -> None:

@@ -60,7 +60,7 @@ def test_A1_6_board_layout() -> None:
     assert sorted(BONUS) == [(6, 1), (18, 1), (27, 1), (35, 1), (39, 2), (47, 2)]
     assert sum(v for _, v in BONUS) == 8
     text = GAME.new_initial_state().view(None).to_text()
-    assert "+2." in text and "T4" in text
+    assert "11 +2[ ]" in text and "T4: seat 0 has 0" in text
 
 
 def test_A2_round_structure_event_order() -> None:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 from aton_helpers import make_state
 
 from engine.aton import GAME
-from engine.aton.board import NUM_ACTIONS
+from engine.aton.board import KINDS, NUM_ACTIONS, PLACE_BASE
 from engine.aton.codec import encode
 from engine.core import ActionParseError, GameOverError, IllegalActionError, StateFormatError
 from engine.registry import get_game
@@ -101,7 +102,7 @@ def test_game_over_refuses_actions() -> None:
 def test_state_text_shows_board_and_hidden_parts() -> None:
     s = GAME.new_initial_state(seed=4)
     text = s.to_text()
-    assert "row1" in text and "row3" in text and "T4" in text
+    assert "T1: seat 0 has 0, seat 1 has 0" in text and "11 +2[ ]" in text
     assert "".join(map(str, s.hands[0])) in text and "deck (top last)" in text
     assert str(s) == text
 
@@ -212,3 +213,58 @@ def test_version_1_of_the_previous_release_is_read_and_written_on_request() -> N
     v1_with_chance = text[: text.rindex(";mv=")]
     with pytest.raises(StateFormatError, match="rng must be a generator state"):
         GAME.deserialize_state(v1_with_chance)
+
+
+_SQUARE_RE = re.compile(r"(\d+) +(\+1|\+2|Y|K|B|G)\[([ 01])\]")
+
+
+def _read_board(text: str) -> list[tuple[int, str, int]]:
+    """(slot, kind, owner) of the 48 squares drawn in a view's text, by square."""
+    lines = text.splitlines()
+    squares: list[tuple[int, str, int]] = [(-1, "", -9)] * 48
+    for band, left in ((0, 0), (1, 2)):
+        head = next(i for i, ln in enumerate(lines) if ln.startswith(f"  T{left + 1}: "))
+        assert f"T{left + 2}: " in lines[head], band
+        for row in range(3):
+            cells = _SQUARE_RE.findall(lines[head + 1 + row])
+            assert len(cells) == 8, lines[head + 1 + row]
+            for k, (slot, kind, owner) in enumerate(cells):
+                temple = left + k // 4
+                square = 12 * temple + row * 4 + k % 4
+                squares[square] = (int(slot), kind.lstrip("+"), -1 if owner == " " else int(owner))
+    return squares
+
+
+def test_A1_6_view_text_numbers_every_square_and_shows_its_owner_apart_from_its_kind() -> None:
+    """The board text names each square by the number its action texts use (``place T2.6``:
+    square 6 of temple 2), and a bonus square held by a seat never reads as one number
+    (``+1[0]``, not ``+10``)."""
+    rng = random.Random(26)
+    seen_bonus_owned = 0
+    for game in range(3):
+        s = GAME.new_initial_state(seed=game)
+        while not s.is_terminal():
+            for viewer in (None, 0, 1):
+                v = s.view(viewer)
+                text = v.to_text()
+                assert max(len(line) for line in text.splitlines()) <= 80
+                assert not re.search(r"\+[12]\d", text), text
+                squares = _read_board(text)
+                assert [slot for slot, _, _ in squares] == [i % 12 for i in range(48)]
+                assert [kind for _, kind, _ in squares] == list(KINDS)
+                assert [owner for _, _, owner in squares] == list(v.board)
+                seen_bonus_owned += sum(1 for i, (_, k, o) in enumerate(squares) if k in "12" and o >= 0)
+            s.apply(rng.choice(s.legal_actions()))
+    assert seen_bonus_owned > 0  # the games did put counters on bonus squares
+
+
+def test_A1_6_view_text_square_numbers_match_the_action_texts() -> None:
+    s = make_state(board={"T2.6": 0, "T3.11": 1, "T4.3": 0})
+    text = s.view(0).to_text()
+    assert " 6 +1[0]" in text and "11 +1[1]" in text and " 3 +2[0]" in text
+    squares = _read_board(text)
+    for name, owner in (("T2.6", 0), ("T3.11", 1), ("T4.3", 0)):
+        square = GAME.string_to_action(f"place {name}") - PLACE_BASE
+        assert squares[square][2] == owner
+        assert f"T{square // 12 + 1}.{squares[square][0]}" == name
+    assert "T2: seat 0 has 1, seat 1 has 0" in text

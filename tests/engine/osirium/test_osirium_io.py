@@ -16,7 +16,7 @@ from engine.osirium.board import TYPE_BY_NAME
 from engine.osirium.cards import CHAOS, DEITIES, ORDER, RITUALS, Principle
 from engine.osirium.codec import KEYS, encode, encode_v1
 from engine.osirium.state import Phase
-from engine.osirium.view import HIDDEN_SIMPLE
+from engine.osirium.view import HIDDEN_SIMPLE, render_board
 from engine.rng import ChanceRng, Rng
 
 DEITIES_BY_NAME = {d.name: d.id for d in DEITIES}
@@ -347,8 +347,17 @@ def test_O6_view_holds_ids_and_renders_names_on_demand() -> None:
     assert d["completed"] == (((3, "chaos"), (0, "order")), ())
     assert "cell_types" not in d and json.loads(json.dumps(d))["board"][0] == "red-tee r90"
     text = v.to_text()
-    assert "your hand: blue-tee, red-single, yellow-cross" in text
-    assert "market: [0] red-corner  [1] -  [2] blue-cross" in text
+    # Beside the board: the market by its action names, the hand with each card's arrows.
+    lines = [ln[30:] for ln in text.splitlines()[3:20]]
+    assert lines[:5] == [
+        "market:",
+        "  market0 red-corner",
+        "  market1 (empty)",
+        "  market2 blue-cross",
+        "  market3 yellow-single",
+    ]
+    assert "your hand (3), arrows at r0:" in lines
+    assert "  blue-tee        ^ > v" in lines and "  yellow-cross    ^ > v <" in lines
     assert "seat 0: Seth" in text and "broken: blue-corner, red-cross" in text
     assert f"completed: {RITUALS[3].name} (chaos), {RITUALS[0].name} (order)" in text
 
@@ -456,3 +465,41 @@ def test_determinisation_depends_on_the_view_only() -> None:
         a = s.sample_consistent_state(p, random.Random(5)).serialize()
         b = other.sample_consistent_state(p, random.Random(5)).serialize()
         assert a == b
+
+
+def test_O4_1_board_drawing_marks_links() -> None:
+    """A link (two neighbours pointing at each other) is drawn across their shared side: ``-``
+    in a row, ``|`` in a column; an arrow at a neighbour that does not point back is not."""
+    s = build(
+        board={
+            "1,1": "red-cross r0",  # arrows N E S W
+            "1,2": "blue-single r270",  # W: points back at 1,1 (a link)
+            "2,1": "yellow-single r0",  # N: points back at 1,1 (a link)
+            "0,1": "green-single r0",  # N: points away from 1,1 (no link)
+            "1,0": "green-straight r0",  # N S: not at 1,1 (no link)
+        }
+    )
+    lines = render_board(list(zip(s.cell_type, s.cell_rotation, strict=True))).splitlines()
+    rows = {int(ln[1]): ln for ln in lines if ln[:2].strip().isdigit()}
+    assert rows[1] == " 1 |  G  |< R >-< B  |  .  |"
+    rules = [ln for ln in lines if ln.startswith("   +")]
+    assert rules[1] == "   +-----+-----+-----+-----+"  # rows 0 and 1: 0,1 points away
+    assert rules[2] == "   +-----+--|--+-----+-----+"  # rows 1 and 2: 1,1 and 2,1 linked
+
+
+def test_O6_view_text_fits_in_80_columns() -> None:
+    """Random games to their end (long rituals lists, broken piles, the result line), every
+    seat's view and the public one every 20 actions and at the end."""
+    for n, seed in ((2, 1), (3, 5), (4, 5)):
+        rng = random.Random(seed)
+        s = GAME.new_initial_state(n, seed, {"teams": n == 4})
+        steps = 0
+        while True:
+            if steps % 20 == 0 or s.is_terminal():
+                for viewer in (None, *range(n)):
+                    text = s.view(viewer).to_text()
+                    assert max(map(len, text.splitlines())) <= 80, text
+            if s.is_terminal():
+                break
+            s.apply(rng.choice(s.legal_actions()))
+            steps += 1
