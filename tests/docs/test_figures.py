@@ -43,9 +43,7 @@ def test_the_board_diagrams_are_current() -> None:
     assert set(made) == {name for name, _ in gen.BOARDS}
     for name, data in made.items():
         ET.fromstring(data)
-        assert (IMG / name).read_bytes() == data, (
-            f"docs/img/{name} is stale: run python scripts/gen_plots.py"
-        )
+        assert (IMG / name).read_bytes() == data, f"docs/img/{name} is stale: run python scripts/gen_plots.py"
 
 
 @pytest.fixture(scope="module")
