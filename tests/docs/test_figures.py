@@ -19,7 +19,7 @@ NO_MATPLOTLIB = "matplotlib is not installed: the plots need the docs extra (pip
 
 
 def load_generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("gen_plots", ROOT / "scripts" / "gen_figures.py")
+    spec = importlib.util.spec_from_file_location("gen_plots", ROOT / "scripts" / "gen_plots.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # (its dataclasses look their module up)
