@@ -187,9 +187,13 @@ class Entry:
     """One bot call from its arrival (:meth:`SearchQueue.enter`) to its end: waiting, then
     holding a slot. ``deadline``: the call's, ``time.monotonic()`` based (None: none)."""
 
-    __slots__ = ("cancelled", "deadline", "entered", "held_from", "state", "ticket")
+    __slots__ = ("cancelled", "deadline", "entered", "held_from", "state", "ticket", "wake")
 
-    def __init__(self, entered: float, deadline: float | None) -> None:
+    def __init__(self, entered: float, deadline: float | None, lock: Any = None) -> None:
+        #: Wakes this call's thread alone (it shares the queue's lock): a freed slot wakes the
+        #: first in line, not every waiter (bench/overload.py: with every waiter woken at each
+        #: release, a full queue slowed the searches themselves).
+        self.wake = threading.Condition(lock) if lock is not None else None
         self.entered = entered
         self.deadline = deadline
         self.state = _ENTERED
@@ -246,7 +250,8 @@ class SearchQueue:
         self._clock = clock
         self._on_length = on_length
         self._on_wait = on_wait
-        self._cond = threading.Condition(threading.Lock())
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
         self._waiters: deque[Entry] = deque()
         self._pending = 0  # entered, no slot held yet, not done
         self._holding = 0
@@ -281,6 +286,13 @@ class SearchQueue:
             return max(0, int(self._slots.get_value()))
         except NotImplementedError:  # pragma: no cover - not Linux
             return 0
+
+    def _wake_first(self) -> None:
+        """Wake the first call in line (the only one that may take a slot); the lock held."""
+        if self._waiters:
+            first = self._waiters[0]
+            (first.wake if first.wake is not None else self._cond).notify_all()
+        self._cond.notify_all()  # waits on the queue itself (Entry without its own wake)
 
     def _take(self) -> bool:
         if self._slots is None:
@@ -325,7 +337,7 @@ class SearchQueue:
                         f"{max(0.0, deadline - now):.2f} s; retry with a longer deadline or later",
                         retry,
                     )
-            entry = Entry(now, deadline)
+            entry = Entry(now, deadline, self._lock)
             self._pending += 1
         self._on_length(1)
         return entry
@@ -370,12 +382,13 @@ class SearchQueue:
                             max(0.05, self.expected_wait(len(self._waiters))),
                         )
                     shared_head = first and self._slots is not None
-                    self._cond.wait(min(left, self.POLL_SECONDS) if shared_head else left)
+                    wake = entry.wake if entry.wake is not None else self._cond
+                    wake.wait(min(left, self.POLL_SECONDS) if shared_head else left)
             except (Refused, Cancelled) as exc:
                 self._waiters.remove(entry)
                 entry.state = _DONE
                 self._pending -= 1
-                self._cond.notify_all()  # a new first in line
+                self._wake_first()  # a new first in line
                 outcome = "cancelled" if isinstance(exc, Cancelled) else "refused"
                 waited = self._clock() - entry.entered
                 self._on_length(-1)
@@ -386,7 +399,7 @@ class SearchQueue:
             self._holding += 1
             entry.state = _HOLDING
             entry.held_from = self._clock()
-            self._cond.notify_all()  # the next in line may find a slot too
+            self._wake_first()  # the next in line may find a slot too
         self._on_length(-1)
         self._on_wait(entry.held_from - entry.entered, "admitted")
 
@@ -401,7 +414,7 @@ class SearchQueue:
             self._hold = held if self._hold is None else self._hold + self.ALPHA * (held - self._hold)
             if self._slots is not None:
                 self._slots.release()
-            self._cond.notify_all()
+            self._wake_first()
 
     def finish(self, entry: Entry) -> None:
         """The call of ``entry`` ended: a call that entered and never asked for its slot (a
@@ -411,19 +424,24 @@ class SearchQueue:
                 return
             entry.state = _DONE
             self._pending -= 1
-            self._cond.notify_all()
+            self._wake_first()
         self._on_length(-1)
 
     def cancel(self, entry: Entry) -> None:
         """The client of ``entry`` went away: a waiting call leaves the queue."""
         with self._cond:
             entry.cancelled = True
+            if entry.wake is not None:
+                entry.wake.notify()
             self._cond.notify_all()
 
     def close(self) -> None:
         """Draining: refuse every call that waits and every call that comes."""
         with self._cond:
             self._closed = True
+            for waiter in self._waiters:
+                if waiter.wake is not None:
+                    waiter.wake.notify()
             self._cond.notify_all()
 
 
