@@ -234,6 +234,10 @@ async def _setup(scenario: Scenario, stub: Any, settings: LoadSettings) -> Recor
     return setup_recorder
 
 
+#: Seconds an open-loop run waits, after its window, for the tasks still running.
+END_GRACE_SECONDS = 1.0
+
+
 async def run_load(
     scenario: Scenario,
     settings: LoadSettings,
@@ -341,8 +345,17 @@ async def run_load(
         try:
             if settings.rate is not None:
                 await open_loop()
+                # The window is over: the tasks still running get END_GRACE_SECONDS to end
+                # (each stops before its next call); then those still waiting (in the
+                # server's queue, in a backoff) are abandoned rather than awaited, so that an
+                # overloaded run does not outlast its duration by the queue's wait.
                 if in_flight:
-                    await asyncio.gather(*in_flight)
+                    _done, unfinished = await asyncio.wait(set(in_flight), timeout=END_GRACE_SECONDS)
+                    for task in unfinished:
+                        task.cancel()
+                    for result in await asyncio.gather(*unfinished, return_exceptions=True):
+                        if isinstance(result, asyncio.CancelledError):
+                            recorder.tasks_abandoned += 1
             else:
                 assert settings.concurrency is not None
                 await asyncio.gather(*(worker(w) for w in range(settings.concurrency)))
