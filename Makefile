@@ -102,10 +102,10 @@ fuzz: venv compile
 	HEKA_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) HEKA_FUZZ_SEED=$(FUZZ_SEED) \
 	  $(BIN)/pytest -q -n 0 -s --timeout 3600 tests/service/test_property_fuzz.py
 
-## The benchmarks of issue 15 in one run (prints figures, asserts nothing; about 15 min on 2
+## The build and speed benchmarks in one run (prints figures, asserts nothing; about 15 min on 2
 ## cores): the engines, the compiled build against pure Python (engine, search, bot latency per
 ## preset), the per-call budget against ListGames (cache on and off, both builds), and the
-## recorded new-hard-against-old-hard arena (bench/results/, resumable: docs/bots.md).
+## recorded new-hard-against-old-hard arena (bench/results/, resumable: docs/arena.md).
 bench: venv compile
 	$(BIN)/python bench/aton_speed.py
 	$(BIN)/python bench/osirium_speed.py

@@ -78,7 +78,7 @@ def best_action(actions: Sequence[int], score: Callable[[int], float], rng: rand
 class GameKnowledge(Generic[S]):
     """The knowledge of a game the bots use; these defaults know nothing of any game.
 
-    Subclasses override what they measured better (``docs/bots.md``): the evaluator, a
+    Subclasses override what they measured better (``docs/search.md``): the evaluator, a
     guided rollout policy, the defaults of :class:`ai.mcts_params.MctsParams` left to the game, a
     root ordering and the greedy baseline's choice.
     """

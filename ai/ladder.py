@@ -29,7 +29,7 @@ between two budgets (Elo grows about linearly in the log of a search's budget). 
 that differ in anything else (``hard`` and ``expert``: another evaluation) are not
 interpolated: the nearer one plays. So a request between two measured levels gets a bot
 between them, not one of them 100 Elo away; ``heka arena --ladder --check TABLE`` plays the
-picked bots and measures how close they land (docs/bots.md, "The check").
+picked bots and measures how close they land (docs/ladder.md, "The check").
 
 Standard library only.
 """
@@ -51,11 +51,11 @@ from ai.mcts_params import MctsParams, parse_params
 #: The anchor pool: every candidate plays each of these (and they play each other).
 DEFAULT_ANCHORS: Final = ("random", "greedy", "mcts:easy,ms=none", "mcts:medium,ms=none")
 #: The presets rated besides the anchors (iteration budgets only, so that a rating does
-#: not depend on the machine's load: ``ms=none``, as in docs/bots.md's measured strength).
+#: not depend on the machine's load: ``ms=none``, as in every recorded arena).
 PRESET_CANDIDATES: Final = ("mcts:hard,ms=none", "mcts:expert,ms=none")
 #: Calibration levels: ``easy``'s search (200 iterations) choosing with a temperature over
 #: its root visits, from nearly random (8) to nearly ``easy`` (0.1), and budgets between
-#: the presets. Chosen from short pilot runs (docs/bots.md, "The rating ladder"); 8 and 0.1
+#: the presets. Chosen from short pilot runs (bench/results/notes/2026-12-01-rating-ladder.md); 8 and 0.1
 #: fill the gaps the provisional tables show below ``temp=4`` and above ``temp=0.25``.
 CALIBRATION_LEVELS: Final = (
     "mcts:easy,ms=none,temp=8",
@@ -456,7 +456,7 @@ def table_from_result(
     )
 
 
-#: A check's target (docs/bots.md, "The check"): each requested rating's bot measures within
+#: A check's target (docs/ladder.md, "The check"): each requested rating's bot measures within
 #: this many Elo of the request...
 TOLERANCE: Final = 75.0
 #: ... and the mean absolute error over the requests is at most this.

@@ -1,6 +1,6 @@
 """The learned evaluation: a logistic model of each seat's chance to win, fitted to the
 outcomes of self-play games (``heka train``), read by the search at its rollout cut-off
-(``mcts:expert``, ``mcts:...,eval=learned``; ``docs/bots.md``).
+(``mcts:expert``, ``mcts:...,eval=learned``; ``docs/search.md``, ``docs/training.md``).
 
 A model is one small JSON file per game and player count in ``ai/models/``
 (``aton-2p.json``, ``osirium-4p.json``...; ``HEKA_MODEL_DIR`` names another directory)::

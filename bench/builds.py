@@ -13,7 +13,8 @@ the child (on a loaded machine the CPU figure is the code's speed; wall-clock is
   search's rollouts: ``legal_actions``, a uniform draw ``legal[int(rng.random() *
   len(legal))]``, the fast-path ``apply``, until the end), including each game's setup
   (``new_initial_state``: the keyed chance, the shuffles), actions per second, Aton,
-  Osirium 2p and 4p. (The figures of code c6d2181, kept as "before" in ``docs/bots.md``,
+  Osirium 2p and 4p. (The figures of code c6d2181, kept as "before" in
+  ``bench/results/notes/2026-12-01-compiled-build.md``,
   came from a loop written here in Python with ``random.choice``, as
   ``bench/aton_speed.py`` still does: the compiled build ran that loop in the
   interpreter, which the search's rollouts never did);

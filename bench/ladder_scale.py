@@ -1,5 +1,6 @@
 """How well a ladder measures its Elo scale, and how many games its check needs, from the
-games the ladders and checks recorded (docs/bots.md, "The rating ladder", "How many games").
+games the ladders and checks recorded (docs/ladder.md, "The check";
+bench/results/notes/2026-12-02-ladder-scale.md).
 
     PYTHONPATH=. .venv/bin/python bench/ladder_scale.py [--resamples 200] [--designs 100] [--seed 1]
         [--json PATH]

@@ -7,7 +7,7 @@ with the heuristic's sign accuracy (which reads the whole state). Needs numpy (`
         --bot "mcts:easy,ms=none" ai/models/osirium-2p.json /tmp/models2/osirium-2p.json
 
 Used to tell whether a retrained model predicts outcomes better than the shipped one on both
-runs' held-out games (docs/bots.md, "The learned evaluation").
+runs' held-out games (bench/results/notes/2026-12-01-expert-tuning.md).
 """
 
 from __future__ import annotations

@@ -426,7 +426,7 @@ def playout(state: State, rng: random.Random, limit: int = -1, policy: PlayoutPo
 
     The search's rollouts (:meth:`ai.mcts.Search._rollout`) are this loop, and so are the
     random games ``bench/builds.py`` times: compiled, the loop runs in C, so its speed is
-    the engine's as the search sees it (``docs/bots.md``)."""
+    the engine's as the search sees it (``bench/results/notes/2026-12-01-compiled-build.md``)."""
     rand = rng.random
     steps = 0
     while steps != limit and state.current_player() >= 0:

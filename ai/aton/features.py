@@ -1,5 +1,5 @@
 """Features of an Aton position from one seat's view, for the learned evaluation
-(:mod:`ai.learned`, ``docs/bots.md``).
+(:mod:`ai.learned`, ``docs/search.md``, "The learned evaluation").
 
 Every feature of seat ``p`` is a function of ``state.view(p)``: the public board, Kingdom,
 scores, stocks and revealed cartouches, plus ``p``'s own hand and cartouches (A10). It never

@@ -1,5 +1,5 @@
 """What the bots know about Aton: the heuristic evaluator, the guided rollout policy and the
-defaults measured for them (``bench/mcts_tune.py``, ``docs/bots.md``), and the greedy
+defaults measured for them (``bench/mcts_tune.py``, ``docs/search.md``), and the greedy
 baseline (:mod:`ai.aton.greedy`)."""
 
 from __future__ import annotations
@@ -121,7 +121,8 @@ def guided_action(state: AtonState, legal: list[int], rng: random.Random) -> int
 
 class AtonKnowledge(GameKnowledge[AtonState]):
     """Aton for the search and the greedy baseline. Defaults measured with
-    ``bench/mcts_tune.py`` (``docs/bots.md``): guided rollouts, cut-off 20."""
+    ``bench/mcts_tune.py`` (``bench/results/notes/2026-11-29-search-defaults.md``): guided
+    rollouts, cut-off 20."""
 
     game: str | None = "aton"
     default_rollout = "guided"

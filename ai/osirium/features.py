@@ -1,5 +1,5 @@
 """Features of an Osirium position from one seat's view, for the learned evaluation
-(:mod:`ai.learned`, ``docs/bots.md``).
+(:mod:`ai.learned`, ``docs/search.md``, "The learned evaluation").
 
 Every feature of seat ``p`` is a function of ``state.view(p)`` (O6): the public board,
 market, scores, broken amulets, completed rituals and face-up rituals, plus ``p``'s own

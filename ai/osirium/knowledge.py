@@ -1,5 +1,5 @@
 """What the bots know about Osirium: the heuristic evaluator, the guided rollout policy and
-the defaults measured for them (``docs/bots.md``), the greedy baseline and the root
+the defaults measured for them (``docs/search.md``), the greedy baseline and the root
 ordering built on it (:mod:`ai.osirium.greedy`)."""
 
 from __future__ import annotations
@@ -92,12 +92,12 @@ def guided_action(state: OsiriumState, legal: list[int], rng: random.Random) -> 
 class OsiriumKnowledge(GameKnowledge[OsiriumState]):
     """Osirium for the search and the greedy baseline.
 
-    Guided rollouts by default: on the same 200 deals (seed 1) medium won 61.5% against
-    greedy with them and 55.5% with random rollouts, and decided in 153 instead of 251 ms
-    per move; with link-forming rollout placements 67.0% (``docs/bots.md``, "Measured
-    strength"). Cut-off 5 plies per seat: 10 in 2 players (tuned in self-play), 20 in 4,
-    where 10 plies hardly reach the searching seat's next turn: one medium among three
-    greedy won 45.0% of 200 games with cut-off 20 against 36.5% with 10, on the same deals.
+    Guided rollouts by default: on the same deals medium beat greedy more often with them
+    than with random rollouts, and decided sooner; link-forming rollout placements won more
+    again. Cut-off 5 plies per seat: 10 in 2 players (tuned in self-play), 20 in 4, where 10
+    plies hardly reach the searching seat's next turn: one medium among three greedy won
+    more of the same deals with 20 (``heka arena``, seed 1; the figures:
+    ``bench/results/notes/2026-11-29-search-defaults.md``).
     The root ordering is the greedy baseline's (no widening or prior by default).
     """
 

@@ -46,7 +46,7 @@ def register(sub: Any) -> None:
         action="store_true",
         help="the rating ladder: every candidate (--bots) against each anchor (--anchors), the "
         "anchors round-robin; Elo with random = 0 and 95%% intervals, written as a rating table "
-        "(--ratings); docs/bots.md, 'The rating ladder'",
+        "(--ratings); docs/ladder.md",
     )
     p.add_argument(
         "--anchors",
@@ -75,7 +75,7 @@ def register(sub: Any) -> None:
         default=None,
         help="with --ladder: measure a rating table instead of the candidates: the candidates "
         "are the bots that target ratings play by TABLE (--targets), and the summary gives "
-        "each request's measured rating and whether it is within ±75 Elo (docs/bots.md, "
+        "each request's measured rating and whether it is within ±75 Elo (docs/ladder.md, "
         "'The check'); use another --seed than the table's",
     )
     p.add_argument(
@@ -85,7 +85,7 @@ def register(sub: Any) -> None:
         help="with --check: how the check places its bots: 'anchors' holds every anchor at "
         "TABLE's rating of it (the default: the check measures where each bot stands among the "
         "bots the table was measured against), 'random' pins only random at 0 (and so "
-        "re-measures the distance from random to everything; docs/bots.md, 'The check')",
+        "re-measures the distance from random to everything; docs/ladder.md, 'The check')",
     )
     p.add_argument(
         "--targets",
@@ -468,7 +468,7 @@ def _print_check(path: str, checked: Any, result: Any, held: dict[str, float] | 
     }
 
 
-#: Games per candidate of a ladder, the issue's measurement (docs/bots.md): a ladder's games
+#: Games per candidate of a ladder, the measurement (docs/ladder.md): a ladder's games
 #: per pair default to this over the number of anchors (50 with the default four), and a
 #: table from fewer is provisional.
 LEVEL_GAMES = 200

@@ -16,7 +16,7 @@ def register(sub: Any) -> None:
         help="train the learned evaluation (mcts:expert) from self-play games",
         description="Play seeded self-play games, sample positions, fit a logistic model of each "
         "seat's chance to win from its view's features (L2, held-out games for the metrics) and "
-        "write the model file the expert preset reads (docs/bots.md). Needs numpy "
+        "write the model file the expert preset reads (docs/training.md). Needs numpy "
         "(pip install 'heka[train]'). The same arguments give the same file.",
     )
     p.add_argument("--game", default="aton", help="game name (default: aton)")

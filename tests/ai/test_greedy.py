@@ -241,7 +241,7 @@ def test_osirium_greedy_draws_the_market_card_that_completes_a_ritual() -> None:
 
 
 # ---------------------------------------------------------------------------------------
-# Strength against random (a generous threshold; the measured figures are in docs/bots.md)
+# Strength against random (a generous threshold; the measured figures are in docs/arena.md)
 # ---------------------------------------------------------------------------------------
 
 

@@ -160,7 +160,7 @@ export type GameInfo = Message<"heka.v1.GameInfo"> & {
   teamPlayerCounts: number[];
 
   /**
-   * The rating ladder of each player count that has one (docs/bots.md, "The rating
+   * The rating ladder of each player count that has one (docs/ladder.md, "The rating
    * ladder"): the measured Elo of the presets, the baselines and the calibration levels, and
    * the range of BotSettings.target_rating. A player count without a ladder is not listed
    * (target_rating is then INVALID_ARGUMENT).
@@ -273,8 +273,8 @@ export type RatingLadder = Message<"heka.v1.RatingLadder"> & {
   maxTargetRating: number;
 
   /**
-   * Whether the ratings are provisional (fewer games per pair than the measurement's 200);
-   * `note` says how they were measured.
+   * Whether the ratings are provisional (fewer than 200 games per level, or a table not
+   * checked on another seed); `note` says how they were measured and checked.
    *
    * @generated from field: bool provisional = 5;
    */
@@ -288,7 +288,7 @@ export type RatingLadder = Message<"heka.v1.RatingLadder"> & {
   gamesPerPair: number;
 
   /**
-   * How the ratings were measured (the command is in docs/bots.md).
+   * How the ratings were measured (the command is in docs/ladder.md).
    *
    * @generated from field: string note = 7;
    */
@@ -3684,7 +3684,7 @@ export type BotSettings = Message<"heka.v1.BotSettings"> & {
    * Play at this Elo rating (random = 0) instead of a difficulty: the server plays the bot at
    * that rating on the strength curve of the game's rating ladder for the player count
    * (ListGames: GameInfo.ratings): a rated level, or one interpolated between the two levels
-   * around it (docs/bots.md); a search budget and, for the lower levels, a temperature over
+   * around it (docs/ladder.md); a search budget and, for the lower levels, a temperature over
    * the visit counts, so that a weaker level makes a weaker player's mistakes. Valid range:
    * RatingLadder.min_target_rating..max_target_rating; outside it, or together with
    * `difficulty`, `budget`, `workers` > 1 or a kind other than MCTS, INVALID_ARGUMENT.
