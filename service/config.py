@@ -2,7 +2,7 @@
 
 Precedence: command-line flag, then environment variable, then default. :data:`SETTINGS`
 is the single table of settings; the flags, the environment parsing and the table in
-``docs/api.md`` (checked by a test) all come from it.
+``docs/reference/settings.md`` (generated; checked by a test) all come from it.
 """
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ def _setting(env: str, default: Any, help: str, *, metavar: str = "") -> Any:
 class Config:
     """Every ``heka serve`` setting, declared once: a field each, with its ``HEKA_*`` variable
     and help. The flags, the environment parsing (:func:`load`), :data:`SETTINGS` and the table
-    in ``docs/api.md`` (checked by a test) all come from these fields."""
+    in ``docs/reference/settings.md`` (checked by a test) all come from these fields."""
 
     host: str = _setting("HEKA_HOST", "[::]", "Address the gRPC server binds.")
     port: int = _setting("HEKA_PORT", 50051, "gRPC port (0: any free port, logged at start).")
@@ -447,7 +447,7 @@ def _check_retired(env: Mapping[str, str]) -> None:
 
 
 def markdown_table() -> str:
-    """The settings as a Markdown table (for docs/api.md)."""
+    """The settings as a Markdown table (for docs/reference/settings.md)."""
     lines = ["| Variable | Flag | Default | Meaning |", "|---|---|---|---|"]
     for s in SETTINGS:
         default = s.default

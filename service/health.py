@@ -1,6 +1,6 @@
 """The health service (``grpc.health.v1.Health``): grpcio's asyncio servicer, whose ``Check``
 of a service it does not know answers ``NOT_FOUND`` with an empty message; here the message
-names the service asked for and the ones this server reports (docs/api.md, "Health")."""
+names the service asked for and the ones this server reports (docs/operations.md, "Configure")."""
 
 from __future__ import annotations
 

@@ -112,7 +112,7 @@ BOT_LABELS_BESIDES_PRESETS = ("mcts:custom", "greedy", "random", "rated")
 
 
 def bot_labels() -> tuple[str, ...]:
-    """Every value of the ``bot`` label (docs/api.md, "Metrics", lists them)."""
+    """Every value of the ``bot`` label (docs/operations.md, "Metrics", lists them)."""
     from ai.presets import PRESETS
 
     return (*(f"mcts:{name}" for name in PRESETS), *BOT_LABELS_BESIDES_PRESETS)

@@ -65,7 +65,7 @@ def load_keys(config: Config) -> KeyRing:
         with open(config.state_keys_file, encoding="utf-8") as fh:
             spec = fh.read()
     encrypt = not config.insecure_plaintext_tokens
-    # The previous release opens envelope version 1 only (rolling upgrades, docs/api.md).
+    # The previous release opens envelope version 1 only (docs/operations.md, "Upgrades and rollbacks").
     version = 1 if config.previous_state_versions else VERSION
     if not encrypt:
         log.warning(

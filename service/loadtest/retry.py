@@ -2,7 +2,7 @@
 
 A heka server that sheds load (a full search queue, a draining replica) answers
 RESOURCE_EXHAUSTED or UNAVAILABLE with a ``google.rpc.RetryInfo`` in the status details
-(docs/api.md). A well-behaved client waits at least that long, and longer after each
+(docs/api.md, "Retrying"). A well-behaved client waits at least that long, and longer after each
 refusal in a row, with random jitter so that refused clients do not come back together;
 any call of heka.v1.GameService may be retried as it is (the server keeps no game). Calls
 refused without a retry hint are errors, not shed load.

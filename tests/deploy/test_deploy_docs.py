@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from deploy_helpers import load_manifests
 from test_deploy_manifests import SERVICE_METRICS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,3 +52,18 @@ def test_loadtest_flags_named_exist():
 
 def test_no_placeholder_left():
     assert "PLACEHOLDER" not in DOC
+
+
+def test_the_configmap_table_is_the_configmap() -> None:
+    """The table of "Configure" lists every key k8s/configmap.yaml sets, with its value, and no other."""
+    configmap = next(doc for _, doc in load_manifests() if doc.get("kind") == "ConfigMap")
+    data = configmap["data"]
+    assert isinstance(data, dict)
+    table = DOC.split("| Variable | ConfigMap | Why |\n", 1)[1].split("\n\n", 1)[0]
+    documented: dict[str, str] = {}
+    for row in table.splitlines()[1:]:
+        names, values = (cell.strip() for cell in row.strip("|").split("|")[:2])
+        pairs = list(zip(re.findall(r"`(HEKA_\w+)`", names), re.findall(r"`([^`]*)`", values), strict=True))
+        assert pairs, row
+        documented.update(pairs)
+    assert documented == {key: str(value) for key, value in data.items()}

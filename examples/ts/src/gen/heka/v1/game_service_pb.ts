@@ -3941,7 +3941,7 @@ export type ListGamesResponse = Message<"heka.v1.ListGamesResponse"> & {
   /**
    * How this server runs the rules and the bots: "compiled" (the mypyc-compiled modules) or
    * "pure" (the pure-Python reference: HEKA_PURE_PYTHON=1, or built without a C compiler).
-   * Both give the same results; "compiled" answers sooner (docs/api.md, Performance).
+   * Both give the same results; "compiled" answers sooner (docs/operations.md, "Compiled build").
    *
    * @generated from field: string build = 2;
    */
