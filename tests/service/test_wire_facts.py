@@ -74,3 +74,36 @@ def test_root_counts_go_only_to_the_bots_own_seat(server: ServerProcess) -> None
     assert own.root_actions > 0 and own.root_visits > 0
     assert (other.root_actions, other.root_visits) == (0, 0)
     assert other.iterations > 0  # the totals go to every viewer
+
+
+#: Event kinds without typed details (the Event.kind comment lists them).
+_BARE_KINDS = {"aton": {"arranged", "exchange_decided", "cleanup", "scoring_round"},
+               "osirium": {"end_turn", "draw_skipped", "refill_skipped"}}  # fmt: skip
+#: The two kinds whose member is named otherwise (the Event.kind comment).
+_RENAMED = {"break": "break_amulet", "pass": "pass_turn"}
+
+
+def test_event_kinds_name_the_member_they_set(server: ServerProcess) -> None:
+    """Event.kind is the member of the game's details that is set, but for the kinds the
+    comment lists: those without details, and break/pass (break_amulet/pass_turn)."""
+    seen: dict[str, set[str]] = {"aton": set(), "osirium": set()}
+    bot = pb.BotSettings(kind=pb.BOT_KIND_RANDOM, seed=1)
+    for game, players, seed in (("aton", 2, 1), ("aton", 2, 2), ("osirium", 2, 3), ("osirium", 4, 4)):
+        created = server.stub.CreateGame(pb.CreateGameRequest(game=game, num_players=players, seed=seed))
+        seats = [pb.BotSeat(seat=s, bot=bot) for s in range(players)]
+        for viewer in range(players):
+            played = server.stub.AdvanceBots(
+                pb.AdvanceBotsRequest(state=created.state, bots=seats, viewer=viewer), timeout=60
+            )
+            for turn in played.bot_turns:
+                for event in turn.events:
+                    assert event.WhichOneof("details") in (game, None), event
+                    details = getattr(event, game)
+                    member = details.WhichOneof("event") if event.HasField(game) else None
+                    if member is None:
+                        assert event.kind in _BARE_KINDS[game], event
+                    else:
+                        assert _RENAMED.get(event.kind, event.kind) == member, event
+                    seen[game].add(event.kind)
+    assert len(seen["aton"]) >= 6 and len(seen["osirium"]) >= 6, seen
+    assert "pass" in seen["osirium"], seen
