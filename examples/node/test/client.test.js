@@ -93,3 +93,18 @@ test("the demo's expectations", () => {
   assert.equal(mismatches(info, { code: 3, reason: "VIEWER_REQUIRED", field: "state" }).length, 1);
   assert.equal(mismatches(info, { code: 9, reason: "NOT_TO_ACT", precondition: "NOT_TO_ACT" }).length, 3);
 });
+
+test("counts arrive as numbers, seeds as strings (the wire facts of heka.js's comment)", () => {
+  const { responseSerialize, responseDeserialize } = methods.BotMove;
+  const sent = {
+    status: { move_number: 41, current_player: 1 },
+    diagnostics: { bot: "mcts:easy", seed: "18446744073709551615", iterations: 300, workers: 1 },
+  };
+  const back = responseDeserialize(responseSerialize(sent));
+  assert.equal(typeof back.status.move_number, "number");
+  assert.equal(back.status.move_number, 41);
+  assert.equal(typeof back.diagnostics.iterations, "number");
+  assert.equal(back.diagnostics.iterations, 300);
+  assert.equal(typeof back.diagnostics.seed, "string");
+  assert.equal(back.diagnostics.seed, "18446744073709551615");
+});
