@@ -16,9 +16,10 @@ import tempfile
 from collections.abc import Callable, Mapping
 from typing import Any
 
-#: Default queue length per search slot (HEKA_MAX_QUEUED_SEARCHES=0): with the default
-#: maximum wait, a queue this long drains within the wait at the easy and medium presets'
-#: pace (bench/results/overload.txt; `heka loadtest --scenario play --concurrency ...`).
+#: Default queue length per search slot (HEKA_MAX_QUEUED_SEARCHES=0): a queue this long
+#: drains within the default maximum wait at every preset's pace up to `hard` (this many times
+#: its time per decision: docs/presets.md, "Latency by preset"); bench/overload.py measures
+#: the queue past capacity (closed loop at 4x and 10x the slots, open loop at 1.5x).
 QUEUE_PER_SLOT = 8
 
 
