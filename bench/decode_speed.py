@@ -1,5 +1,5 @@
 """The cost of decoding a state text, with and without the validation, and of reading its
-generator: the per-call work of every call that misses the state cache (issue 15).
+generator: the per-call work of every call that misses the state cache.
 
 Usage::
 

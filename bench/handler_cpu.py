@@ -1,5 +1,5 @@
 """The cheap handlers' own CPU, called in-process: ``ApplyAction`` and ``ListLegalActions``
-on sealed tokens with no state cache (the per-call budget of issue 15, without gRPC).
+on sealed tokens with no state cache (the per-call budget, without gRPC).
 
 Usage::
 

@@ -25,7 +25,7 @@ server share the CPUs, so the ceiling is mostly the client's.
     .venv/bin/python bench/service_throughput.py            # ~4 minutes
     .venv/bin/python bench/service_throughput.py --quick
 
-Narrower runs (issue 15's per-call budget): ``--budget`` (cheap calls against ``ListGames``,
+Narrower runs (the per-call budget): ``--budget`` (cheap calls against ``ListGames``,
 state cache on and off, compiled and pure builds; ``--before ROOT`` adds another checkout's
 compiled server), ``--floor`` (real handlers against prebuilt answers and handlers of exact
 CPU, ``bench/floor_server.py``), ``--sealing`` (sealed against plaintext tokens).
@@ -453,7 +453,7 @@ def against_list_games(
 
 
 async def bench_sealing(args: argparse.Namespace) -> list[tuple[str, ...]]:
-    """Issue 12, the cost of sealing by default: the cheap calls on two servers without the
+    """The cost of sealing by default: the cheap calls on two servers without the
     state cache (every call opens its token and seals a new one), one sealing (AES-256-GCM,
     the default) and one with HEKA_INSECURE_PLAINTEXT_TOKENS, each on tokens it made itself,
     interleaved in the same run; server CPU per call, and ListGames as the floor."""
@@ -478,7 +478,7 @@ async def bench_sealing(args: argparse.Namespace) -> list[tuple[str, ...]]:
 
 
 async def bench_budget(args: argparse.Namespace) -> list[tuple[str, ...]]:
-    """Issue 15, the per-call budget: server CPU per ListLegalActions and ApplyAction against
+    """The per-call budget: server CPU per ListLegalActions and ApplyAction against
     ListGames on the same server, with sealing (the default), state cache on and off, on the
     compiled build and on the pure-Python one (HEKA_PURE_PYTHON=1), four servers interleaved
     in the same run; each server measured on tokens it made itself. ``--before ROOT`` adds
@@ -550,7 +550,7 @@ def handler_cpu_in_process(pools: dict[str, list[Position]], runs: int = 7) -> d
 
 
 async def bench_floor(args: argparse.Namespace) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
-    """Issue 15, what the per-call budget leaves to the handler: servers without the state
+    """What the per-call budget leaves to the handler: servers without the state
     cache (sealed tokens) whose ApplyAction and ListLegalActions are the real ones (``real``),
     answer, from a dict, the response the real handler gave to the same request (``noop``:
     no handler work, the same bytes on the wire, the same interceptor, metrics and access

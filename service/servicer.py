@@ -98,7 +98,7 @@ class GameService(pb_grpc.GameServiceServicer):
             opened = self.keys.open(token)
             # A token of this envelope version was sealed by a server holding the key (its
             # tag proves it), so a state text of the current version in it is one this release
-            # wrote: parsed strictly, its invariants not checked again (issue 15's per-call
+            # wrote: parsed strictly, its invariants not checked again (the per-call
             # budget). Earlier envelope or state versions are checked in full.
             state = self._game_of(opened.serialized).deserialize_state(
                 opened.serialized, validate=opened.version != ENVELOPE_VERSION

@@ -133,7 +133,7 @@ def test_splitmix_on_halves_is_splitmix64() -> None:
 
 
 def test_chance_keys_need_the_secret() -> None:
-    """Issue 12: the same seed and secret give the same game; another secret (or none)
+    """docs/security.md, "Chance": the same seed and secret give the same game; another secret (or none)
     another one; the key depends on the game's name too."""
     assert chance_key("aton", 7, b"s" * 32) == chance_key("aton", 7, b"s" * 32)
     keys = {

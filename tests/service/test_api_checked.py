@@ -1,4 +1,4 @@
-"""Issue 13: the API is checked in CI (``make api-check``: buf lint, STANDARD rules, and buf
+"""The API is checked in CI (``make api-check``: buf lint, STANDARD rules, and buf
 breaking against the frozen v1 image ``proto/heka-v1.binpb``). This test shows the check
 bites: a breaking change to a copy of the proto is refused. It needs the buf that
 ``make api-check`` installs (CI runs that first); without it, it is skipped."""

@@ -1,4 +1,4 @@
-"""Issue 13: the typed API covers everything the engines produce, and every enum value is
+"""The typed API covers everything the engines produce, and every enum value is
 reachable and documented.
 
 * Every action id of both games converts to an ``Action`` with typed details (the oneof

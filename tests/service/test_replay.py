@@ -1,4 +1,4 @@
-"""``heka replay`` deals a game exactly as a server did (issue 12: replays need the key)."""
+"""``heka replay`` deals a game exactly as a server did (docs/security.md: replays need the key)."""
 
 from __future__ import annotations
 

@@ -331,7 +331,7 @@ CASES: list[tuple[str, Any, grpc.StatusCode, str, str | None]] = [
         "not to act",
         None,
     ),
-    # --- private information (issue 12, docs/security.md) ------------------------------------
+    # --- private information (docs/security.md) ------------------------------------------------
     (
         "legal actions for nobody in particular",
         lambda s, t: (s.ListLegalActions, pb.ListLegalActionsRequest(state=t.aton)),
@@ -569,7 +569,7 @@ def test_unknown_action_says_how_many_legal_actions(stub: Any, tokens: Tokens, r
         stub.ApplyAction, pb.ApplyActionRequest(state=tokens.aton, player=0, viewer=0, **request_kwargs)
     )
     assert f"{len(legal)} legal actions for seat 0" in err.details()
-    # Addressed to anyone else, the error does not tell (issue 12: the number of legal
+    # Addressed to anyone else, the error does not tell (docs/security.md: the number of legal
     # actions depends on the seat's private cards); it says how to list them.
     err = call_error(stub.ApplyAction, pb.ApplyActionRequest(state=tokens.aton, player=0, **request_kwargs))
     assert "legal actions for seat" not in err.details()
@@ -711,7 +711,7 @@ def test_a_request_over_the_size_cap_is_resource_exhausted(server: ServerProcess
 
 
 def test_advance_bots_without_a_deadline_stops_at_the_server_cap(start_server: Any) -> None:
-    """Issue 12: an AdvanceBots call with no deadline cannot hold a search slot for a whole
+    """An AdvanceBots call with no deadline cannot hold a search slot for a whole
     game: the server's cap on one call's total time stops it with STOP_REASON_TIME_LIMIT,
     keeping the moves made, and the slot is free for the next call."""
     server = start_server(

@@ -297,7 +297,7 @@ def test_osirium_typed_options_reach_the_game(stub: Any) -> None:
 def play_one_call_per_move(
     stub: Any, game: str, players: int, seed: int, bot: pb.BotSettings
 ) -> tuple[int, int, Any]:
-    """Issue 13: one person (seat 0) against bots, one call per move of the person: each
+    """One person (seat 0) against bots, one call per move of the person: each
     response carries the view and, when it is the person's turn, the legal actions; the
     bots play inside CreateGame and ApplyAction. Returns (calls, bot moves, last response)."""
     rng = random.Random(seed)

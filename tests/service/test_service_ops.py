@@ -313,7 +313,7 @@ def test_reflection_lists_the_service(server: ServerProcess) -> None:
 
 
 def test_reflection_v1_is_served_too(server: ServerProcess) -> None:
-    """Issue 13: current tools ask for grpc.reflection.v1 first (the same messages as v1alpha
+    """Current tools ask for grpc.reflection.v1 first (the same messages as v1alpha
     under another package, so v1alpha's classes read and write them)."""
     from google.protobuf import descriptor_pb2
 
@@ -449,7 +449,7 @@ def test_encrypted_tokens_hide_the_state(rotated_server: ServerProcess) -> None:
 
 
 def test_the_deal_needs_the_servers_key(server: ServerProcess, rotated_server: ServerProcess) -> None:
-    """Issue 12: with the same seed, two servers sealing with different keys deal different
+    """docs/security.md, "Chance": with the same seed, two servers sealing with different keys deal different
     games, and one key deals the same game twice (tests and replays); the seed a client
     chooses says nothing about the deal without the key."""
 
@@ -477,7 +477,7 @@ def test_ephemeral_key_warns(start_server: Any) -> None:
     assert any(x.get("event") == "ephemeral_key" and x["level"] == "warning" for x in server.log_lines())
     token = server.stub.CreateGame(pb.CreateGameRequest(game="aton")).state
     assert server.stub.GetView(pb.GetViewRequest(state=token)).view.text
-    # Defaults seal the token: no readable game text in it (issue 12).
+    # Defaults seal the token: no readable game text in it (docs/security.md).
     raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
     assert b"aton" not in raw and b"rng=" not in raw
     # Without the state cache every call decodes its token: a few moves still work.
