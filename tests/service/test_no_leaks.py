@@ -1,5 +1,6 @@
-"""No leaks in any response (docs/security.md, "What a response reveals"): complete games through the real server, every RPC,
-every bot kind, every viewer; no response tells a viewer what its own view does not show.
+"""No leaks in any response (docs/security.md, "What a response reveals"): complete games
+through the real server, every RPC, every bot kind, every viewer; no response tells a viewer
+what its own view does not show.
 
 Scripted clients play Aton, Osirium with 2 players and Osirium with 4 players in teams to
 the end: seat 0 through ListLegalActions and ApplyAction, the other seats through BotMove
