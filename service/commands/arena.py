@@ -131,19 +131,9 @@ def register(sub: Any) -> None:
 
 
 def _parse_options(pairs: list[str]) -> tuple[tuple[str, Any], ...]:
-    out: list[tuple[str, Any]] = []
-    for pair in pairs:
-        name, sep, value = pair.partition("=")
-        if not sep:
-            raise ValueError(f"--option needs NAME=VALUE, got {pair!r}")
-        low = value.strip().lower()
-        parsed: Any = value.strip()
-        if low in ("true", "false"):
-            parsed = low == "true"
-        elif low.lstrip("-").isdigit():
-            parsed = int(low)
-        out.append((name.strip(), parsed))
-    return tuple(out)
+    from service.commands.options import parse_option_pairs
+
+    return tuple(parse_option_pairs(pairs))
 
 
 def _clock(seconds: float) -> str:

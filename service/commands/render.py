@@ -54,18 +54,12 @@ class RenderError(ValueError):
 
 def _options(pairs: list[str], teams: bool) -> dict[str, Any]:
     """``--option NAME=VALUE`` pairs (``true``/``false`` and integers typed) and ``--teams``."""
-    out: dict[str, Any] = {}
-    for pair in pairs:
-        name, sep, value = pair.partition("=")
-        if not sep or not name.strip():
-            raise RenderError(f"--option needs NAME=VALUE, got {pair!r}")
-        low = value.strip().lower()
-        parsed: Any = value
-        if low in ("true", "false"):
-            parsed = low == "true"
-        elif low.lstrip("-").isdigit():
-            parsed = int(low)
-        out[name.strip()] = parsed
+    from service.commands.options import parse_option_pairs
+
+    try:
+        out: dict[str, Any] = dict(parse_option_pairs(pairs))
+    except ValueError as exc:
+        raise RenderError(str(exc)) from None
     if teams:
         out["teams"] = True
     return out

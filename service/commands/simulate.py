@@ -31,18 +31,12 @@ def register(sub: Any) -> None:
 
 
 def parse_options(pairs: list[str], teams: bool) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for pair in pairs:
-        name, sep, value = pair.partition("=")
-        if not sep:
-            raise SystemExit(f"heka simulate: --option needs NAME=VALUE, got {pair!r}")
-        low = value.strip().lower()
-        parsed: Any = value
-        if low in ("true", "false"):
-            parsed = low == "true"
-        elif low.lstrip("-").isdigit():
-            parsed = int(low)
-        out[name.strip()] = parsed
+    from service.commands.options import parse_option_pairs
+
+    try:
+        out: dict[str, Any] = dict(parse_option_pairs(pairs))
+    except ValueError as exc:
+        raise SystemExit(f"heka simulate: {exc}") from None
     if teams:
         out["teams"] = True
     return out
