@@ -111,7 +111,7 @@ bench: venv compile
 	$(BIN)/python bench/osirium_speed.py
 	$(BIN)/python bench/builds.py
 	$(BIN)/python bench/handler_cpu.py
-	$(BIN)/python bench/service_throughput.py --budget --seconds 3 --repeats 3 --positions 60
+	$(BIN)/python bench/call_budget.py --seconds 3 --repeats 3 --positions 60
 	$(BIN)/python bench/arena_summary.py bench/results/aton_hard_equal_time.json
 
 ## The docs site (CI): regenerates the generated pages, then builds mkdocs.yml with

@@ -1,5 +1,5 @@
 """``heka serve`` with its cheap handlers replaced, for the floor of the per-call budget
-(``bench/service_throughput.py --floor``): never a real server.
+(``bench/call_floor.py``): never a real server.
 
 ``BENCH_FLOOR`` says what ``ApplyAction`` and ``ListLegalActions`` do:
 

@@ -41,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from bench.table import print_table
 from service.gen.heka.v1 import game_service_pb2 as pb
 from service.gen.heka.v1 import game_service_pb2_grpc as pb_grpc
 from service.loadtest.local import ROOT, heka_env, start_heka
@@ -222,18 +223,32 @@ def main() -> int:
     print(
         f"capacity (best closed loop): {capacity:.1f} bot moves/s" if capacity else "capacity: not measured"
     )
-    print(
-        "| load | RPC/s | goodput (bot moves/s) | shed | errors | bot call p50 / p99 ms "
-        "| cheap p99 ms | not SERVING |"
+    header = (
+        "load",
+        "RPC/s",
+        "goodput (bot moves/s)",
+        "shed",
+        "errors",
+        "bot call p50 / p99 ms",
+        "cheap p99 ms",
+        "not SERVING",
     )
-    print("|---|---|---|---|---|---|---|---|")
+    rows = []
     for r in results:
         m = r["median"]
-        print(
-            f"| {r['level']} | {m['rpc_per_s']:.0f} | {m['goodput']:.0f} | {m['shed']:.0f} "
-            f"| {m['errors']:.0f} | {m['p50_ms']:.0f} / {m['p99_ms']:.0f} | {m['probe_p99_ms']:.0f} "
-            f"| {m['probe_not_serving']} |"
+        rows.append(
+            (
+                r["level"],
+                f"{m['rpc_per_s']:.0f}",
+                f"{m['goodput']:.0f}",
+                f"{m['shed']:.0f}",
+                f"{m['errors']:.0f}",
+                f"{m['p50_ms']:.0f} / {m['p99_ms']:.0f}",
+                f"{m['probe_p99_ms']:.0f}",
+                m["probe_not_serving"],
+            )
         )
+    print_table(header, rows, markdown=True)
     if args.json:
         args.json.write_text(json.dumps({"capacity": capacity, "results": results}, indent=1) + "\n")
     return 0

@@ -23,6 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.table import print_table  # noqa: E402
 from service.loadtest.local import cpu_seconds, start_heka  # noqa: E402
 from service.loadtest.runner import LoadSettings, run_load  # noqa: E402
 from service.loadtest.scenarios import PlayScenario, ScenarioConfig  # noqa: E402
@@ -79,12 +80,10 @@ def main() -> int:
         "games/server CPU-s",
         "errors",
     )
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    print(
+    title = (
         f"\nplay scenario, concurrency 4 over 2 connections, medians of {args.repeats} x {args.seconds:g} s"
     )
-    for r in [header, *rows]:
-        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)))
+    print_table(header, rows, title)
     return 0
 
 

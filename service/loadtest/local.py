@@ -9,7 +9,7 @@ processes, measure them, stop it. Loopback only.
 one with ``root``: a ``--server-root`` of a bench) on 127.0.0.1 and a free port, reads the
 ports from its JSON "listening" log line and waits until its health service answers
 SERVING. :class:`LocalServer` does the same for any command that prints such a line (the
-echo servers of ``bench/service_throughput.py``). Leaving the ``with`` block (or
+echo servers of ``bench/_service.py``). Leaving the ``with`` block (or
 :meth:`LocalServer.stop`) sends SIGTERM, then SIGKILL after a grace period.
 
 The process helpers read Linux's /proc: :func:`descendants`, :func:`cpu_seconds`
