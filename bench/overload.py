@@ -127,6 +127,13 @@ def loadtest(
     return report
 
 
+def loadtest_help(client_root: Path) -> str:
+    command = [sys.executable, "-m", "service.cli", "loadtest", "--help"]
+    env = heka_env(None, client_root)
+    done = subprocess.run(command, cwd=client_root, env=env, capture_output=True, text=True, check=False)
+    return done.stdout
+
+
 def shed_and_errors(report: dict[str, Any]) -> tuple[int, int]:
     """Refusals with a retry hint (RESOURCE_EXHAUSTED / UNAVAILABLE with RetryInfo) and other
     errors. A load tool that does not back off counts its refusals as errors: those are
@@ -219,6 +226,8 @@ def main() -> int:
             )
             rate = args.open * capacity / moves_per_game
             load = ["--rate", f"{rate:.3f}", "--timeout", "30s"]
+            if "--end-grace" in loadtest_help(args.client_root):  # rates over the window only
+                load += ["--end-grace", "1s"]
             results.append(run_level(args, server, load, f"open {args.open:g}x ({rate:.2f} games/s)"))
     print(
         f"capacity (best closed loop): {capacity:.1f} bot moves/s" if capacity else "capacity: not measured"

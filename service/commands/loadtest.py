@@ -73,6 +73,14 @@ def register(sub: Any) -> None:
         "--max-in-flight", type=int, default=1000, help="open loop: most outstanding tasks (default: 1000)"
     )
     p.add_argument(
+        "--end-grace",
+        type=parse_duration,
+        default=None,
+        help="open loop: after the window, abandon the tasks still running after this long (a call "
+        "waiting in the server's queue, a backoff), so that the rates are the window's: 1s... "
+        "(default: await them)",
+    )
+    p.add_argument(
         "--game", action="append", default=None, help="game(s) to play, repeatable (default: aton)"
     )
     p.add_argument("--players", type=int, default=0, help="players per game (default: the game's minimum)")
@@ -142,6 +150,7 @@ def run(args: argparse.Namespace) -> int:
             connections=args.connections,
             timeout=args.timeout,
             max_in_flight=args.max_in_flight,
+            end_grace=args.end_grace,
             seed=args.seed,
             backoff=None if args.no_retry else Backoff(max_retries=args.max_retries),
         )

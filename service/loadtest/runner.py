@@ -61,6 +61,9 @@ class LoadSettings:
     max_message_bytes: int = 16 * 1024 * 1024
     #: How refusals with a retry hint are backed off from; None: they are errors.
     backoff: Backoff | None = dataclasses.field(default_factory=Backoff)
+    #: Open loop: seconds after the window that the tasks still running get before they are
+    #: abandoned (a call waiting in the server's queue, a backoff); None: they are awaited.
+    end_grace: float | None = None
 
     def __post_init__(self) -> None:
         if (self.rate is None) == (self.concurrency is None):
@@ -234,10 +237,6 @@ async def _setup(scenario: Scenario, stub: Any, settings: LoadSettings) -> Recor
     return setup_recorder
 
 
-#: Seconds an open-loop run waits, after its window, for the tasks still running.
-END_GRACE_SECONDS = 1.0
-
-
 async def run_load(
     scenario: Scenario,
     settings: LoadSettings,
@@ -345,12 +344,12 @@ async def run_load(
         try:
             if settings.rate is not None:
                 await open_loop()
-                # The window is over: the tasks still running get END_GRACE_SECONDS to end
-                # (each stops before its next call); then those still waiting (in the
-                # server's queue, in a backoff) are abandoned rather than awaited, so that an
-                # overloaded run does not outlast its duration by the queue's wait.
+                # The window is over: each task still running stops before its next call. With
+                # ``end_grace``, those still waiting after it (in the server's queue, in a
+                # backoff) are abandoned rather than awaited, so that an overloaded run does
+                # not outlast its window by the queue's wait and its rates stay the window's.
                 if in_flight:
-                    _done, unfinished = await asyncio.wait(set(in_flight), timeout=END_GRACE_SECONDS)
+                    _done, unfinished = await asyncio.wait(set(in_flight), timeout=settings.end_grace)
                     for task in unfinished:
                         task.cancel()
                     for result in await asyncio.gather(*unfinished, return_exceptions=True):

@@ -342,18 +342,19 @@ def test_raw_stubs_load_a_server_that_is_not_heka():
     assert recorder.completed_bytes_sent == recorder.completed_bytes_received > 0
 
 
-def test_an_open_loop_run_abandons_the_tasks_still_backing_off_at_its_end(monkeypatch):
-    """Past the window and END_GRACE_SECONDS, a task still waiting (here: backing off after a
-    refusal with a long retry hint) is abandoned, not awaited: an overloaded run does not
-    outlast its duration by the server's hints."""
-    from service.loadtest import runner
-
-    monkeypatch.setattr(runner, "END_GRACE_SECONDS", 0.05)
+def test_an_open_loop_run_abandons_the_tasks_still_backing_off_at_its_end():
+    """With ``end_grace``, a task still waiting past the window and the grace (here: backing
+    off after a refusal with a long retry hint) is abandoned, not awaited: an overloaded run
+    does not outlast its duration by the server's hints."""
     with FakeServer() as server:
         # Every ListGames call is refused with a 30 s hint: no task can finish.
         server.service.shed["ListGames"] = [(grpc.StatusCode.RESOURCE_EXHAUSTED, 30.0)] * 100
         recorder, elapsed, _ = run(
-            CallScenario("ListGames", [pb.ListGamesRequest()]), target=server.target, rate=40.0, duration=0.25
+            CallScenario("ListGames", [pb.ListGamesRequest()]),
+            target=server.target,
+            rate=40.0,
+            duration=0.25,
+            end_grace=0.05,
         )
     assert elapsed < 10.0  # not the 30 s of the hints: the backoffs were not awaited
     assert recorder.tasks_started == 10
