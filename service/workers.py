@@ -189,11 +189,11 @@ class Entry:
 
     __slots__ = ("cancelled", "deadline", "entered", "held_from", "state", "ticket", "wake")
 
-    def __init__(self, entered: float, deadline: float | None, lock: Any = None) -> None:
+    def __init__(self, entered: float, deadline: float | None, lock: Any) -> None:
         #: Wakes this call's thread alone (it shares the queue's lock): a freed slot wakes the
         #: first in line, not every waiter (bench/overload.py: with every waiter woken at each
         #: release, a full queue slowed the searches themselves).
-        self.wake = threading.Condition(lock) if lock is not None else None
+        self.wake = threading.Condition(lock)
         self.entered = entered
         self.deadline = deadline
         self.state = _ENTERED
@@ -290,9 +290,7 @@ class SearchQueue:
     def _wake_first(self) -> None:
         """Wake the first call in line (the only one that may take a slot); the lock held."""
         if self._waiters:
-            first = self._waiters[0]
-            (first.wake if first.wake is not None else self._cond).notify_all()
-        self._cond.notify_all()  # waits on the queue itself (Entry without its own wake)
+            self._waiters[0].wake.notify()
 
     def _take(self) -> bool:
         if self._slots is None:
@@ -382,8 +380,7 @@ class SearchQueue:
                             max(0.05, self.expected_wait(len(self._waiters))),
                         )
                     shared_head = first and self._slots is not None
-                    wake = entry.wake if entry.wake is not None else self._cond
-                    wake.wait(min(left, self.POLL_SECONDS) if shared_head else left)
+                    entry.wake.wait(min(left, self.POLL_SECONDS) if shared_head else left)
             except (Refused, Cancelled) as exc:
                 self._waiters.remove(entry)
                 entry.state = _DONE
@@ -431,18 +428,14 @@ class SearchQueue:
         """The client of ``entry`` went away: a waiting call leaves the queue."""
         with self._cond:
             entry.cancelled = True
-            if entry.wake is not None:
-                entry.wake.notify()
-            self._cond.notify_all()
+            entry.wake.notify()
 
     def close(self) -> None:
         """Draining: refuse every call that waits and every call that comes."""
         with self._cond:
             self._closed = True
             for waiter in self._waiters:
-                if waiter.wake is not None:
-                    waiter.wake.notify()
-            self._cond.notify_all()
+                waiter.wake.notify()
 
 
 class Ticket:
