@@ -77,6 +77,7 @@ read from a bot spec by :func:`~ai.mcts_params.parse_params`), one search's
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 import time
@@ -634,6 +635,32 @@ def _run_one(
 ) -> SearchResult:
     """One search (root-parallel workers receive this function by name, :mod:`ai.root_parallel`)."""
     return Search(state, player, params, seed, knowledge).run(limits, should_stop)
+
+
+def search_one_action(
+    state: State,
+    player: int,
+    action: int,
+    *,
+    params: MctsParams,
+    seed: int,
+    limits: Limits,
+    should_stop: Callable[[], bool] | None = None,
+    knowledge: GameKnowledge[State] | None = None,
+) -> SearchResult:
+    """One search whose root may take only ``action`` (a legal action of ``player``, the
+    seat to act): below it the search runs as usual, so the root's mean value is what the
+    search expects after that action, measured with the same rules, evaluation and budget
+    as any root action (the game review values the action a player chose this way,
+    :mod:`ai.review`)."""
+    if not state.is_legal(action):
+        raise ValueError(f"{state.game.action_to_string(action)} is not legal for seat {player}")
+    search = Search(state, player, params, seed, knowledge)
+    search.root_order = [action]
+    search.widen = 0.0
+    if search.root_prior:
+        search.root_prior = {action: search.root_prior.get(action, 0.0)}
+    return search.run(dataclasses.replace(limits, early_stop=False), should_stop)
 
 
 def _parallel(

@@ -1,0 +1,349 @@
+"""The game review: every decision of a seat, searched from what that seat knew then.
+
+A game is replayed from its start (a state and the actions in order). For each decision of
+a reviewed seat, the reviewer (the MCTS bot with an iteration budget, :class:`Reviewer`)
+searches the position *as that seat saw it*: its search determinises from the seat's view
+(A10.4 / O6.4), so a review never uses another seat's hidden cards, and the same public
+history with other hidden cards for the other seats gives the same review.
+
+One decision, :func:`review_decision`:
+
+1. **The search.** The reviewer's search from the decision, with its whole budget
+   (``early_stop=off``: the most visited action is the one an early stop would keep, and the
+   alternatives get their share): its most visited root action is the **best** action, the
+   one the bot would have played with that seed; the root's statistics give the top
+   alternatives.
+2. **The action played**, when it is not the best, is valued by a second search of as many
+   iterations as the best action received, whose root may take only that action
+   (:func:`ai.mcts.search_one_action`): both values then come from subtrees of the same size,
+   searched by the same rules.
+3. **Expected score** of an action for the seat: ``(1 + v) / 2`` where ``v`` is the search's
+   mean return after it (A9.4 / O8.5: a win +1, a shared win 0, a loss -1, discounted by the
+   search's ``0.995`` per ply), a win-probability-like figure from 0 to 1 (a shared win counts
+   half). **Loss** = expected score of the best action minus that of the action played, at
+   least 0.
+4. **Grade**, by loss (:data:`GRADES`, :data:`LOSS_BOUNDS`): ``best`` when the action played
+   is the search's best, else ``excellent`` below 0.02, ``good`` below 0.05, ``inaccuracy``
+   below 0.10, ``mistake`` below 0.20, ``blunder`` from 0.20: the bands of chess sites'
+   expected-points reviews, on the same 0-1 scale.
+
+**Accuracy** (:func:`move_accuracy`, :func:`game_accuracy`): each reviewed move scores
+``103.1668 * exp(-0.04354 * L) - 3.1669`` (clamped to 0-100) for a loss of ``L`` percentage
+points, the curve Lichess fitted so that a best move scores 100, a loss of 2 points about 92,
+of 10 points about 62 and of 30 points about 25; a seat's accuracy over a game is the mean of
+its moves' scores. The curve is steep for small losses and flat for large ones, so a single
+lost position (where every move loses a lot) cannot outweigh many well-played moves, and the
+mean of scores orders players by strength where the mean loss is dominated by a few moves.
+docs/review.md gives the validation: the accuracy of the rated ladder levels rises with their
+ratings (bench/review_validation.py).
+
+Skipped: decisions with one legal action (forced), counted per seat; chance is never a
+decision in heka's games (engine/core.py), so there is none to skip.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from collections.abc import Callable, Iterable, Sequence
+
+from ai.bot import Budget
+from ai.mcts import MctsBot, search_one_action
+from ai.mcts_params import Limits, MctsParams, parse_params
+from ai.presets import PRESETS
+from engine.core import State
+
+#: The grades of a reviewed move, best first.
+GRADES: tuple[str, ...] = ("best", "excellent", "good", "inaccuracy", "mistake", "blunder")
+#: Each grade after ``best`` and the loss it stays below (the last grade has no bound).
+LOSS_BOUNDS: tuple[tuple[str, float], ...] = (
+    ("excellent", 0.02),
+    ("good", 0.05),
+    ("inaccuracy", 0.10),
+    ("mistake", 0.20),
+)
+#: The reviewer's default preset.
+DEFAULT_PRESET = "medium"
+#: Root alternatives reported by default, and at most.
+DEFAULT_ALTERNATIVES = 3
+MAX_ALTERNATIVES = 10
+#: The fewest iterations of the second search that values the action played.
+MIN_PLAYED_ITERATIONS = 50
+#: What the second search's seed differs by from the first's (any fixed odd number).
+_PLAYED_SEED = 0x9E3779B97F4A7C15
+
+
+class ReplayError(ValueError):
+    """An action of the list cannot be applied: ``move`` is its number (1 = the first)."""
+
+    def __init__(self, move: int, message: str) -> None:
+        super().__init__(f"move {move}: {message}")
+        self.move = move
+        self.detail = message
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Reviewer:
+    """The search that reviews: an MCTS spec (``ai.api.make_bot`` grammar) with an iteration
+    budget and no time limit, so that a review is reproducible; ``alternatives``: root
+    actions reported per move."""
+
+    name: str
+    spec: str
+    iterations: int
+    alternatives: int = DEFAULT_ALTERNATIVES
+
+    @property
+    def params(self) -> MctsParams:
+        return parse_params(self.spec.partition(":")[2])[1]
+
+
+def reviewer(
+    preset: str = DEFAULT_PRESET, iterations: int | None = None, alternatives: int = DEFAULT_ALTERNATIVES
+) -> Reviewer:
+    """The reviewer of a preset (its evaluation and constants), on the preset's iteration
+    budget or ``iterations``; ``ValueError`` for an unknown preset or a bad number."""
+    if preset not in PRESETS:
+        raise ValueError(f"unknown preset {preset!r} (known: {', '.join(PRESETS)})")
+    n = iterations if iterations is not None else PRESETS[preset].iterations
+    if n is None or n < 1:
+        raise ValueError(f"a review needs a positive iteration budget, got {n}")
+    if not 1 <= alternatives <= MAX_ALTERNATIVES:
+        raise ValueError(f"alternatives must be 1..{MAX_ALTERNATIVES}, got {alternatives}")
+    spec = f"mcts:{preset},iterations={n},ms=none,early_stop=off"
+    name = f"mcts:{preset}" + (f",iterations={n}" if iterations is not None else "")
+    parse_params(spec.partition(":")[2])  # checks the spec once, here
+    return Reviewer(name, spec, n, alternatives)
+
+
+# ---------------------------------------------------------------------------------------
+# Scales
+# ---------------------------------------------------------------------------------------
+
+
+def expected_score(value: float) -> float:
+    """A search value (a mean return in [-1, 1]) as an expected score in [0, 1]."""
+    return min(1.0, max(0.0, (1.0 + value) / 2.0))
+
+
+def grade(loss: float, is_best: bool) -> str:
+    """The grade of a move (:data:`GRADES`) from its loss."""
+    if is_best:
+        return GRADES[0]
+    for name, bound in LOSS_BOUNDS:
+        if loss < bound:
+            return name
+    return GRADES[-1]
+
+
+def move_accuracy(loss: float) -> float:
+    """A move's accuracy, 0-100, from its loss (0-1): the curve of the module docstring."""
+    points = 100.0 * max(0.0, loss)
+    return min(100.0, max(0.0, 103.1668 * math.exp(-0.04354 * points) - 3.1669))
+
+
+def game_accuracy(accuracies: Iterable[float]) -> float:
+    """A seat's accuracy over its reviewed moves: the mean of their accuracies (0 moves: 0)."""
+    values = list(accuracies)
+    return sum(values) / len(values) if values else 0.0
+
+
+# ---------------------------------------------------------------------------------------
+# Replay
+# ---------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ReviewPoint:
+    """A decision of a reviewed seat: its move number (1 = the list's first action), the
+    seat, the state before it (the seat to act is ``seat``), the action played, and whether
+    it was forced (one legal action)."""
+
+    move: int
+    seat: int
+    state: State
+    played: int
+    forced: bool
+
+
+def replay(
+    start: State, actions: Sequence[int], seats: Iterable[int] | None = None
+) -> tuple[list[ReviewPoint], State]:
+    """Replay ``actions`` from ``start`` (left unchanged): the decisions of ``seats`` (every
+    seat when ``None``), and the state at the end. :class:`ReplayError` names the first
+    action that cannot be applied (the game is over, or it is not legal)."""
+    wanted = None if seats is None else frozenset(seats)
+    state = start.clone()
+    points: list[ReviewPoint] = []
+    game = state.game
+    for i, action in enumerate(actions):
+        move = i + 1
+        seat = state.current_player()
+        if seat < 0:
+            raise ReplayError(move, f"the game is already over after {i} actions")
+        if not 0 <= action < game.descriptor.num_distinct_actions or not state.is_legal(action):
+            text = (
+                game.action_to_string(action)
+                if 0 <= action < game.descriptor.num_distinct_actions
+                else str(action)
+            )
+            raise ReplayError(
+                move, f"action {action} ({text}) is not legal for seat {seat} ({state.decision()})"
+            )
+        if wanted is None or seat in wanted:
+            forced = len(state.legal_actions()) == 1
+            points.append(ReviewPoint(move, seat, state.clone(), action, forced))
+        state.apply(action)
+    return points, state
+
+
+# ---------------------------------------------------------------------------------------
+# One decision
+# ---------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Alternative:
+    """A root action of the review's search: visits and expected score for the seat."""
+
+    action: int
+    visits: int
+    score: float
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class MoveReview:
+    """The review of one decision (the module docstring defines every figure)."""
+
+    move: int
+    seat: int
+    played: int
+    best: int
+    played_score: float
+    best_score: float
+    loss: float
+    grade: str
+    accuracy: float
+    alternatives: tuple[Alternative, ...]
+    #: Iterations of both searches, their wall time, and whether a deadline or a stop cut one.
+    iterations: int
+    seconds: float
+    interrupted: bool
+
+
+def review_decision(
+    state: State,
+    played: int,
+    reviewer: Reviewer,
+    seed: int,
+    *,
+    move: int = 0,
+    deadline: float | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> MoveReview:
+    """Review ``played``, the action the seat to act chose in ``state`` (the module
+    docstring). ``seed`` makes it reproducible; ``deadline`` (``time.monotonic()``) and
+    ``should_stop`` cut the searches short (``interrupted``)."""
+    seat = state.current_player()
+    if seat < 0:
+        raise ValueError("the game is over: there is no decision to review")
+    if not state.is_legal(played):
+        raise ValueError(f"{state.game.action_to_string(played)} is not legal for seat {seat}")
+    start = time.monotonic()
+    params = reviewer.params
+    bot = MctsBot(params)
+    decision = bot.choose(
+        state,
+        seed=seed,
+        budget=Budget(iterations=reviewer.iterations),
+        deadline=deadline,
+        should_stop=should_stop,
+    )
+    diag = decision.diagnostics
+    best = decision.action
+    stats = {s.action: s for s in diag.actions}
+    best_stat = stats.get(best)
+    best_value = best_stat.mean_value if best_stat is not None else 0.0
+    iterations = diag.iterations
+    interrupted = diag.interrupted
+    if played == best:
+        played_value = best_value
+    else:
+        n = max(MIN_PLAYED_ITERATIONS, best_stat.visits if best_stat is not None else 0)
+        result = search_one_action(
+            state,
+            seat,
+            played,
+            params=params,
+            seed=seed ^ _PLAYED_SEED,
+            limits=Limits(n, deadline, deadline is not None),
+            should_stop=should_stop,
+        )
+        visits, total = next(((v, t) for a, v, t in result.root if a == played), (0, 0.0))
+        played_value = total / visits if visits else 0.0
+        iterations += result.iterations
+        interrupted = interrupted or result.interrupted
+    best_score = expected_score(best_value)
+    played_score = expected_score(played_value)
+    loss = max(0.0, best_score - played_score) if played != best else 0.0
+    alternatives = tuple(
+        Alternative(s.action, s.visits, expected_score(s.mean_value))
+        for s in diag.actions[: reviewer.alternatives]
+    )
+    return MoveReview(
+        move=move,
+        seat=seat,
+        played=played,
+        best=best,
+        played_score=played_score,
+        best_score=best_score,
+        loss=loss,
+        grade=grade(loss, played == best),
+        accuracy=move_accuracy(loss),
+        alternatives=alternatives,
+        iterations=iterations,
+        seconds=time.monotonic() - start,
+        interrupted=interrupted,
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# A seat's summary
+# ---------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SeatSummary:
+    """A reviewed seat over the game: moves reviewed, forced moves skipped, accuracy (0-100),
+    mean loss, and how many moves of each grade (every grade of :data:`GRADES`)."""
+
+    seat: int
+    moves: int
+    forced: int
+    accuracy: float
+    mean_loss: float
+    grades: dict[str, int]
+
+
+def summarize(
+    seats: Iterable[int], reviews: Sequence[MoveReview], forced: dict[int, int]
+) -> list[SeatSummary]:
+    """The summary of each seat of ``seats`` from its reviewed moves and forced counts."""
+    out: list[SeatSummary] = []
+    for seat in seats:
+        mine = [r for r in reviews if r.seat == seat]
+        grades = dict.fromkeys(GRADES, 0)
+        for r in mine:
+            grades[r.grade] += 1
+        out.append(
+            SeatSummary(
+                seat=seat,
+                moves=len(mine),
+                forced=forced.get(seat, 0),
+                accuracy=game_accuracy(r.accuracy for r in mine),
+                mean_loss=sum(r.loss for r in mine) / len(mine) if mine else 0.0,
+                grades=grades,
+            )
+        )
+    return out

@@ -1,0 +1,214 @@
+"""The game review (ai/review.py; docs/review.md): replay, one decision's review, the scales,
+a seat's summary. The service's stream is tested in tests/service/test_review_service.py."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import random
+
+import pytest
+from ai_positions import random_positions
+
+from ai.mcts import search_one_action
+from ai.mcts_params import Limits
+from ai.review import (
+    GRADES,
+    LOSS_BOUNDS,
+    ReplayError,
+    expected_score,
+    game_accuracy,
+    grade,
+    move_accuracy,
+    replay,
+    review_decision,
+    reviewer,
+    summarize,
+)
+from engine.core import State
+from engine.registry import get_game
+
+SMALL = reviewer("medium", iterations=120)
+
+
+def played_game(name: str, players: int, seed: int) -> tuple[State, list[int]]:
+    """A new game and the actions of a seeded random game from it to the end."""
+    start = get_game(name).new_initial_state(players, seed=seed)
+    state = start.clone()
+    rng = random.Random(seed)
+    actions: list[int] = []
+    while not state.is_terminal():
+        a = rng.choice(state.legal_actions())
+        actions.append(a)
+        state.apply(a)
+    return start, actions
+
+
+def positions(name: str, players: int, count: int, seed: int) -> list[State]:
+    game = get_game(name)
+    return random_positions(lambda s: game.new_initial_state(players, seed=s), count, seed, 4, 60)
+
+
+# --- replay ------------------------------------------------------------------------------
+
+
+def test_replay_lists_the_decisions_of_the_reviewed_seats_with_the_state_before_each() -> None:
+    start, actions = played_game("osirium", 3, 4)
+    points, end = replay(start, actions, [1])
+    assert end.is_terminal() and start.move_number() == 0  # the start is left as it was
+    assert points and all(p.seat == 1 for p in points)
+    state = start.clone()
+    by_move = {p.move: p for p in points}
+    for i, a in enumerate(actions):
+        if state.current_player() == 1:
+            p = by_move[i + 1]
+            assert p.played == a and p.state.serialize() == state.serialize()
+            assert p.forced == (len(state.legal_actions()) == 1)
+        state.apply(a)
+    assert len(points) == sum(1 for p in by_move.values())
+
+
+def test_replay_names_the_first_action_that_cannot_be_applied() -> None:
+    start, actions = played_game("aton", 2, 7)
+    state = start.clone()
+    for a in actions[:9]:
+        state.apply(a)
+    bad = next(a for a in range(start.game.descriptor.num_distinct_actions) if not state.is_legal(a))
+    with pytest.raises(ReplayError) as info:
+        replay(start, [*actions[:9], bad, *actions[10:]])
+    assert info.value.move == 10
+    assert "not legal" in str(info.value) and "move 10" in str(info.value)
+    with pytest.raises(ReplayError) as info:
+        replay(start, [*actions[:3], 10**6])
+    assert info.value.move == 4
+    with pytest.raises(ReplayError) as info:
+        replay(start, [*actions, actions[-1]])
+    assert info.value.move == len(actions) + 1 and "over" in str(info.value)
+
+
+# --- scales ------------------------------------------------------------------------------
+
+
+def test_grades_follow_the_loss_bands() -> None:
+    assert grade(0.3, is_best=True) == "best"
+    bounds = [0.0, *(b for _, b in LOSS_BOUNDS)]
+    for i, name in enumerate(GRADES[1:]):
+        assert grade(bounds[i], is_best=False) == name
+        if i + 1 < len(bounds):
+            assert grade(bounds[i + 1] - 1e-9, is_best=False) == name
+    assert grade(1.0, is_best=False) == "blunder"
+
+
+def test_accuracy_falls_from_100_as_the_loss_grows() -> None:
+    assert move_accuracy(0.0) == pytest.approx(100.0, abs=0.01)
+    values = [move_accuracy(x / 100) for x in range(0, 101)]
+    assert all(a >= b for a, b in itertools.pairwise(values))
+    assert move_accuracy(1.0) == 0.0
+    assert 90 < move_accuracy(0.02) < 93 and 60 < move_accuracy(0.10) < 64
+    assert game_accuracy([]) == 0.0 and game_accuracy([100.0, 50.0]) == 75.0
+    assert expected_score(-1.0) == 0.0 and expected_score(1.0) == 1.0 and expected_score(0.0) == 0.5
+
+
+def test_a_reviewer_is_a_preset_on_an_iteration_budget() -> None:
+    r = reviewer("expert", iterations=300, alternatives=5)
+    assert r.iterations == 300 and r.params.evaluation == "learned" and r.params.milliseconds is None
+    assert not r.params.early_stop and r.name == "mcts:expert,iterations=300"
+    assert reviewer().iterations == 1000 and reviewer().name == "mcts:medium"
+    for bad in ({"preset": "godlike"}, {"iterations": 0}, {"alternatives": 11}):
+        with pytest.raises(ValueError):
+            reviewer(**bad)  # type: ignore[arg-type]
+
+
+# --- one decision ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("name", "players"), [("aton", 2), ("osirium", 2), ("osirium", 4)])
+def test_the_review_of_the_best_move_loses_nothing_and_others_are_valued(name: str, players: int) -> None:
+    for state in positions(name, players, 3, seed=players):
+        legal = state.legal_actions()
+        first = review_decision(state, legal[0], SMALL, seed=11, move=5)
+        best = first.best
+        again = review_decision(state, best, SMALL, seed=11, move=5)
+        assert again.grade == "best" and again.loss == 0.0 and again.accuracy == pytest.approx(100, abs=0.01)
+        assert again.played_score == again.best_score
+        # the most visited action (ties: by value, then the seed), listed first unless tied
+        top = again.alternatives[0]
+        assert len(again.alternatives) <= 3 and (
+            top.action == best or top.visits == max(a.visits for a in again.alternatives)
+        )
+        assert again.iterations == SMALL.iterations  # no second search for the best move
+        other = next(a for a in legal if a != best)
+        r = review_decision(state, other, SMALL, seed=11, move=5)
+        assert r.best == best and r.grade != "best"  # the same search, the same best action
+        assert r.iterations > SMALL.iterations  # the action played was searched on its own
+        assert r.loss == max(0.0, r.best_score - r.played_score)
+        assert r.grade == grade(r.loss, is_best=False) and r.seat == state.current_player()
+
+
+def test_a_review_is_reproducible_and_depends_on_the_seed() -> None:
+    state = positions("osirium", 2, 1, seed=9)[0]
+    played = state.legal_actions()[-1]
+    a = review_decision(state, played, SMALL, seed=1)
+    b = review_decision(state, played, SMALL, seed=1)
+    c = review_decision(state, played, SMALL, seed=2)
+    assert dataclasses.replace(a, seconds=0.0) == dataclasses.replace(b, seconds=0.0)
+    assert (a.played_score, a.alternatives) != (c.played_score, c.alternatives)
+
+
+@pytest.mark.parametrize(("name", "players"), [("aton", 2), ("osirium", 3)])
+def test_a_review_reads_only_the_seats_view(name: str, players: int) -> None:
+    """Twin deals: a state the reviewed seat cannot tell from the real one (everything it
+    cannot see re-dealt) gets the same review."""
+    rng = random.Random(5)
+    for state in positions(name, players, 3, seed=21):
+        seat = state.current_player()
+        twin = state.sample_consistent_state(seat, rng)
+        assert twin.view(seat) == state.view(seat) and twin.serialize() != state.serialize()
+        played = state.legal_actions()[0]
+        real = review_decision(state, played, SMALL, seed=3)
+        other = review_decision(twin, played, SMALL, seed=3)
+        assert (real.best, real.played_score, real.best_score, real.alternatives) == (
+            other.best,
+            other.played_score,
+            other.best_score,
+            other.alternatives,
+        )
+
+
+def test_the_action_played_is_searched_alone_at_the_root() -> None:
+    state = positions("aton", 2, 1, seed=2)[0]
+    action = state.legal_actions()[-1]
+    result = search_one_action(
+        state, state.current_player(), action, params=SMALL.params, seed=4, limits=Limits(80)
+    )
+    assert [a for a, _, _ in result.root] == [action] and result.iterations == 80
+    assert result.root[0][1] == 80
+    illegal = next(a for a in range(state.game.descriptor.num_distinct_actions) if not state.is_legal(a))
+    with pytest.raises(ValueError):
+        search_one_action(
+            state, state.current_player(), illegal, params=SMALL.params, seed=4, limits=Limits(8)
+        )
+
+
+def test_a_deadline_or_a_stop_marks_the_review_interrupted() -> None:
+    state = positions("osirium", 2, 1, seed=3)[0]
+    r = review_decision(state, state.legal_actions()[0], reviewer("medium"), seed=1, should_stop=lambda: True)
+    assert r.interrupted and r.iterations < 1000
+
+
+def test_a_seats_summary_counts_every_grade() -> None:
+    start, actions = played_game("aton", 2, 3)
+    points, _ = replay(start, actions)
+    reviews = [
+        review_decision(p.state, p.played, reviewer("easy", 60), seed=p.move, move=p.move)
+        for p in points[:24]
+        if not p.forced
+    ]
+    forced = {0: 1, 1: 0}
+    out = summarize([0, 1], reviews, forced)
+    assert [s.seat for s in out] == [0, 1]
+    for s in out:
+        mine = [r for r in reviews if r.seat == s.seat]
+        assert s.moves == len(mine) and sum(s.grades.values()) == len(mine)
+        assert list(s.grades) == list(GRADES) and s.forced == forced[s.seat]
+        assert s.accuracy == pytest.approx(sum(r.accuracy for r in mine) / len(mine))
