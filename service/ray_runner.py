@@ -9,6 +9,8 @@
   ``ray.init(address=...)`` takes: ``auto`` (the cluster this process runs in, as a RayJob's
   driver does), ``HOST:6379``, ``ray://HOST:10001`` (Ray Client). A Ray instance already
   started in this process (``ray.init`` by the caller) is used as it is.
+* An address nobody answers fails after ``--ray-timeout`` seconds (:data:`CONNECT_SECONDS`
+  by default) with one line naming it: ``ray.init`` itself retries such an address for ever.
 * Each game is one task (one CPU) that runs the same function as a local worker
   (:func:`ai.arena.play_task`, :func:`learn.train.play_one`) on the same task, seeded by its
   index; so for bots on iteration budgets a Ray run gives the same games, the same table and
@@ -26,6 +28,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import sys
+import tempfile
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +41,18 @@ if TYPE_CHECKING:
 
 #: How long one wait for finished games lasts, so that a stop is seen at least this often.
 POLL_SECONDS = 0.5
+#: How long connecting to a cluster may take (``--ray-timeout``) before the command gives up:
+#: ``ray.init`` retries an address that does not answer (a closed port, a host that drops the
+#: packets, a port that is not a Ray head's) for ever.
+CONNECT_SECONDS = 30.0
+#: What to check when a cluster does not answer.
+_CHECK = (
+    "check the address (a head's HOST:6379, or ray://HOST:10001 for Ray Client), that the "
+    "cluster is up, and that this machine can reach that port (--ray-timeout SECONDS waits longer)"
+)
+#: Ray's warning when ``ray.init`` runs outside the main thread, as :func:`_connect` does (the
+#: commands handle SIGTERM themselves).
+_THREAD_WARNING = "SIGTERM handler is not set"
 
 
 class RayUnavailable(RuntimeError):
@@ -51,28 +68,98 @@ def _import_ray() -> Any:
 
 
 @contextlib.contextmanager
-def ray_session(address: str, *, cpus: int | None = None) -> Iterator[int]:
+def ray_session(address: str, *, cpus: int | None = None, timeout: float = CONNECT_SECONDS) -> Iterator[int]:
     """Connect to Ray at ``address`` (``local``: start an instance with ``cpus`` CPUs, or
     every core when ``None``) for the duration of the block; yields the cluster's CPU count.
-    A Ray instance this process already started is used and left running."""
+    Any other address must answer within ``timeout`` seconds. A Ray instance this process
+    already started is used and left running."""
     if not address:
         raise RayUnavailable("--ray needs an address: local, auto, HOST:PORT or ray://HOST:PORT")
+    if not timeout > 0:
+        raise RayUnavailable(f"--ray-timeout must be above 0 seconds, not {timeout:g}")
     ray = _import_ray()
     started = False
     if not ray.is_initialized():
-        try:
-            if address == "local":
+        if address == "local":
+            try:
                 ray.init(num_cpus=cpus, include_dashboard=False, logging_level=logging.WARNING)
-            else:
-                ray.init(address=address, logging_level=logging.WARNING)
-        except (ConnectionError, ValueError, RuntimeError) as exc:
-            raise RayUnavailable(f"cannot start or reach Ray at {address!r}: {exc}") from exc
+            except (ConnectionError, ValueError, RuntimeError) as exc:
+                raise RayUnavailable(f"cannot start a local Ray instance: {_one_line(exc)}") from exc
+        else:
+            _connect(ray, address, timeout)
         started = True
     try:
         yield int(ray.cluster_resources().get("CPU", 0))
     finally:
         if started:
             ray.shutdown()
+
+
+def _connect(ray: Any, address: str, timeout: float) -> None:
+    """``ray.init(address=address)``, given up after ``timeout`` seconds (:class:`RayUnavailable`).
+
+    ``ray.init`` runs in a daemon thread, since it cannot be interrupted: given up, the thread
+    is left to the end of the process. What Ray writes to stderr meanwhile (its core logs every
+    retry there) is held back, and shown only when the connection is made."""
+    outcome: list[BaseException | None] = []
+
+    def init() -> None:
+        try:
+            ray.init(address=address, logging_level=logging.WARNING)
+        except BaseException as exc:  # handed to the caller below
+            outcome.append(exc)
+        else:
+            outcome.append(None)
+
+    thread = threading.Thread(target=init, name="ray-connect", daemon=True)
+    with _stderr_held() as held:
+        thread.start()
+        thread.join(timeout)
+    where = address
+    if address == "auto" and os.environ.get("RAY_ADDRESS"):
+        where = f"auto (RAY_ADDRESS={os.environ['RAY_ADDRESS']})"
+    if thread.is_alive():
+        raise RayUnavailable(f"no Ray cluster answered at {where} within {timeout:g} s: {_CHECK}")
+    error = outcome[0]
+    if isinstance(error, (ConnectionError, ValueError, RuntimeError)):
+        raise RayUnavailable(
+            f"cannot reach Ray at {where}: {_one_line(error).rstrip('.')}: {_CHECK}"
+        ) from error
+    if error is not None:
+        raise error
+    shown = [line for line in "".join(held).splitlines(keepends=True) if _THREAD_WARNING not in line]
+    if shown:
+        sys.stderr.write("".join(shown))
+
+
+@contextlib.contextmanager
+def _stderr_held() -> Iterator[list[str]]:
+    """Hold back what the block writes to file descriptor 2 (where Ray's core logs, past
+    ``sys.stderr``); yields a list that gets the text when the block ends."""
+    held: list[str] = []
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    try:
+        saved = os.dup(2)
+    except OSError:  # no stderr to hold back
+        yield held
+        return
+    with tempfile.TemporaryFile() as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            yield held
+        finally:
+            with contextlib.suppress(Exception):
+                sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            tmp.seek(0)
+            held.append(tmp.read().decode("utf-8", errors="replace"))
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 def _stream(
@@ -151,6 +238,11 @@ def train_runner() -> TrainRunner:
         _stream(ray, calls, on_game, lambda: False, lambda i: f"self-play game {i}")
 
     return run
+
+
+def timeout(seconds: float | None) -> float:
+    """The connection timeout of ``--ray-timeout`` (:data:`CONNECT_SECONDS` when not given)."""
+    return CONNECT_SECONDS if seconds is None else seconds
 
 
 def local_cpus(workers: int) -> int | None:

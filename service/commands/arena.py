@@ -114,6 +114,14 @@ def register(sub: Any) -> None:
         "instance here (--workers CPUs when above 1, else every core); else a ray.init address "
         "('auto' inside a cluster, HOST:6379, ray://HOST:10001). Same games and table as --workers",
     )
+    p.add_argument(
+        "--ray-timeout",
+        metavar="SECONDS",
+        type=float,
+        default=None,
+        help="with --ray ADDRESS: how long the cluster may take to answer before the command "
+        "gives up, exit 2 (default: 30)",
+    )
     p.add_argument("--json", metavar="PATH", default=None, help="write specs, every game, table and ratings")
     p.add_argument(
         "--option", action="append", default=[], metavar="NAME=VALUE", help="game option (repeatable)"
@@ -234,6 +242,8 @@ def run(args: argparse.Namespace) -> int:
             raise ArenaError("--check and --targets go with --ladder")
         if args.targets and not args.check:
             raise ArenaError("--targets goes with --check TABLE")
+        if args.ray_timeout is not None and not args.ray:
+            raise ArenaError("--ray-timeout goes with --ray ADDRESS")
         if args.ship and not args.ladder:
             raise ArenaError("--ship goes with --ladder (a provisional table) or --ladder --check TABLE")
         if args.ship and args.ratings:
@@ -326,7 +336,11 @@ def run(args: argparse.Namespace) -> int:
 
         try:
             cpus = ray_stack.enter_context(
-                ray_games.ray_session(args.ray, cpus=ray_games.local_cpus(args.workers))
+                ray_games.ray_session(
+                    args.ray,
+                    cpus=ray_games.local_cpus(args.workers),
+                    timeout=ray_games.timeout(args.ray_timeout),
+                )
             )
             cluster = ray_games.arena_runner()
         except ray_games.RayUnavailable as exc:

@@ -59,6 +59,14 @@ def register(sub: Any) -> None:
         help="play the self-play games as Ray tasks (the ray extra; docs/ray.md): 'local' or a "
         "ray.init address ('auto', HOST:6379, ray://HOST:10001); the same model file",
     )
+    p.add_argument(
+        "--ray-timeout",
+        metavar="SECONDS",
+        type=float,
+        default=None,
+        help="with --ray ADDRESS: how long the cluster may take to answer before the command "
+        "gives up, exit 2 (default: 30)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
@@ -88,6 +96,9 @@ def run(args: argparse.Namespace) -> int:
         l2=args.l2,
         holdout=args.holdout,
     )
+    if args.ray_timeout is not None and not args.ray:
+        print("heka train: --ray-timeout goes with --ray ADDRESS", file=sys.stderr)
+        return 2
     if args.ship and args.out:
         print("heka train: --ship writes the shipped model: no --out", file=sys.stderr)
         return 2
@@ -103,7 +114,9 @@ def run(args: argparse.Namespace) -> int:
             from service import ray_runner as ray_games
 
             try:
-                cpus = stack.enter_context(ray_games.ray_session(args.ray))
+                cpus = stack.enter_context(
+                    ray_games.ray_session(args.ray, timeout=ray_games.timeout(args.ray_timeout))
+                )
                 runner = ray_games.train_runner()
             except ray_games.RayUnavailable as exc:
                 print(f"heka train: {exc}", file=sys.stderr)

@@ -253,3 +253,23 @@ def test_ray_without_the_extra_is_a_clear_error(
     assert "pip install 'heka[ray]'" in capsys.readouterr().err
     assert main(["train", "--games", "2", "--no-progress", "--ray", "local"]) == 2
     assert "pip install 'heka[ray]'" in capsys.readouterr().err
+
+
+def test_the_ray_timeout_defaults_to_the_documented_wait(capsys: pytest.CaptureFixture[str]) -> None:
+    from service.ray_runner import CONNECT_SECONDS, timeout
+
+    assert timeout(None) == CONNECT_SECONDS and timeout(5.0) == 5.0
+    for command in ("arena", "train"):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        text = " ".join(capsys.readouterr().out.split())
+        assert (
+            f"exit 2 (default: {CONNECT_SECONDS:g})" in text.split("--ray-timeout SECONDS with --ray", 1)[1]
+        )
+    docs = " ".join((Path(__file__).resolve().parents[2] / "docs" / "ray.md").read_text().split())
+    assert f"`--ray-timeout SECONDS` (default {CONNECT_SECONDS:g} s;" in docs
+    argv = ["--game", "aton", "--games", "2", "--no-progress", "--ray-timeout", "5"]
+    assert main(["arena", "--bots", "random,greedy", *argv]) == 2
+    assert "--ray-timeout goes with --ray ADDRESS" in capsys.readouterr().err
+    assert main(["train", *argv]) == 2
+    assert "--ray-timeout goes with --ray ADDRESS" in capsys.readouterr().err
