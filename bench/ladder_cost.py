@@ -1,38 +1,142 @@
-"""Cost per game by level of a ladder's --json file, and the time on 2, 16 and 128 cores.
+"""What a rating ladder and its check cost: seconds per game by level, and the wall time on
+2, 16 and 128 cores, with Ray (docs/ray.md, "Cost on N cores").
 
-    python3 bench/ladder_cost.py bench/results/ladder_aton2.json [more.json ...]
+    python3 bench/ladder_cost.py                                 # the measured 2-player runs
+    python3 bench/ladder_cost.py LADDER.json[,CHECK.json] ...    # others: a ladder, its check
 
-A level's cost is the mean of its games' ``seconds`` (every game against an anchor); the time
-on N cores is the games' total seconds over N (one game per core at a time, as one Ray task or
-one worker process each; Ray's overhead per game: bench/results/ray_overhead.txt).
+Each game record's ``seconds`` is the game's time in its worker process, one game per core:
+one core's time. A level's cost is the mean over its games (a candidate's games are against
+the anchors; the games between anchors are counted apart). The games of a run on N cores take
+their total over N, but no less than the run's longest game, plus Ray's overhead per game
+(bench/results/ray_overhead.txt) counted for every game as if it were not shared out between
+the cores: that is the estimate; a longest game that starts last adds up to its own length
+(the bound). A check measures its ladder's table, so it runs after the ladder.
+
+Prints figures, asserts nothing. scripts/gen_figures.py reads the same figures from here for
+docs/ray.md.
 """
 
 from __future__ import annotations
 
 import collections
+import dataclasses
 import json
+import re
 import sys
+from pathlib import Path
+from typing import Any
+
+RESULTS = Path(__file__).resolve().parent / "results"
+#: The measured ladders of the shipped 2-player tables, each with its check.
+MEASURED = (
+    ("Aton, 2 players", RESULTS / "ladder_aton2.json", RESULTS / "check_aton2.json"),
+    ("Osirium, 2 players", RESULTS / "ladder_osirium2_measured.json", RESULTS / "check_osirium2.json"),
+)
+CORES = (2, 16, 128)
+ANCHOR_GAMES = "(the anchors' games)"
 
 
-def main(paths: list[str]) -> None:
-    for path in paths:
-        with open(path, encoding="utf-8") as fh:
-            d = json.load(fh)
-        anchors = set(d.get("anchors", []))
-        per: dict[str, list[float]] = collections.defaultdict(list)
-        total = 0.0
-        for g in d["games"]:
-            total += g["seconds"]
-            others = set(g["seats"]) - anchors
-            per[next(iter(others)) if others else "(the anchors' pairs)"].append(g["seconds"])
-        print(
-            f"{path}: {len(d['games'])} games, {total:.0f} s of games, "
-            f"wall {d['seconds']:.0f} s on {d['workers']} workers"
+def load(path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data
+
+
+@dataclasses.dataclass(frozen=True)
+class RunCost:
+    """The games of one run: how many, their seconds in all, and the longest."""
+
+    games: int
+    seconds: float
+    longest: float
+
+    @classmethod
+    def of(cls, run: dict[str, Any]) -> RunCost:
+        secs = [g["seconds"] for g in run["games"]]
+        return cls(len(secs), sum(secs), max(secs, default=0.0))
+
+    def wall(self, cores: int, overhead: float) -> float:
+        """The estimate on ``cores`` cores with Ray's ``overhead`` seconds per game."""
+        return max(self.seconds / cores, self.longest) + self.games * overhead
+
+    def bound(self, cores: int, overhead: float) -> float:
+        """At most this: the longest game started last."""
+        return self.seconds / cores + self.longest + self.games * overhead
+
+
+def sequence(runs: list[RunCost], cores: int, overhead: float) -> tuple[float, float]:
+    """The estimate and the bound of runs played one after the other."""
+    return sum(r.wall(cores, overhead) for r in runs), sum(r.bound(cores, overhead) for r in runs)
+
+
+def level_costs(run: dict[str, Any]) -> dict[str, tuple[int, float]]:
+    """Each candidate's games (against the anchors) and their mean seconds; the games between
+    anchors under :data:`ANCHOR_GAMES`."""
+    anchors = set(run.get("anchors", []))
+    per: dict[str, list[float]] = collections.defaultdict(list)
+    for g in run["games"]:
+        others = set(g["seats"]) - anchors
+        per[next(iter(others)) if others else ANCHOR_GAMES].append(g["seconds"])
+    return {name: (len(secs), sum(secs) / len(secs)) for name, secs in per.items()}
+
+
+def ray_overhead(path: Path = RESULTS / "ray_overhead.txt") -> float:
+    """Ray's overhead per game in seconds, as bench/ray_overhead.py measured it."""
+    match = re.search(r"^ray overhead per game: ([+-][\d.]+) ms", path.read_text(encoding="utf-8"), re.M)
+    if match is None:
+        raise SystemExit(f"{path}: no 'ray overhead per game' line")
+    return float(match[1]) / 1000
+
+
+def duration(seconds: float) -> str:
+    if seconds >= 3600:
+        return f"{seconds / 3600:.1f} h"
+    if seconds >= 60:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds:.0f} s"
+
+
+def report(label: str, ladder: Path, check: Path | None, overhead: float) -> list[str]:
+    runs = [(ladder, load(ladder))] + ([(check, load(check))] if check else [])
+    lines = [f"{label}:"]
+    costs: list[RunCost] = []
+    for path, data in runs:
+        cost = RunCost.of(data)
+        costs.append(cost)
+        lines.append(
+            f"  {path.name}: {cost.games} games, {cost.seconds:.0f} s of games (longest "
+            f"{cost.longest:.0f} s), wall {data['seconds']:.0f} s on {data['workers']} workers"
         )
-        for name, secs in sorted(per.items(), key=lambda kv: sum(kv[1]) / len(kv[1])):
-            print(f"  {name:40s} {len(secs):5d} games  {sum(secs) / len(secs):7.2f} s/game")
-        for n in (2, 16, 128):
-            print(f"  on {n:3d} cores: {total / n / 3600:6.2f} h")
+        for name, (games, mean) in sorted(level_costs(data).items(), key=lambda kv: kv[1][1]):
+            lines.append(f"    {name:40s} {games:5d} games  {mean:7.2f} s/game")
+        lines.append("    with Ray: " + _walls([cost], overhead))
+    if check:
+        lines.append("  the ladder, then its check, with Ray: " + _walls(costs, overhead))
+    return lines
+
+
+def _walls(costs: list[RunCost], overhead: float) -> str:
+    parts = []
+    for n in CORES:
+        estimate, bound = sequence(costs, n, overhead)
+        parts.append(f"{duration(estimate)} ({duration(bound)}) on {n}")
+    return ", ".join(parts) + " cores"
+
+
+def main(argv: list[str]) -> None:
+    overhead = ray_overhead()
+    print(
+        f"Ray's overhead per game: {overhead * 1000:.1f} ms (bench/results/ray_overhead.txt); "
+        "wall time with Ray: estimate (bound)"
+    )
+    if argv:
+        pairs = []
+        for arg in argv:
+            ladder, _, check = arg.partition(",")
+            pairs.append((Path(ladder).name, Path(ladder), Path(check) if check else None))
+    else:
+        pairs = [(label, ladder, check) for label, ladder, check in MEASURED]
+    for label, ladder, check in pairs:
+        print("\n".join(report(label, ladder, check, overhead)))
 
 
 if __name__ == "__main__":

@@ -15,7 +15,10 @@ sources:
   ladder run that rated it (the run's JSON in ``bench/results/``, found by its ratings);
 * ``preset-latency``: time per decision of each preset on mid-game positions
   (``bench/results/builds.txt``, ``bench/builds.py``), when that run measured today's
-  presets.
+  presets;
+* ``ray-cost``: the seconds per game of each level of the measured 2-player ladders, and the
+  wall time of a ladder and its check on 2, 16 and 128 cores with Ray (their JSON in
+  ``bench/results/`` and ``ray_overhead.txt``, through ``bench/ladder_cost.py``).
 
 ``make docs`` runs this; ``tests/test_docs_generated.py`` fails when a block is not current.
 Only figures from these files appear: a figure that has no source is left out, not guessed.
@@ -25,12 +28,14 @@ from __future__ import annotations
 
 import argparse
 import functools
+import importlib.util
 import json
 import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -270,11 +275,101 @@ def preset_latency() -> str:
     return "\n".join(lines)
 
 
+# ---------------------------------------------------------------------------------------
+# What a ladder costs, on N cores with Ray
+# ---------------------------------------------------------------------------------------
+
+
+@functools.cache
+def _ladder_cost() -> ModuleType:
+    """bench/ladder_cost.py, which computes these figures for bench/results/ladder_cost.txt."""
+    spec = importlib.util.spec_from_file_location("heka_ladder_cost", ROOT / "bench" / "ladder_cost.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # (its dataclasses look their module up)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _level(spec: str) -> str:
+    """A ladder level's name in the table: its spec without ``ms=none`` (every level has it)."""
+    return spec.replace(",ms=none", "")
+
+
+def ray_cost() -> str:
+    lc = _ladder_cost()
+    overhead = lc.ray_overhead()
+    measured = [(label, lc.load(ladder), lc.load(check)) for label, ladder, check in lc.MEASURED]
+    paths = [_rel(p) for _, ladder, check in lc.MEASURED for p in (ladder, check)]
+    lines = [
+        _source_note(*paths, "bench/results/ray_overhead.txt"),
+        "",
+        "CPU seconds per game of each level of the ladders (a game runs on one core): the mean "
+        "over the level's games against the anchors, the `mcts:easy` temperature levels as a range.",
+        "",
+        "| Level | " + " | ".join(label for label, _, _ in measured) + " |",
+        "|---|" + "---|" * len(measured),
+    ]
+    costs = [lc.level_costs(ladder) for _, ladder, _ in measured]
+    temps = "mcts:easy,ms=none,temp="
+    rows: dict[str, list[list[float]]] = {}
+    for i, per in enumerate(costs):
+        for spec, (_games, mean) in per.items():
+            if spec == lc.ANCHOR_GAMES:
+                name = "the anchors' games between themselves"
+            elif spec.startswith(temps):
+                name = temps
+            else:
+                name = f"`{_level(spec)}`"
+            rows.setdefault(name, [[] for _ in measured])[i].append(mean)
+    temp_levels = {s[len(temps) :] for per in costs for s in per if s.startswith(temps)}
+    ordered = sorted(rows.items(), key=lambda kv: sum(min(c) for c in kv[1] if c))
+    for name, cells in ordered:
+        if name == temps:
+            low, high = min(temp_levels, key=float), max(temp_levels, key=float)
+            name = f"`mcts:easy`, temperature {low} to {high} ({len(temp_levels)} levels)"
+        text = [
+            "—" if not c else (f"{min(c):.2f}" if len(c) == 1 else f"{min(c):.2f} to {max(c):.2f}")
+            for c in cells
+        ]
+        lines.append(f"| {name} | " + " | ".join(text) + " |")
+    lines += [
+        "",
+        f"Wall time with Ray, each game one task on one core: the games' seconds over N, no less than "
+        f"the run's longest game, plus Ray's overhead of {overhead * 1000:.1f} ms a game as if it were "
+        "not shared out between the cores; in brackets the most it can be (the longest game started "
+        "last). The check runs after its ladder.",
+        "",
+        "| Run | Games | CPU time of the games | Longest game | "
+        + " | ".join(f"{n} cores" for n in lc.CORES)
+        + " |",
+        "|---|---|---|---|" + "---|" * len(lc.CORES),
+    ]
+    for label, ladder, check in measured:
+        parts = [("ladder", [lc.RunCost.of(ladder)]), ("check", [lc.RunCost.of(check)])]
+        parts.append(("ladder, then check", parts[0][1] + parts[1][1]))
+        for what, runs in parts:
+            games = sum(r.games for r in runs)
+            seconds = sum(r.seconds for r in runs)
+            longest = max(r.longest for r in runs)
+            cells = []
+            for n in lc.CORES:
+                estimate, bound = lc.sequence(runs, n, overhead)
+                cells.append(f"{lc.duration(estimate)} ({lc.duration(bound)})")
+            lines.append(
+                f"| {label}: {what} | {games:,} | {lc.duration(seconds)} | {lc.duration(longest)} | "
+                + " | ".join(cells)
+                + " |"
+            )
+    return "\n".join(lines)
+
+
 BLOCKS: dict[str, Callable[[], str]] = {
     "presets": presets,
     "rating-ranges": rating_ranges,
     "preset-strength": preset_strength,
     "preset-latency": preset_latency,
+    "ray-cost": ray_cost,
 }
 
 
