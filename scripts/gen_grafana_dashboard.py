@@ -241,6 +241,26 @@ def build() -> dict[str, Any]:
     )
     g.next_line()
 
+    g.row("Reviews")
+    g.timeseries(
+        "Reviews in flight / refused",
+        [
+            (f"sum(heka_reviews_in_flight{{{SEL}}})", "in flight"),
+            (f"sum by (reason) (rate(heka_reviews_refused_total{{{SEL}}}[{RI}]))", "refused/s {{reason}}"),
+            (
+                f"histogram_quantile(0.9, sum by (le, game) (rate(heka_review_duration_seconds_bucket{{{SEL}}}[{RI}])))",
+                "review p90 (s) {{game}}",
+            ),
+        ],
+    )
+    g.timeseries(
+        "Moves reviewed per second by grade",
+        [(f"sum by (game, grade) (rate(heka_review_moves_total{{{SEL}}}[{RI}]))", "{{game}} {{grade}}")],
+        unit="ops",
+        x=12,
+    )
+    g.next_line()
+
     g.row("Games")
     g.timeseries(
         "Games created / finished",

@@ -24,13 +24,14 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from concurrent.futures import Executor
 from typing import Any
 
 import grpc
 
-from service.errors import shutting_down
+from service import metrics
+from service.errors import resource_exhausted, shutting_down
 from service.gen.heka.v1 import game_service_pb2 as pb
 from service.servicer import GameService
 
@@ -51,9 +52,17 @@ def bot_move_searches(request: Any) -> bool:
     return bool(request.bot.kind != pb.BOT_KIND_RANDOM)
 
 
+#: Server-streaming RPCs whose messages come from a generator of the servicer, run on a
+#: thread of the pool (each holds one for its whole call).
+STREAMING = frozenset({"ReviewGame"})
+
+
 #: Which requests of a :data:`BLOCKING` RPC take a place in the search queue.
 _QUEUED = {"BotMove": bot_move_searches, "AdvanceBots": searches}
 
+
+#: Retry hint of a review refused because the process runs its maximum of reviews.
+REVIEW_RETRY_SECONDS = 2.0
 
 METHODS = tuple(m.name for m in pb.DESCRIPTOR.services_by_name["GameService"].methods)
 
@@ -76,6 +85,10 @@ class ThreadContext:
         context.add_done_callback(self._on_done)
 
     def _on_done(self, _context: Any) -> None:
+        self.end()
+
+    def end(self) -> None:
+        """The call has ended: run the callbacks (once)."""
         with self._lock:
             self._done = True
             callbacks, self._callbacks = self._callbacks, []
@@ -110,14 +123,21 @@ class AsyncGameService:
         self.executor = executor
         #: Done once the calls are cut (:meth:`cut`); made on the event loop, at first use.
         self._cut: asyncio.Future[None] | None = None
-        #: Bot calls awaiting their thread (the event loop's thread alone counts them).
+        #: Bot calls awaiting their thread, and reviews streaming (the event loop's thread
+        #: alone counts them).
         self.running = 0
+        self.reviews = 0
+        #: Reviews one gRPC process runs at once (each holds a thread).
+        self.review_capacity = servicer.config.review_capacity
         #: Pool threads running a handler, and its condition (:meth:`wait_threads`).
         self._threads = 0
         self._threads_done = threading.Condition()
         for name in METHODS:
             method = getattr(servicer, name)
-            if name in BLOCKING:
+            handler: Callable[[Any, Any], Any]
+            if name in STREAMING:
+                handler = self._streamed(method)
+            elif name in BLOCKING:
                 handler = self._threaded(method, _QUEUED.get(name))
             elif name in SOMETIMES_BLOCKING:
                 handler = self._either(method, self._threaded(method, searches))
@@ -225,5 +245,86 @@ class AsyncGameService:
             work.cancel()
             leave(bridge)
             raise shutting_down()
+
+        return call
+
+    def _streamed(
+        self, method: Callable[[Any, Any], Iterator[Any]]
+    ) -> Callable[[Any, Any], AsyncIterator[Any]]:
+        """A server-streaming ``method`` (a generator of response messages) on the thread
+        pool, its messages handed to the event loop as they come. The call takes its place in
+        the search queue on the loop first (or is refused, as a bot call is), and at most
+        :attr:`review_capacity` such calls run at once in this process. The client's cancel,
+        or a cut at shutdown (:meth:`cut`), stops the generator's searches (its context's
+        callbacks) and ends the call."""
+        executor = self.executor
+        servicer = self.servicer
+        threads = self._threads_done
+
+        async def call(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+            cut = self._cut_signal()
+            if cut.done():
+                raise shutting_down()
+            if self.reviews >= self.review_capacity:
+                metrics.child(metrics.REVIEWS_REFUSED, "reviews_full").inc()
+                raise resource_exhausted(
+                    f"this server process runs {self.reviews} reviews, its limit "
+                    "(HEKA_MAX_CONCURRENT_REVIEWS); retry shortly or ask another replica",
+                    "reviews_full",
+                    retry_after=REVIEW_RETRY_SECONDS,
+                    quota_subject="reviews",
+                )
+            bridge = ThreadContext(context)
+            bridge.search_entry = servicer.enter_queue(bridge, review=True)
+            loop = asyncio.get_running_loop()
+            items: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+            stop = threading.Event()
+
+            def put(kind: str, item: Any) -> None:
+                loop.call_soon_threadsafe(items.put_nowait, (kind, item))
+
+            def run() -> None:
+                with threads:
+                    self._threads += 1
+                try:
+                    for message in method(request, bridge):
+                        put("message", message)
+                        if stop.is_set():
+                            break
+                    put("end", None)
+                except BaseException as exc:  # delivered to the call, raised there
+                    put("error", exc)
+                finally:
+                    if bridge.search_entry is not None:
+                        servicer.searches.queue.finish(bridge.search_entry)
+                    with threads:
+                        self._threads -= 1
+                        threads.notify_all()
+
+            work = loop.run_in_executor(executor, run)
+            self.reviews += 1
+            self.running += 1
+            try:
+                while True:
+                    getter = asyncio.ensure_future(items.get())
+                    await asyncio.wait((getter, cut), return_when=asyncio.FIRST_COMPLETED)
+                    if not getter.done():  # cut: end the review now; its searches stop
+                        getter.cancel()
+                        raise shutting_down()
+                    kind, item = getter.result()
+                    if kind == "end":
+                        return
+                    if kind == "error":
+                        raise item
+                    yield item
+            finally:
+                # However the call ends (done, error, cancelled by the client, cut), the
+                # generator stops and its searches with it (its context's callbacks).
+                stop.set()
+                bridge.end()
+                if not work.done():
+                    work.cancel()
+                self.running -= 1
+                self.reviews -= 1
 
         return call

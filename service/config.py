@@ -196,6 +196,22 @@ class Config:
         "ApplyAction), deadline or not: it then stops with STOP_REASON_TIME_LIMIT, keeping the "
         "moves made.",
     )
+    max_review_seconds: float = _setting(
+        "HEKA_MAX_REVIEW_SECONDS",
+        300.0,
+        "Cap on one ReviewGame call's time, deadline or not: the review then ends with the moves "
+        "reviewed so far (REVIEW_END_DEADLINE).",
+    )
+    max_review_actions: int = _setting(
+        "HEKA_MAX_REVIEW_ACTIONS", 5000, "Cap on the actions one ReviewGame call replays."
+    )
+    max_concurrent_reviews: int = _setting(
+        "HEKA_MAX_CONCURRENT_REVIEWS",
+        0,
+        "ReviewGame calls one gRPC process runs at once (each holds a thread while its searches "
+        "run); one more is RESOURCE_EXHAUSTED with a retry hint (0: the process's search slots, "
+        "HEKA_MAX_CONCURRENT_SEARCHES / HEKA_GRPC_PROCESSES).",
+    )
     deadline_margin_ms: float = _setting(
         "HEKA_DEADLINE_MARGIN_MS",
         40.0,
@@ -308,6 +324,11 @@ class Config:
         return max(1, math.ceil(self.search_capacity / max(1, self.grpc_processes)))
 
     @property
+    def review_capacity(self) -> int:
+        """ReviewGame calls one gRPC process runs at once."""
+        return self.max_concurrent_reviews if self.max_concurrent_reviews > 0 else self.search_share
+
+    @property
     def search_queue_length(self) -> int:
         """Bot calls that may wait for a slot in one gRPC process."""
         if self.max_queued_searches > 0:
@@ -344,6 +365,7 @@ class Config:
             "max_queued_rpcs",
             "grpc_threads",
             "max_workers_per_search",
+            "max_review_actions",
         ):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}")
@@ -353,10 +375,11 @@ class Config:
             "max_queued_searches",
             "state_cache_size",
             "max_concurrent_rpcs",
+            "max_concurrent_reviews",
         ):
             if getattr(self, name) < 0:
                 raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)}")
-        for name in ("max_milliseconds", "max_advance_seconds"):
+        for name in ("max_milliseconds", "max_advance_seconds", "max_review_seconds"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name} must be positive, got {getattr(self, name)}")
         for name in (

@@ -128,6 +128,10 @@ class ServerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         if handler.unary_unary is not None:
             limited = _split(method)[0] != _HEALTH
             wrapped = self._wrap(method, handler, self._deserializer(method, handler, limited=limited))
+        elif handler.unary_stream is not None and inspect.isasyncgenfunction(handler.unary_stream):
+            wrapped = self._wrap_server_stream(
+                method, handler, self._deserializer(method, handler, limited=True)
+            )
         else:
             wrapped = self._wrap_streaming(method, handler)
         # One event loop thread: no lock needed.
@@ -202,20 +206,11 @@ class ServerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     def _wrap(
         self, method: str, handler: grpc.RpcMethodHandler, deserializer: Callable[[bytes], Any]
     ) -> grpc.RpcMethodHandler:
-        service, name = _split(method)
         inner = handler.unary_unary
-        started = metrics.child(metrics.RPC_STARTED, service, name)
-        seconds = metrics.child(metrics.RPC_SECONDS, service, name)
-        handled: dict[grpc.StatusCode, Any] = {}
-        quiet = service == _HEALTH
-        log_enabled = self.access_log_enabled
-        log_prefix = f'"logger": "heka.access", "msg": "rpc", "method": {json.dumps(method)}, "code": "'
+        tally = _Tally(method, self.access_log_enabled)
 
         async def wrapped(request: Any, context: grpc.aio.ServicerContext) -> Any:
-            start = time.perf_counter()
-            started.inc()
-            code = grpc.StatusCode.OK
-            message = ""
+            call = tally.start()
             try:
                 if type(request) is _Refused:
                     raise request.error
@@ -224,34 +219,55 @@ class ServerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                     response = await response
                 remaining = context.time_remaining()
                 if remaining is not None and remaining < 0:
-                    code = grpc.StatusCode.DEADLINE_EXCEEDED
+                    call.code = grpc.StatusCode.DEADLINE_EXCEEDED
                 return response
             except asyncio.CancelledError:  # the client cancelled, or the server stops
-                code = grpc.StatusCode.CANCELLED
+                call.code = grpc.StatusCode.CANCELLED
                 raise
             except grpc.aio.AbortError:  # the handler called context.abort itself
-                code = _aborted_code(context) or grpc.StatusCode.UNKNOWN
+                call.code = _aborted_code(context) or grpc.StatusCode.UNKNOWN
                 raise
             except Exception as exc:
-                err = _handler_error(exc, context)
-                code, message = err.code, err.message
-                if code in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.FAILED_PRECONDITION):
-                    metrics.child(metrics.INVALID_REQUESTS, err.reason).inc()
-                await context.abort_with_status(err.to_status())
+                await call.fail(exc, context)
                 raise  # unreachable: abort_with_status raises
             finally:
-                elapsed = time.perf_counter() - start
-                counter = handled.get(code)
-                if counter is None:
-                    counter = handled[code] = metrics.child(metrics.RPC_HANDLED, service, name, code.name)
-                counter.inc()
-                seconds.observe(elapsed)
-                if log_enabled:
-                    level = logging.DEBUG if quiet else logging.INFO
-                    if access_log.isEnabledFor(level):
-                        _write_line(level, log_prefix, code.name, elapsed, peer=context.peer(), error=message)
+                call.end(context)
 
         return grpc.unary_unary_rpc_method_handler(
+            wrapped,
+            request_deserializer=deserializer,
+            response_serializer=handler.response_serializer,
+        )
+
+    def _wrap_server_stream(
+        self, method: str, handler: grpc.RpcMethodHandler, deserializer: Callable[[bytes], Any]
+    ) -> grpc.RpcMethodHandler:
+        """A server-streaming RPC of the game service (an async generator, ReviewGame): the
+        unary treatment, over the whole stream; an error after some messages ends the stream
+        with its status."""
+        inner = handler.unary_stream
+        tally = _Tally(method, self.access_log_enabled)
+
+        async def wrapped(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+            call = tally.start()
+            try:
+                if type(request) is _Refused:
+                    raise request.error
+                async for response in inner(request, context):
+                    yield response
+            except asyncio.CancelledError:
+                call.code = grpc.StatusCode.CANCELLED
+                raise
+            except grpc.aio.AbortError:
+                call.code = _aborted_code(context) or grpc.StatusCode.UNKNOWN
+                raise
+            except Exception as exc:
+                await call.fail(exc, context)
+                raise
+            finally:
+                call.end(context)
+
+        return grpc.unary_stream_rpc_method_handler(
             wrapped,
             request_deserializer=deserializer,
             response_serializer=handler.response_serializer,
@@ -311,6 +327,60 @@ class ServerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                 response_serializer=handler.response_serializer,
             )
         return handler
+
+
+class _Tally:
+    """The metrics and the access-log line of one method's calls (children cached)."""
+
+    def __init__(self, method: str, log_enabled: bool) -> None:
+        service, name = _split(method)
+        self.service, self.name = service, name
+        self.started = metrics.child(metrics.RPC_STARTED, service, name)
+        self.seconds = metrics.child(metrics.RPC_SECONDS, service, name)
+        self.handled: dict[grpc.StatusCode, Any] = {}
+        self.level = logging.DEBUG if service == _HEALTH else logging.INFO
+        self.log_enabled = log_enabled
+        self.log_prefix = f'"logger": "heka.access", "msg": "rpc", "method": {json.dumps(method)}, "code": "'
+
+    def start(self) -> _Call:
+        self.started.inc()
+        return _Call(self)
+
+
+class _Call:
+    """One call being tallied: its status code and error message so far."""
+
+    __slots__ = ("code", "message", "start", "tally")
+
+    def __init__(self, tally: _Tally) -> None:
+        self.tally = tally
+        self.start = time.perf_counter()
+        self.code = grpc.StatusCode.OK
+        self.message = ""
+
+    async def fail(self, exc: Exception, context: grpc.aio.ServicerContext) -> None:
+        """End the call with the status of ``exc`` (counted as an invalid request when it is
+        one); raises ``AbortError``."""
+        err = _handler_error(exc, context)
+        self.code, self.message = err.code, err.message
+        if self.code in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.FAILED_PRECONDITION):
+            metrics.child(metrics.INVALID_REQUESTS, err.reason).inc()
+        await context.abort_with_status(err.to_status())
+
+    def end(self, context: grpc.aio.ServicerContext) -> None:
+        t = self.tally
+        elapsed = time.perf_counter() - self.start
+        counter = t.handled.get(self.code)
+        if counter is None:
+            counter = t.handled[self.code] = metrics.child(
+                metrics.RPC_HANDLED, t.service, t.name, self.code.name
+            )
+        counter.inc()
+        t.seconds.observe(elapsed)
+        if t.log_enabled and access_log.isEnabledFor(t.level):
+            _write_line(
+                t.level, t.log_prefix, self.code.name, elapsed, peer=context.peer(), error=self.message
+            )
 
 
 def _handler_error(exc: Exception, context: grpc.aio.ServicerContext) -> ServiceError:

@@ -87,6 +87,23 @@ SEARCH_QUEUE_WAIT = Histogram(
     ["outcome"],
     buckets=RPC_BUCKETS,
 )
+REVIEWS_IN_FLIGHT = Gauge(
+    "heka_reviews_in_flight", "ReviewGame calls running (all gRPC processes).", multiprocess_mode="livesum"
+)
+REVIEW_MOVES = Counter(
+    "heka_review_moves_total", "Decisions reviewed by ReviewGame, by game and grade.", ["game", "grade"]
+)
+REVIEW_SECONDS = Histogram(
+    "heka_review_duration_seconds",
+    "Wall-clock time of one ReviewGame call, from its arrival to its last message.",
+    ["game"],
+    buckets=(0.1, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0),
+)
+REVIEWS_REFUSED = Counter(
+    "heka_reviews_refused_total",
+    "ReviewGame calls refused for capacity before any search, by reason (ErrorInfo's reason).",
+    ["reason"],
+)
 GAMES_CREATED = Counter("heka_games_created_total", "Games created.", ["game"])
 GAMES_FINISHED = Counter(
     "heka_games_finished_total",
@@ -128,6 +145,7 @@ def label_values() -> dict[str, frozenset[str]]:
         import grpc
         from grpc_health.v1 import health_pb2
 
+        from ai.review import GRADES
         from engine.aton.flow import Reason as AtonReason
         from engine.osirium.flow import Reason as OsiriumReason
         from engine.registry import list_games
@@ -148,6 +166,7 @@ def label_values() -> dict[str, frozenset[str]]:
             grpc_method=frozenset(m.name for s in services for m in s.methods),
             grpc_code=frozenset(c.name for c in grpc.StatusCode),
             reason=REASONS,
+            grade=frozenset(GRADES),
         )
     return _label_values
 

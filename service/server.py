@@ -146,9 +146,12 @@ class Server:
 
         # 3. gRPC: an asyncio server on its own event loop thread (the main thread keeps
         # the signals and the supervision); bot calls wait for their searches on a thread pool,
-        # with a thread for each call the search queue can hold.
+        # with a thread for each call the search queue can hold, and for each review.
         self._executor = futures.ThreadPoolExecutor(
-            max_workers=cfg.grpc_threads + cfg.search_capacity + cfg.search_queue_length,
+            max_workers=cfg.grpc_threads
+            + cfg.search_capacity
+            + cfg.search_queue_length
+            + cfg.review_capacity,
             thread_name_prefix="bot-call",
         )
         self._loop = asyncio.new_event_loop()

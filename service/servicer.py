@@ -23,7 +23,7 @@ import grpc
 import engine
 from engine.core import SECRET_ACTION, ActionParseError, Game, IllegalActionError, State
 from engine.registry import get_game, list_games
-from service import bots, convert, metrics
+from service import bots, convert, metrics, review
 from service.bots import BotPlan, PlayedTurn
 from service.config import Config
 from service.envelope import VERSION as ENVELOPE_VERSION
@@ -305,18 +305,20 @@ class GameService(pb_grpc.GameServiceServicer):
             return None
         return time.monotonic() + float(remaining)
 
-    def enter_queue(self, context: Any) -> Entry:
+    def enter_queue(self, context: Any, *, review: bool = False) -> Entry:
         """The call's place in the search queue, taken on arrival, before its token is
         opened: a call the queue cannot serve in time is refused here, at the cost of a few
-        comparisons (RESOURCE_EXHAUSTED with a retry hint; UNAVAILABLE when draining)."""
+        comparisons (RESOURCE_EXHAUSTED with a retry hint; UNAVAILABLE when draining).
+        ``review``: a ReviewGame call's first search (counted as a refused review)."""
         try:
             return self.searches.enter(self._call_deadline(context))
         except Refused as exc:
-            raise self._refusal(exc) from None
+            raise self._refusal(exc, review=review) from None
 
     @staticmethod
-    def _refusal(exc: Refused) -> ServiceError:
-        metrics.child(metrics.SEARCHES_REJECTED, exc.reason).inc()
+    def _refusal(exc: Refused, *, review: bool = False) -> ServiceError:
+        counter = metrics.REVIEWS_REFUSED if review else metrics.SEARCHES_REJECTED
+        metrics.child(counter, exc.reason).inc()
         if exc.reason == "draining":
             return ServiceError(
                 grpc.StatusCode.UNAVAILABLE, str(exc), reason="draining", retry_after=exc.retry_after
@@ -607,3 +609,20 @@ class GameService(pb_grpc.GameServiceServicer):
             encrypted=opened.encrypted,
             token_version=opened.version,
         )
+
+    def ReviewGame(self, request: pb.ReviewGameRequest, context: Any) -> Iterator[pb.ReviewGameResponse]:
+        """The review's stream (:mod:`service.review`): a generator, run on a thread of its
+        own by the asyncio server (:mod:`service.asyncio_bridge`)."""
+        start = self._open(request.state, request.game)
+        viewer = self._optional_seat(start, request, "viewer")
+        which = request.WhichOneof("seats")
+        if which == "seat":
+            seats = [self._seat(start, request.seat, "seat")]
+        elif which == "all_seats" and request.all_seats:
+            seats = list(range(start.num_players))
+        else:
+            raise invalid(
+                "seat", "name the seat to review (seat) or every seat (all_seats=true)", "bad_request"
+            )
+        server = review.Server(self.config, self.keys, self.searches, self.actions)
+        return review.review_game(server, start, request, context, viewer=viewer, seats=seats)

@@ -37,11 +37,13 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
-from typing import Any
+from typing import Any, TypeVar
 
 from ai.procpool import WorkerPool, get_context
 
 log = logging.getLogger("heka.workers")
+
+T = TypeVar("T")
 
 PRELOAD = [
     "engine.core",
@@ -52,6 +54,7 @@ PRELOAD = [
     "ai.mcts",
     "ai.greedy",
     "ai.presets",
+    "ai.review",
 ]
 
 
@@ -75,6 +78,22 @@ class SearchResult:
     action: int
     diagnostics: Any  # ai.api.Diagnostics
     seconds: float
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ReviewJob:
+    """One decision of a game review (:func:`ai.review.review_decision`): the state before
+    it, the action played, its move number, the reviewer, the search's seed and deadline."""
+
+    game: str
+    serialized: str
+    played: int
+    move: int
+    reviewer: Any  # ai.review.Reviewer
+    seed: int
+    deadline: float | None
+    #: Index of this search's cancel flag (set when the client goes away), if any.
+    cancel_index: int | None = None
 
 
 # ---------------------------------------------------------------------------------------
@@ -135,17 +154,40 @@ def run_search(job: SearchJob) -> SearchResult:
     budget = None
     if job.iterations is not None or job.milliseconds is not None:
         budget = Budget(iterations=job.iterations, milliseconds=job.milliseconds)
-    should_stop = None
-    flags, index = _SHARED.get("cancel_flags"), job.cancel_index
-    if flags is not None and index is not None:
-
-        def should_stop() -> bool:
-            return bool(flags[index])
-
+    should_stop = _should_stop(job.cancel_index)
     decision = bot.choose(state, seed=job.seed, budget=budget, deadline=job.deadline, should_stop=should_stop)
     seconds = time.monotonic() - start
     metrics.record_search(job.game, job.label, decision.diagnostics.iterations, seconds)
     return SearchResult(decision.action, decision.diagnostics, seconds)
+
+
+def _should_stop(index: int | None) -> Any:
+    """The cancel check of a search (polled by the search), or None without a flag."""
+    flags = _SHARED.get("cancel_flags")
+    if flags is None or index is None:
+        return None
+
+    def should_stop() -> bool:
+        return bool(flags[index])
+
+    return should_stop
+
+
+def run_review(job: ReviewJob) -> Any:
+    """Review one decision (in a worker process): an :class:`ai.review.MoveReview`."""
+    from ai.review import review_decision
+    from engine.registry import get_game
+
+    state = get_game(job.game).deserialize_state(job.serialized, validate=False)
+    return review_decision(
+        state,
+        job.played,
+        job.reviewer,
+        job.seed,
+        move=job.move,
+        deadline=job.deadline,
+        should_stop=_should_stop(job.cancel_index),
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -400,6 +442,26 @@ class SearchQueue:
         self._on_length(-1)
         self._on_wait(entry.held_from - entry.entered, "admitted")
 
+    def take_free(self) -> Entry | None:
+        """A slot now, for another search of a call that already holds one (a review's
+        parallel moves): only when a slot is free and no call waits for one, so that it
+        never goes before a waiting call; None otherwise. Released as any (:meth:`release`)."""
+        with self._cond:
+            if self._closed or self._pending > 0 or not self._take():
+                return None
+            now = self._clock()
+            entry = Entry(now, None, self._lock)
+            self._holding += 1
+            entry.state = _HOLDING
+            entry.held_from = now
+        self._on_wait(0.0, "admitted")
+        return entry
+
+    @property
+    def closed(self) -> bool:
+        """Whether the queue is draining (:meth:`close`)."""
+        return self._closed
+
     def release(self, entry: Entry) -> None:
         """The call of ``entry`` is done with its slot (the next in line takes it)."""
         with self._cond:
@@ -523,25 +585,47 @@ class SearchPool:
         :class:`Refused` or :class:`Cancelled` when it does not get one."""
         if entry is None:
             entry = self.queue.enter(deadline)
+        ticket = self.acquire(entry)
+        try:
+            yield ticket
+        finally:
+            self.release(entry)
+
+    def acquire(self, entry: Entry) -> Ticket:
+        """Wait in line for a slot with ``entry`` (:meth:`SearchQueue.acquire`) and take it,
+        with its cancel flag; :class:`Refused` or :class:`Cancelled` when it does not get
+        one (the entry then leaves the queue). :meth:`release` gives it back."""
         try:
             self.queue.acquire(entry)
         except BaseException:
             self.queue.finish(entry)
             raise
+        return self._ticket(entry)
+
+    def take_free(self) -> tuple[Entry, Ticket] | None:
+        """A free slot now, if no call waits for one (:meth:`SearchQueue.take_free`), with its
+        cancel flag; None otherwise. :meth:`release` gives it back."""
+        entry = self.queue.take_free()
+        return None if entry is None else (entry, self._ticket(entry))
+
+    def _ticket(self, entry: Entry) -> Ticket:
         with self._lock:
             ticket = Ticket(self._free.pop())
             self._flags[ticket.index] = 0
             entry.ticket = ticket
             if entry.cancelled:  # cancelled just as it got the slot
                 self._flags[ticket.index] = 1
-        try:
-            yield ticket
-        finally:
-            with self._lock:
+        return ticket
+
+    def release(self, entry: Entry) -> None:
+        """The search of ``entry`` is done: its cancel flag and its slot go back."""
+        with self._lock:
+            ticket = entry.ticket
+            if ticket is not None:
                 ticket.active = False
                 entry.ticket = None
                 self._free.append(ticket.index)
-            self.queue.release(entry)
+        self.queue.release(entry)
 
     def cancel_call(self, entry: Entry) -> None:
         """The client of ``entry`` went away: it leaves the queue, or its search stops."""
@@ -562,8 +646,15 @@ class SearchPool:
                 self._flags[ticket.index] = 1
 
     def submit(self, job: SearchJob) -> Future[SearchResult]:
+        return self._submit(run_search, job)
+
+    def submit_review(self, job: ReviewJob) -> Future[Any]:
+        """Review one decision in a worker (:func:`run_review`)."""
+        return self._submit(run_review, job)
+
+    def _submit(self, fn: Callable[[Any], T], job: object) -> Future[T]:
         try:
-            return self._pool.submit(run_search, job)
+            return self._pool.submit(fn, job)
         except BrokenProcessPool:
             self._restart()
             raise

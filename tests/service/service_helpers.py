@@ -6,6 +6,8 @@ import base64
 import os
 import sys
 import tempfile
+import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -75,3 +77,52 @@ def error_details(err: grpc.RpcError) -> tuple[str | None, str | None, dict[str,
             any_msg.Unpack(info)
             reason, metadata, domain = info.reason, dict(info.metadata), info.domain
     return field, reason, metadata, domain
+
+
+def scrape(server: ServerProcess) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """Every sample of the server's /metrics, by (name, sorted labels)."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    with urllib.request.urlopen(f"http://127.0.0.1:{server.metrics_port}/metrics", timeout=10) as resp:
+        text = resp.read().decode()
+    samples: dict[tuple[str, tuple[tuple[str, str], ...]], float] = {}
+    for family in text_string_to_metric_families(text):
+        for s in family.samples:
+            samples[(s.name, tuple(sorted(s.labels.items())))] = s.value
+    return samples
+
+
+def total(samples: dict[Any, float], name: str, **labels: str) -> float:
+    """The sum of the samples of ``name`` whose labels include ``labels``."""
+    want = set(labels.items())
+    return sum(v for (n, lab), v in samples.items() if n == name and want <= set(lab))
+
+
+def wait_metric(server: ServerProcess, name: str, n: float, **labels: str) -> None:
+    """Wait (up to 10 s) until :func:`total` of ``name`` reaches ``n``."""
+    end = time.monotonic() + 10
+    while time.monotonic() < end:
+        if total(scrape(server), name, **labels) >= n:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"{name}{labels} never reached {n}")
+
+
+def retry_info(err: grpc.RpcError) -> tuple[str, float | None]:
+    """(ErrorInfo reason, RetryInfo delay in seconds) of a status."""
+    from google.rpc import error_details_pb2
+    from grpc_status import rpc_status
+
+    status = rpc_status.from_call(err)  # type: ignore[arg-type]
+    assert status is not None, "rich status details expected"
+    reason, delay = "", None
+    for any_msg in status.details:
+        if any_msg.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
+            info = error_details_pb2.ErrorInfo()
+            any_msg.Unpack(info)
+            reason = info.reason
+        elif any_msg.Is(error_details_pb2.RetryInfo.DESCRIPTOR):
+            retry = error_details_pb2.RetryInfo()
+            any_msg.Unpack(retry)
+            delay = retry.retry_delay.seconds + retry.retry_delay.nanos / 1e9
+    return reason, delay

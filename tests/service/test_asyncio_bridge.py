@@ -44,7 +44,16 @@ def test_async_service_runs_bot_calls_on_the_pool_and_cheap_calls_inline() -> No
     import threading
     from concurrent.futures import ThreadPoolExecutor
 
-    from service.asyncio_bridge import BLOCKING, METHODS, SOMETIMES_BLOCKING, AsyncGameService, searches
+    from types import SimpleNamespace
+
+    from service.asyncio_bridge import (
+        BLOCKING,
+        METHODS,
+        SOMETIMES_BLOCKING,
+        STREAMING,
+        AsyncGameService,
+        searches,
+    )
     from service.gen.heka.v1 import game_service_pb2 as pb
 
     seen: list[tuple[str, str]] = []
@@ -52,9 +61,17 @@ def test_async_service_runs_bot_calls_on_the_pool_and_cheap_calls_inline() -> No
     entered: list[str] = []
 
     class Recorder:
-        def enter_queue(self, _context: Any) -> None:
-            """A searching bot call takes its place in the queue on the loop, first."""
-            entered.append(threading.current_thread().name)
+        config = SimpleNamespace(review_capacity=1)
+
+        def enter_queue(self, _context: Any, review: bool = False) -> None:
+            """A searching bot call (or a review) takes its place in the queue on the loop, first."""
+            entered.append(threading.current_thread().name + (" review" if review else ""))
+
+        def ReviewGame(self, _request: Any, _context: Any) -> Any:
+            """A streaming RPC: a generator, run on the pool."""
+            for i in range(3):
+                seen.append((f"ReviewGame {i}", threading.current_thread().name))
+                yield i
 
         def __getattr__(self, name: str) -> Any:
             def method(_request: Any, _context: Any) -> str:
@@ -67,6 +84,8 @@ def test_async_service_runs_bot_calls_on_the_pool_and_cheap_calls_inline() -> No
     random_only = [pb.BotSeat(seat=1, bot=pb.BotSettings(kind=pb.BOT_KIND_RANDOM))]
     requests: list[tuple[str, Any, bool]] = []  # (method, request, runs on the pool)
     for m in METHODS:
+        if m in STREAMING:
+            continue
         request = getattr(pb, f"{m}Request")()
         requests.append((m, request, m in BLOCKING))
         if m in SOMETIMES_BLOCKING:  # with bots: on the pool only when a bot searches
@@ -78,8 +97,19 @@ def test_async_service_runs_bot_calls_on_the_pool_and_cheap_calls_inline() -> No
         async def call_all() -> list[str]:
             return [await getattr(service, m)(r, _FakeAioContext(None)) for m, r, _ in requests]
 
+        async def stream() -> list[int]:
+            return [i async for i in service.ReviewGame(pb.ReviewGameRequest(), _FakeAioContext(None))]
+
         results = asyncio.run(call_all())
+        streamed = asyncio.run(stream())
     assert results == [m for m, _, _ in requests]
+    # The stream's messages come from the pool thread, in order; it entered the queue first.
+    assert streamed == [0, 1, 2] and STREAMING == {"ReviewGame"}
+    review_threads = [thread for name, thread in seen if name.startswith("ReviewGame")]
+    seen[:] = [(name, thread) for name, thread in seen if not name.startswith("ReviewGame")]
+    assert len(review_threads) == 3 and all(t.startswith("bot-call") for t in review_threads)
+    assert entered[-1] == "MainThread review"
+    entered.pop()
     assert set(METHODS) >= BLOCKING | SOMETIMES_BLOCKING
     assert [thread.startswith("bot-call") for _, thread in seen] == [pooled for _, _, pooled in requests]
     # Every searching bot call entered the queue, on the event loop, not on the pool.

@@ -663,7 +663,7 @@ def _is_error(line: dict[str, Any]) -> bool:
 def test_an_undecodable_body_is_counted_and_logged_once_without_a_traceback(
     server: ServerProcess, calls: Calls
 ) -> None:
-    from test_service_ops import scrape, total
+    from service_helpers import scrape, total
 
     before = scrape(server)
     logged_before = _log_count(server, _is_bad_apply_body)

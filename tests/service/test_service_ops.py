@@ -7,15 +7,13 @@ import os
 import signal
 import threading
 import time
-import urllib.request
 from typing import Any
 
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
-from prometheus_client.parser import text_string_to_metric_families
-from service_helpers import KEY1, KEY2, ServerProcess, call_error
+from service_helpers import KEY1, KEY2, ServerProcess, call_error, retry_info, scrape, total, wait_metric
 
 from service.envelope import KeyRing, parse_keys
 from service.gen.heka.v1 import game_service_pb2 as pb
@@ -39,21 +37,6 @@ def legal_ids(stub: Any, token: str) -> set[int]:
 def health_status(server: ServerProcess, service: str = "") -> int:
     stub = health_pb2_grpc.HealthStub(server.channel)
     return int(stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=5).status)
-
-
-def scrape(server: ServerProcess) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
-    with urllib.request.urlopen(f"http://127.0.0.1:{server.metrics_port}/metrics", timeout=10) as resp:
-        text = resp.read().decode()
-    samples: dict[tuple[str, tuple[tuple[str, str], ...]], float] = {}
-    for family in text_string_to_metric_families(text):
-        for s in family.samples:
-            samples[(s.name, tuple(sorted(s.labels.items())))] = s.value
-    return samples
-
-
-def total(samples: dict[Any, float], name: str, **labels: str) -> float:
-    want = set(labels.items())
-    return sum(v for (n, lab), v in samples.items() if n == name and want <= set(lab))
 
 
 # ---------------------------------------------------------------------------------------
@@ -140,15 +123,6 @@ def _wait_in_flight(server: ServerProcess, n: int) -> None:
     raise AssertionError("search never started")
 
 
-def _wait_metric(server: ServerProcess, name: str, n: float, **labels: str) -> None:
-    end = time.monotonic() + 10
-    while time.monotonic() < end:
-        if total(scrape(server), name, **labels) >= n:
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"{name}{labels} never reached {n}")
-
-
 def test_a_bot_call_waits_for_a_busy_slot_and_health_stays_serving(tight_server: ServerProcess) -> None:
     """Every slot busy: further bot calls (on any connection, so on either gRPC process)
     wait in the queue and are served when the slot frees, instead of being refused; cheap
@@ -165,7 +139,7 @@ def test_a_bot_call_waits_for_a_busy_slot_and_health_stays_serving(tight_server:
             )
             for ch in channels
         ]
-        _wait_metric(tight_server, "heka_search_queue_length", 3)
+        wait_metric(tight_server, "heka_search_queue_length", 3)
         # Cheap calls and health keep answering while the worker searches.
         assert legal_ids(stub, token)
         assert health_status(tight_server) == health_pb2.HealthCheckResponse.SERVING
@@ -204,7 +178,7 @@ def test_the_queue_refuses_up_front_what_it_cannot_serve_in_time(start_server: A
         short = pb.BotMoveRequest(state=state, bot=slow_mcts(100), viewer=0)
         err = call_error(stub.BotMove, short, timeout=2)
         assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, err.details()
-        reason, delay = _retry_info(err)
+        reason, delay = retry_info(err)
         assert reason == "QUEUE_DEADLINE" and delay is not None and delay > 0, (reason, delay)
     # Bot calls inside ApplyAction queue like BotMove.
     legal = sorted(legal_ids(stub, token))
@@ -212,14 +186,14 @@ def test_the_queue_refuses_up_front_what_it_cannot_serve_in_time(start_server: A
         state=token, action_id=legal[0], player=0, bots=[pb.BotSeat(seat=1, bot=slow_mcts(100))]
     )
     first = stub.ApplyAction.future(apply, timeout=30)
-    _wait_metric(server, "heka_search_queue_length", 1)
+    wait_metric(server, "heka_search_queue_length", 1)
     for state in (token, "not a token"):
         late = pb.BotMoveRequest(state=state, bot=slow_mcts(100), viewer=0)
         err = call_error(stub.BotMove, late, timeout=30)
         assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, err.details()
-        assert _retry_info(err)[0] == "QUEUE_FULL"
+        assert retry_info(err)[0] == "QUEUE_FULL"
     first.cancel()
-    _wait_metric(server, "heka_search_queue_wait_seconds_count", 1, outcome="cancelled")
+    wait_metric(server, "heka_search_queue_wait_seconds_count", 1, outcome="cancelled")
     assert total(scrape(server), "heka_search_queue_length") == 0
     # The place is free again: the next call waits and is served.
     again = stub.BotMove.future(pb.BotMoveRequest(state=token, bot=slow_mcts(100), viewer=0), timeout=30)
@@ -241,12 +215,12 @@ def test_draining_refuses_queued_calls_with_a_retry_hint(tight_server: ServerPro
     long_call = stub.BotMove.future(pb.BotMoveRequest(state=token, bot=slow_mcts(4000), viewer=0), timeout=30)
     _wait_in_flight(tight_server, 1)
     queued = stub.BotMove.future(pb.BotMoveRequest(state=token, bot=slow_mcts(100), viewer=0), timeout=30)
-    _wait_metric(tight_server, "heka_search_queue_length", 1)
+    wait_metric(tight_server, "heka_search_queue_length", 1)
     tight_server.proc.send_signal(15)
     with pytest.raises(grpc.RpcError) as info:
         queued.result()
     assert info.value.code() == grpc.StatusCode.UNAVAILABLE, info.value.details()
-    reason, delay = _retry_info(info.value)
+    reason, delay = retry_info(info.value)
     assert reason == "DRAINING" and delay is not None and delay > 0
     assert not long_call.done()  # refused while the 4 s search still ran
     assert long_call.result().action.id >= 0
@@ -638,26 +612,6 @@ def _running(pid: int) -> bool:
 # ---------------------------------------------------------------------------------------
 
 
-def _retry_info(err: grpc.RpcError) -> tuple[str, float | None]:
-    """(ErrorInfo reason, RetryInfo delay in seconds) of a status."""
-    from google.rpc import error_details_pb2
-    from grpc_status import rpc_status
-
-    status = rpc_status.from_call(err)  # type: ignore[arg-type]
-    assert status is not None, "rich status details expected"
-    reason, delay = "", None
-    for any_msg in status.details:
-        if any_msg.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
-            info = error_details_pb2.ErrorInfo()
-            any_msg.Unpack(info)
-            reason = info.reason
-        elif any_msg.Is(error_details_pb2.RetryInfo.DESCRIPTOR):
-            retry = error_details_pb2.RetryInfo()
-            any_msg.Unpack(retry)
-            delay = retry.retry_delay.seconds + retry.retry_delay.nanos / 1e9
-    return reason, delay
-
-
 def test_a_burst_over_the_rpc_cap_is_resource_exhausted_never_cancelled(start_server: Any) -> None:
     """Cap 2: two bot calls hold both slots (long searches), then a burst of 120 calls of
     every kind over 3 connections: each is refused at once with RESOURCE_EXHAUSTED, reason
@@ -701,7 +655,7 @@ def test_a_burst_over_the_rpc_cap_is_resource_exhausted_never_cancelled(start_se
             with pytest.raises(grpc.RpcError) as info:
                 call.result()
             codes.append(info.value.code())
-            assert _retry_info(info.value) == ("OVERLOADED", 0.25)
+            assert retry_info(info.value) == ("OVERLOADED", 0.25)
             assert "HEKA_MAX_CONCURRENT_RPCS" in info.value.details()
         assert set(codes) == {grpc.StatusCode.RESOURCE_EXHAUSTED}
         assert health_status(server, SERVICE) == health_pb2.HealthCheckResponse.SERVING

@@ -13,8 +13,7 @@ import grpc
 import pytest
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
-from service_helpers import KEY1, ROOT
-from test_service_ops import scrape, total
+from service_helpers import KEY1, ROOT, scrape, total
 
 from service import config as cfg
 from service.gen.heka.v1 import game_service_pb2 as pb

@@ -55,6 +55,23 @@ class Decision(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     DECISION_BREAK: _ClassVar[Decision]
     DECISION_REFILL: _ClassVar[Decision]
 
+class MoveGrade(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    MOVE_GRADE_UNSPECIFIED: _ClassVar[MoveGrade]
+    MOVE_GRADE_BEST: _ClassVar[MoveGrade]
+    MOVE_GRADE_EXCELLENT: _ClassVar[MoveGrade]
+    MOVE_GRADE_GOOD: _ClassVar[MoveGrade]
+    MOVE_GRADE_INACCURACY: _ClassVar[MoveGrade]
+    MOVE_GRADE_MISTAKE: _ClassVar[MoveGrade]
+    MOVE_GRADE_BLUNDER: _ClassVar[MoveGrade]
+
+class ReviewEnd(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    REVIEW_END_UNSPECIFIED: _ClassVar[ReviewEnd]
+    REVIEW_END_COMPLETE: _ClassVar[ReviewEnd]
+    REVIEW_END_DEADLINE: _ClassVar[ReviewEnd]
+    REVIEW_END_SHUTTING_DOWN: _ClassVar[ReviewEnd]
+
 class OutcomeReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     OUTCOME_REASON_UNSPECIFIED: _ClassVar[OutcomeReason]
@@ -178,6 +195,17 @@ DECISION_MAIN: Decision
 DECISION_DRAW: Decision
 DECISION_BREAK: Decision
 DECISION_REFILL: Decision
+MOVE_GRADE_UNSPECIFIED: MoveGrade
+MOVE_GRADE_BEST: MoveGrade
+MOVE_GRADE_EXCELLENT: MoveGrade
+MOVE_GRADE_GOOD: MoveGrade
+MOVE_GRADE_INACCURACY: MoveGrade
+MOVE_GRADE_MISTAKE: MoveGrade
+MOVE_GRADE_BLUNDER: MoveGrade
+REVIEW_END_UNSPECIFIED: ReviewEnd
+REVIEW_END_COMPLETE: ReviewEnd
+REVIEW_END_DEADLINE: ReviewEnd
+REVIEW_END_SHUTTING_DOWN: ReviewEnd
 OUTCOME_REASON_UNSPECIFIED: OutcomeReason
 OUTCOME_REASON_POINTS: OutcomeReason
 OUTCOME_REASON_TEMPLE: OutcomeReason
@@ -1296,6 +1324,106 @@ class BotTurn(_message.Message):
     events: _containers.RepeatedCompositeFieldContainer[Event]
     def __init__(self, player: _Optional[int] = ..., action: _Optional[_Union[Action, _Mapping]] = ..., diagnostics: _Optional[_Union[SearchDiagnostics, _Mapping]] = ..., events: _Optional[_Iterable[_Union[Event, _Mapping]]] = ...) -> None: ...
 
+class ReviewedAction(_message.Message):
+    __slots__ = ("action", "visits", "expected_score")
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    VISITS_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_SCORE_FIELD_NUMBER: _ClassVar[int]
+    action: Action
+    visits: int
+    expected_score: float
+    def __init__(self, action: _Optional[_Union[Action, _Mapping]] = ..., visits: _Optional[int] = ..., expected_score: _Optional[float] = ...) -> None: ...
+
+class MoveReview(_message.Message):
+    __slots__ = ("move", "seat", "decision", "played", "best", "played_score", "best_score", "loss", "grade", "accuracy", "alternatives", "iterations", "elapsed_seconds")
+    MOVE_FIELD_NUMBER: _ClassVar[int]
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    DECISION_FIELD_NUMBER: _ClassVar[int]
+    PLAYED_FIELD_NUMBER: _ClassVar[int]
+    BEST_FIELD_NUMBER: _ClassVar[int]
+    PLAYED_SCORE_FIELD_NUMBER: _ClassVar[int]
+    BEST_SCORE_FIELD_NUMBER: _ClassVar[int]
+    LOSS_FIELD_NUMBER: _ClassVar[int]
+    GRADE_FIELD_NUMBER: _ClassVar[int]
+    ACCURACY_FIELD_NUMBER: _ClassVar[int]
+    ALTERNATIVES_FIELD_NUMBER: _ClassVar[int]
+    ITERATIONS_FIELD_NUMBER: _ClassVar[int]
+    ELAPSED_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    move: int
+    seat: int
+    decision: Decision
+    played: Action
+    best: Action
+    played_score: float
+    best_score: float
+    loss: float
+    grade: MoveGrade
+    accuracy: float
+    alternatives: _containers.RepeatedCompositeFieldContainer[ReviewedAction]
+    iterations: int
+    elapsed_seconds: float
+    def __init__(self, move: _Optional[int] = ..., seat: _Optional[int] = ..., decision: _Optional[_Union[Decision, str]] = ..., played: _Optional[_Union[Action, _Mapping]] = ..., best: _Optional[_Union[Action, _Mapping]] = ..., played_score: _Optional[float] = ..., best_score: _Optional[float] = ..., loss: _Optional[float] = ..., grade: _Optional[_Union[MoveGrade, str]] = ..., accuracy: _Optional[float] = ..., alternatives: _Optional[_Iterable[_Union[ReviewedAction, _Mapping]]] = ..., iterations: _Optional[int] = ..., elapsed_seconds: _Optional[float] = ...) -> None: ...
+
+class ReviewHeader(_message.Message):
+    __slots__ = ("moves", "actions", "seats", "forced_moves", "reviewer", "iterations", "seed", "status")
+    MOVES_FIELD_NUMBER: _ClassVar[int]
+    ACTIONS_FIELD_NUMBER: _ClassVar[int]
+    SEATS_FIELD_NUMBER: _ClassVar[int]
+    FORCED_MOVES_FIELD_NUMBER: _ClassVar[int]
+    REVIEWER_FIELD_NUMBER: _ClassVar[int]
+    ITERATIONS_FIELD_NUMBER: _ClassVar[int]
+    SEED_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    moves: int
+    actions: int
+    seats: _containers.RepeatedScalarFieldContainer[int]
+    forced_moves: int
+    reviewer: str
+    iterations: int
+    seed: int
+    status: GameStatus
+    def __init__(self, moves: _Optional[int] = ..., actions: _Optional[int] = ..., seats: _Optional[_Iterable[int]] = ..., forced_moves: _Optional[int] = ..., reviewer: _Optional[str] = ..., iterations: _Optional[int] = ..., seed: _Optional[int] = ..., status: _Optional[_Union[GameStatus, _Mapping]] = ...) -> None: ...
+
+class GradeCount(_message.Message):
+    __slots__ = ("grade", "moves")
+    GRADE_FIELD_NUMBER: _ClassVar[int]
+    MOVES_FIELD_NUMBER: _ClassVar[int]
+    grade: MoveGrade
+    moves: int
+    def __init__(self, grade: _Optional[_Union[MoveGrade, str]] = ..., moves: _Optional[int] = ...) -> None: ...
+
+class SeatReview(_message.Message):
+    __slots__ = ("seat", "moves", "forced_moves", "accuracy", "mean_loss", "grades")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    MOVES_FIELD_NUMBER: _ClassVar[int]
+    FORCED_MOVES_FIELD_NUMBER: _ClassVar[int]
+    ACCURACY_FIELD_NUMBER: _ClassVar[int]
+    MEAN_LOSS_FIELD_NUMBER: _ClassVar[int]
+    GRADES_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    moves: int
+    forced_moves: int
+    accuracy: float
+    mean_loss: float
+    grades: _containers.RepeatedCompositeFieldContainer[GradeCount]
+    def __init__(self, seat: _Optional[int] = ..., moves: _Optional[int] = ..., forced_moves: _Optional[int] = ..., accuracy: _Optional[float] = ..., mean_loss: _Optional[float] = ..., grades: _Optional[_Iterable[_Union[GradeCount, _Mapping]]] = ...) -> None: ...
+
+class ReviewSummary(_message.Message):
+    __slots__ = ("end", "seats", "moves_reviewed", "moves_left", "next_move", "elapsed_seconds")
+    END_FIELD_NUMBER: _ClassVar[int]
+    SEATS_FIELD_NUMBER: _ClassVar[int]
+    MOVES_REVIEWED_FIELD_NUMBER: _ClassVar[int]
+    MOVES_LEFT_FIELD_NUMBER: _ClassVar[int]
+    NEXT_MOVE_FIELD_NUMBER: _ClassVar[int]
+    ELAPSED_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    end: ReviewEnd
+    seats: _containers.RepeatedCompositeFieldContainer[SeatReview]
+    moves_reviewed: int
+    moves_left: int
+    next_move: int
+    elapsed_seconds: float
+    def __init__(self, end: _Optional[_Union[ReviewEnd, str]] = ..., seats: _Optional[_Iterable[_Union[SeatReview, _Mapping]]] = ..., moves_reviewed: _Optional[int] = ..., moves_left: _Optional[int] = ..., next_move: _Optional[int] = ..., elapsed_seconds: _Optional[float] = ...) -> None: ...
+
 class ListGamesRequest(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
@@ -1545,3 +1673,47 @@ class DecodeStateResponse(_message.Message):
     encrypted: bool
     token_version: int
     def __init__(self, game: _Optional[str] = ..., serialized: _Optional[str] = ..., text: _Optional[str] = ..., key_id: _Optional[str] = ..., encrypted: _Optional[bool] = ..., token_version: _Optional[int] = ...) -> None: ...
+
+class ReviewGameRequest(_message.Message):
+    __slots__ = ("state", "actions", "seat", "all_seats", "viewer", "trusted_backend", "difficulty", "iterations", "seed", "alternatives", "max_seconds", "game", "compact_actions", "from_move", "workers")
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    ACTIONS_FIELD_NUMBER: _ClassVar[int]
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    ALL_SEATS_FIELD_NUMBER: _ClassVar[int]
+    VIEWER_FIELD_NUMBER: _ClassVar[int]
+    TRUSTED_BACKEND_FIELD_NUMBER: _ClassVar[int]
+    DIFFICULTY_FIELD_NUMBER: _ClassVar[int]
+    ITERATIONS_FIELD_NUMBER: _ClassVar[int]
+    SEED_FIELD_NUMBER: _ClassVar[int]
+    ALTERNATIVES_FIELD_NUMBER: _ClassVar[int]
+    MAX_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    GAME_FIELD_NUMBER: _ClassVar[int]
+    COMPACT_ACTIONS_FIELD_NUMBER: _ClassVar[int]
+    FROM_MOVE_FIELD_NUMBER: _ClassVar[int]
+    WORKERS_FIELD_NUMBER: _ClassVar[int]
+    state: str
+    actions: _containers.RepeatedScalarFieldContainer[int]
+    seat: int
+    all_seats: bool
+    viewer: int
+    trusted_backend: bool
+    difficulty: Difficulty
+    iterations: int
+    seed: int
+    alternatives: int
+    max_seconds: float
+    game: str
+    compact_actions: bool
+    from_move: int
+    workers: int
+    def __init__(self, state: _Optional[str] = ..., actions: _Optional[_Iterable[int]] = ..., seat: _Optional[int] = ..., all_seats: _Optional[bool] = ..., viewer: _Optional[int] = ..., trusted_backend: _Optional[bool] = ..., difficulty: _Optional[_Union[Difficulty, str]] = ..., iterations: _Optional[int] = ..., seed: _Optional[int] = ..., alternatives: _Optional[int] = ..., max_seconds: _Optional[float] = ..., game: _Optional[str] = ..., compact_actions: _Optional[bool] = ..., from_move: _Optional[int] = ..., workers: _Optional[int] = ...) -> None: ...
+
+class ReviewGameResponse(_message.Message):
+    __slots__ = ("header", "move", "summary")
+    HEADER_FIELD_NUMBER: _ClassVar[int]
+    MOVE_FIELD_NUMBER: _ClassVar[int]
+    SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    header: ReviewHeader
+    move: MoveReview
+    summary: ReviewSummary
+    def __init__(self, header: _Optional[_Union[ReviewHeader, _Mapping]] = ..., move: _Optional[_Union[MoveReview, _Mapping]] = ..., summary: _Optional[_Union[ReviewSummary, _Mapping]] = ...) -> None: ...

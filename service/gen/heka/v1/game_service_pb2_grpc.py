@@ -76,6 +76,11 @@ class GameServiceStub:
                 request_serializer=heka_dot_v1_dot_game__service__pb2.DecodeStateRequest.SerializeToString,
                 response_deserializer=heka_dot_v1_dot_game__service__pb2.DecodeStateResponse.FromString,
                 _registered_method=True)
+        self.ReviewGame = channel.unary_stream(
+                '/heka.v1.GameService/ReviewGame',
+                request_serializer=heka_dot_v1_dot_game__service__pb2.ReviewGameRequest.SerializeToString,
+                response_deserializer=heka_dot_v1_dot_game__service__pb2.ReviewGameResponse.FromString,
+                _registered_method=True)
 
 
 class GameServiceServicer:
@@ -143,6 +148,18 @@ class GameServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ReviewGame(self, request, context):
+        """ReviewGame replays a game from a state token and the actions played, and reviews every
+        decision of one seat (or of every seat) from what that seat knew then: the move the
+        search prefers, the expected score of both, the loss and a grade. The stream is a
+        header (sent before any search), one MoveReview per reviewed decision in move order,
+        and a summary with each seat's accuracy (docs/review.md). A review of a seat shows that
+        seat's private cards: it goes only to that seat (`viewer`) or a trusted backend.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_GameServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -185,6 +202,11 @@ def add_GameServiceServicer_to_server(servicer, server):
                     servicer.DecodeState,
                     request_deserializer=heka_dot_v1_dot_game__service__pb2.DecodeStateRequest.FromString,
                     response_serializer=heka_dot_v1_dot_game__service__pb2.DecodeStateResponse.SerializeToString,
+            ),
+            'ReviewGame': grpc.unary_stream_rpc_method_handler(
+                    servicer.ReviewGame,
+                    request_deserializer=heka_dot_v1_dot_game__service__pb2.ReviewGameRequest.FromString,
+                    response_serializer=heka_dot_v1_dot_game__service__pb2.ReviewGameResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -404,6 +426,33 @@ class GameService:
             '/heka.v1.GameService/DecodeState',
             heka_dot_v1_dot_game__service__pb2.DecodeStateRequest.SerializeToString,
             heka_dot_v1_dot_game__service__pb2.DecodeStateResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReviewGame(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/heka.v1.GameService/ReviewGame',
+            heka_dot_v1_dot_game__service__pb2.ReviewGameRequest.SerializeToString,
+            heka_dot_v1_dot_game__service__pb2.ReviewGameResponse.FromString,
             options,
             channel_credentials,
             insecure,
