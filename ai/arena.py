@@ -161,6 +161,9 @@ class GameRecord:
     think_seconds: tuple[float, ...]
     #: Decisions taken per seat.
     decisions: tuple[int, ...]
+    #: The actions played, in order: the game replays from its deal seed (``heka review``).
+    #: Empty in the records of earlier releases.
+    actions: tuple[int, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
@@ -270,6 +273,7 @@ def play_game(game: Game, task: GameTask, players: int, options: Mapping[str, An
     think = [0.0] * players
     decisions = [0] * players
     plies = 0
+    played: list[int] = []
     while not state.is_terminal():
         player = state.current_player()
         spec = task.seats[player]
@@ -283,6 +287,7 @@ def play_game(game: Game, task: GameTask, players: int, options: Mapping[str, An
                 f"chose illegal action {decision.action} at ply {plies}"
             )
         state.apply(decision.action)
+        played.append(decision.action)
         plies += 1
     outcome: Outcome | None = state.outcome()
     assert outcome is not None
@@ -301,6 +306,7 @@ def play_game(game: Game, task: GameTask, players: int, options: Mapping[str, An
         seconds=time.perf_counter() - t0,
         think_seconds=tuple(think),
         decisions=tuple(decisions),
+        actions=tuple(played),
     )
 
 
@@ -507,6 +513,7 @@ def records_from_json(data: Mapping[str, Any]) -> list[GameRecord]:
                     seconds=float(g["seconds"]),
                     think_seconds=tuple(float(t) for t in g["think_seconds"]),
                     decisions=tuple(int(d) for d in g["decisions"]),
+                    actions=tuple(int(a) for a in g.get("actions", ())),
                 )
             )
     except (KeyError, TypeError, ValueError) as exc:
