@@ -47,12 +47,16 @@ import dataclasses
 import math
 import time
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import as_completed
 
+from ai.arena import derive_seed
 from ai.bot import Budget
 from ai.mcts import MctsBot, search_one_action
 from ai.mcts_params import Limits, MctsParams, parse_params
 from ai.presets import PRESETS
+from ai.procpool import WorkerPool
 from engine.core import State
+from engine.registry import get_game
 
 #: The grades of a reviewed move, best first.
 GRADES: tuple[str, ...] = ("best", "excellent", "good", "inaccuracy", "mistake", "blunder")
@@ -347,3 +351,81 @@ def summarize(
             )
         )
     return out
+
+
+# ---------------------------------------------------------------------------------------
+# A whole game, in this process or in worker processes (``heka review``)
+# ---------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class GameReview:
+    """The review of a game: the reviewed seats, each decision's review in move order, the
+    forced moves skipped per seat, and each seat's summary."""
+
+    seats: tuple[int, ...]
+    moves: tuple[MoveReview, ...]
+    forced: dict[int, int]
+    summaries: tuple[SeatSummary, ...]
+
+
+def move_seed(seed: int, move: int) -> int:
+    """The seed of the review of move ``move`` (without a server's key: ``heka review``)."""
+    return derive_seed(seed, "review", move)
+
+
+def _review_task(task: tuple[str, str, int, Reviewer, int, int]) -> MoveReview:
+    game, text, played, who, seed, move = task
+    state = get_game(game).deserialize_state(text, validate=False)
+    return review_decision(state, played, who, seed, move=move)
+
+
+def review_game(
+    start: State,
+    actions: Sequence[int],
+    *,
+    seats: Iterable[int] | None = None,
+    who: Reviewer | None = None,
+    seed: int = 0,
+    workers: int = 1,
+    from_move: int = 0,
+    on_move: Callable[[MoveReview, int, int], None] | None = None,
+) -> GameReview:
+    """Review ``seats`` (every seat when ``None``) of the game that ``actions`` play from
+    ``start`` (:class:`ReplayError` for one that cannot be applied), from move ``from_move`` on,
+    with ``who`` (the default reviewer) and a seed per move from ``seed``
+    (:func:`move_seed`), on ``workers`` processes: the same review whatever their number.
+    ``on_move(review, done, total)`` as each decision is reviewed (in completion order)."""
+    who = who or reviewer()
+    chosen = tuple(range(start.num_players)) if seats is None else tuple(sorted(set(seats)))
+    first = start.move_number()
+    points, _ = replay(start, actions, chosen)
+    forced = dict.fromkeys(chosen, 0)
+    todo: list[ReviewPoint] = []
+    for p in points:
+        move = first + p.move
+        if move < from_move:
+            continue
+        if p.forced:
+            forced[p.seat] += 1
+        else:
+            todo.append(dataclasses.replace(p, move=move))
+    name = start.game.descriptor.name
+    tasks = [(name, p.state.serialize(), p.played, who, move_seed(seed, p.move), p.move) for p in todo]
+    done: dict[int, MoveReview] = {}
+
+    def finished(r: MoveReview) -> None:
+        done[r.move] = r
+        if on_move is not None:
+            on_move(r, len(done), len(tasks))
+
+    if workers <= 1 or len(tasks) <= 1:
+        for task in tasks:
+            finished(_review_task(task))
+    else:
+        with WorkerPool(min(workers, len(tasks)), name="heka-review") as pool:
+            futures = [pool.submit(_review_task, task) for task in tasks]
+            for future in as_completed(futures):
+                finished(future.result())
+    moves = tuple(done[p.move] for p in todo)
+    return GameReview(chosen, moves, forced, tuple(summarize(chosen, moves, forced)))

@@ -12,10 +12,10 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from service.commands import arena, loadtest, play, render, replay, serve, simulate, train
+from service.commands import arena, loadtest, play, render, replay, review, serve, simulate, train
 
 # Order is the order shown by --help.
-COMMANDS = (serve, simulate, arena, play, train, loadtest, replay, render)
+COMMANDS = (serve, simulate, arena, play, review, train, loadtest, replay, render)
 
 
 def build_parser() -> argparse.ArgumentParser:

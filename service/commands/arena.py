@@ -154,9 +154,15 @@ class ProgressBar:
     (at most 10 times a second); otherwise (a log file) it prints a line every 5% or minute."""
 
     def __init__(
-        self, total: int, stream: TextIO | None = None, enabled: bool = True, already: int = 0
+        self,
+        total: int,
+        stream: TextIO | None = None,
+        enabled: bool = True,
+        already: int = 0,
+        unit: str = "games",
     ) -> None:
         self.total = max(total, 1)
+        self.unit = unit
         #: Games done before this run started (a resumed arena): not in the rate.
         self.already = already
         self.stream = stream = stream if stream is not None else sys.stderr
@@ -184,7 +190,7 @@ class ProgressBar:
         width = 30
         filled = int(width * done / self.total)
         line = (
-            f"[{'#' * filled}{'-' * (width - filled)}] {done}/{self.total} games  "
+            f"[{'#' * filled}{'-' * (width - filled)}] {done}/{self.total} {self.unit}  "
             f"{rate:.2f}/s  elapsed {_clock(elapsed)}  eta {_clock(eta)}" + (f"  {note}" if note else "")
         )
         if self.tty:

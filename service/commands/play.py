@@ -39,14 +39,20 @@ class LocalSession:
         seat: int,
         bots: dict[int, tuple[str, Bot]],
         seed: int,
+        *,
         hint: tuple[str, Bot] | None = None,
+        options: dict[str, Any] | None = None,
     ) -> None:
         self.state = state
+        self.start = state.clone()
         self.seat = seat
         self.bots = bots
         self.seed = seed
+        #: Every action applied, in order (the record of ``--save``).
+        self.actions: list[int] = []
         self.rng = random.Random(seed)
         self.hint_bot = hint
+        self.options = dict(options or {})
         # Hints draw their seeds apart: asking for one does not change the bots' games.
         self.hint_rng = random.Random(seed ^ 0x9E3779B97F4A7C15)
 
@@ -87,7 +93,9 @@ class LocalSession:
         return [e.text for e in events if e.is_visible_to(self.seat)]
 
     def apply(self, action: int) -> list[str]:
-        return self._visible(self.state.apply_action(action))
+        events = self._visible(self.state.apply_action(action))
+        self.actions.append(action)
+        return events
 
     def bot_turn(self) -> BotTurn:
         from engine.core import SECRET_ACTION
@@ -106,6 +114,7 @@ class LocalSession:
             private_to=player,
         )
         events = self._visible(self.state.apply_action(decision.action))
+        self.actions.append(decision.action)
         return BotTurn(player, spec, text, decision_name, tuple(events), diag)
 
     def hint(self) -> str:
@@ -123,6 +132,25 @@ class LocalSession:
             chosen_value=float(d.chosen_value) if d.actions else None,
         )
         return search_text(f"hint for seat {self.seat} ({spec})", search)
+
+    def record(self) -> dict[str, Any]:
+        """The game as ``heka review`` reads it: the deal (game, players, options, seed), the
+        seats, the person's seat and every action so far."""
+        from service.commands.review import PLAY_RECORD
+
+        outcome = self.state.outcome()
+        return {
+            "record": PLAY_RECORD,
+            "game": self.state.game.descriptor.name,
+            "players": self.state.num_players,
+            "options": self.options,
+            "seed": self.seed,
+            "seats": ["you" if p == self.seat else self.bots[p][0] for p in range(self.state.num_players)],
+            "person": self.seat,
+            "actions": self.actions,
+            "over": outcome is not None,
+            "result": outcome.text if outcome is not None else "",
+        }
 
     def outcome_text(self) -> str:
         outcome = self.state.outcome()
@@ -181,6 +209,13 @@ def register(sub: Any) -> None:
         help="the bot that searches from your seat for 'hint' (default: mcts:medium)",
     )
     p.add_argument("--server", metavar="ADDR", default=None, help="play through a running heka server")
+    p.add_argument(
+        "--save",
+        metavar="PATH",
+        default=None,
+        help="write the game's record (its seed and every action) to PATH when it ends or you quit, "
+        "for heka review (a local game only)",
+    )
     p.set_defaults(func=run)
 
 
@@ -204,11 +239,22 @@ def make_local_session(args: argparse.Namespace) -> LocalSession:
         raise ValueError(f"--bots: give one spec, or one per other seat ({len(others)}), not {len(specs)}")
     bots = {p: (spec, make_bot(spec)) for p, spec in zip(others, specs, strict=True)}
     hint_spec = getattr(args, "hint_bot", "mcts:medium")
-    return LocalSession(state, args.seat, bots, seed, (hint_spec, make_bot(hint_spec)))
+    return LocalSession(state, args.seat, bots, seed, hint=(hint_spec, make_bot(hint_spec)), options=options)
 
 
 def run(args: argparse.Namespace) -> int:
+    save = getattr(args, "save", None)
     if getattr(args, "server", None):
+        if save:
+            # The server shows you another seat's secret moves (Aton's arrangements) as -1, so
+            # such a game cannot be replayed from what you saw: ReviewGame reviews it.
+            print(
+                "heka play: --save records a local game; a game played through a server cannot be "
+                "replayed from what it showed you (another seat's secret moves are hidden): its "
+                "backend reviews it with ReviewGame",
+                file=sys.stderr,
+            )
+            return 2
         from service.remote_play import run_remote
 
         code: int = run_remote(args)
@@ -218,4 +264,18 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"heka play: {exc}", file=sys.stderr)
         return 2
-    return play_loop(session, sys.stdin, sys.stdout)
+    try:
+        return play_loop(session, sys.stdin, sys.stdout)
+    finally:
+        if save:
+            write_record(session, save)
+
+
+def write_record(session: LocalSession, path: str) -> None:
+    """Write ``session``'s record to ``path`` (``heka review`` reads it)."""
+    import json
+
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(session.record(), fh)
+        fh.write("\n")
+    print(f"game record written to {path} (heka review {path})")

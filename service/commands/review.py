@@ -1,0 +1,242 @@
+"""``heka review``: the review of a recorded game in the terminal (docs/review.md).
+
+A record is the JSON that ``heka play --save`` writes (one game, its seed and actions) or
+that ``heka arena --json`` writes (``--index`` picks a game). The game is dealt again from
+its seed and replayed; every decision of the reviewed seats is searched from what that seat
+knew then (:mod:`ai.review`, the algorithm of the server's ``ReviewGame``, with seeds that
+need no server key), on ``--workers`` processes with a progress bar. It prints each move's
+grade and loss against the search's best move, then each seat's accuracy; ``--json`` writes
+it all.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from ai.review import GameReview, MoveReview
+    from engine.core import State
+
+#: The ``record`` field of a ``heka play --save`` file.
+PLAY_RECORD = "heka-game/1"
+
+
+def register(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "review",
+        help="review a recorded game: each move against the search's best, each seat's accuracy",
+        description="Review a recorded game (heka play --save, or heka arena --json with --index): "
+        "every decision of the reviewed seats is searched from what that seat knew then; prints each "
+        "move's loss and grade (best, excellent, good, inaccuracy, mistake, blunder) and each seat's "
+        "accuracy (docs/review.md).",
+    )
+    p.add_argument("record", help="the record: a heka play --save file or a heka arena --json file")
+    p.add_argument("--index", type=int, default=0, help="with an arena file: the game's index (default: 0)")
+    who = p.add_mutually_exclusive_group()
+    who.add_argument(
+        "--seat",
+        type=int,
+        default=None,
+        help="the seat to review (default: the person's seat of a play record; every seat of an arena game)",
+    )
+    who.add_argument("--all-seats", action="store_true", help="review every seat")
+    p.add_argument("--preset", default="medium", help="the reviewer's preset (default: medium)")
+    p.add_argument(
+        "--iterations", type=int, default=None, help="search iterations per decision (default: the preset's)"
+    )
+    p.add_argument("--alternatives", type=int, default=3, help="root actions listed per move (default: 3)")
+    p.add_argument("--seed", type=int, default=1, help="seed of the review (default: 1)")
+    p.add_argument("--from-move", type=int, default=0, help="review from this move number on")
+    p.add_argument("--workers", type=int, default=1, help="parallel processes (default: 1)")
+    p.add_argument("--json", metavar="PATH", default=None, help="write the review as JSON")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)
+
+
+class RecordError(ValueError):
+    """A record file that cannot be reviewed (the message says why)."""
+
+
+def load_record(path: str, index: int) -> tuple[State, list[int], list[str], int | None]:
+    """The game of a record: its start, its actions, a name per seat, and the person's seat
+    (a play record) or None (an arena game)."""
+    from engine.registry import get_game
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, json.JSONDecodeError) as exc:
+        raise RecordError(f"cannot read {path}: {exc}") from None
+    if not isinstance(data, dict) or "game" not in data:
+        raise RecordError(
+            f"{path} is not a game record (heka play --save) or an arena file (heka arena --json)"
+        )
+    try:
+        game = get_game(str(data["game"]))
+        players = int(data.get("players") or game.descriptor.min_players)
+        options = dict(data.get("options") or {})
+        if data.get("record") == PLAY_RECORD:
+            seed, actions, names, person = (
+                int(data["seed"]),
+                data["actions"],
+                data["seats"],
+                data.get("person"),
+            )
+        elif isinstance(data.get("games"), list):
+            games = {int(g["index"]): g for g in data["games"]}
+            if index not in games:
+                raise RecordError(f"{path} has no game of index {index} (it holds {len(games)} games)")
+            g = games[index]
+            if not g.get("actions"):
+                raise RecordError(
+                    f"game {index} of {path} has no actions: arena files record them from this release on"
+                )
+            seed, actions, names, person = int(g["deal_seed"]), g["actions"], g["seats"], None
+        else:
+            raise RecordError(f"{path} is neither a game record nor an arena file")
+        start = game.new_initial_state(players, seed, options)
+        return (
+            start,
+            [int(a) for a in actions],
+            [str(n) for n in names],
+            None if person is None else int(person),
+        )
+    except RecordError:
+        raise
+    except (KeyError, TypeError, ValueError) as exc:
+        raise RecordError(f"{path}: a field is missing or bad ({exc})") from None
+
+
+def review_lines(start: State, review: GameReview, names: list[str]) -> list[str]:
+    """The review as text: a line per move, then a line per seat."""
+    from ai.review import GRADES
+
+    game = start.game
+    out = [f"{'move':>5}  {'seat':>4}  {'grade':<10} {'loss':>5}  played -> best (expected score)"]
+    for r in review.moves:
+        text = game.action_to_string(r.played)
+        line = f"{r.move:>5}  {r.seat:>4}  {r.grade:<10} {r.loss:5.3f}  {text} ({r.played_score:.2f})"
+        if r.best != r.played:
+            line += f" -> {game.action_to_string(r.best)} ({r.best_score:.2f})"
+        out.append(line)
+    out.append("")
+    for s in review.summaries:
+        who = names[s.seat] if s.seat < len(names) else f"seat {s.seat}"
+        counts = ", ".join(f"{g} {s.grades[g]}" for g in GRADES)
+        out.append(
+            f"seat {s.seat} ({who}): accuracy {s.accuracy:.1f}, {s.moves} moves reviewed, "
+            f"{s.forced} forced skipped, mean loss {s.mean_loss:.3f}; {counts}"
+        )
+    return out
+
+
+def _move_dict(start: State, r: MoveReview) -> dict[str, Any]:
+    game = start.game
+    return {
+        "move": r.move,
+        "seat": r.seat,
+        "played": game.action_to_string(r.played),
+        "played_id": r.played,
+        "best": game.action_to_string(r.best),
+        "best_id": r.best,
+        "played_score": round(r.played_score, 6),
+        "best_score": round(r.best_score, 6),
+        "loss": round(r.loss, 6),
+        "grade": r.grade,
+        "accuracy": round(r.accuracy, 3),
+        "alternatives": [
+            {"action": game.action_to_string(a.action), "visits": a.visits, "score": round(a.score, 6)}
+            for a in r.alternatives
+        ],
+        "iterations": r.iterations,
+    }
+
+
+def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    from ai.review import ReplayError, review_game, reviewer
+    from service.commands.arena import ProgressBar
+
+    out = out or sys.stdout
+    try:
+        start, actions, names, person = load_record(args.record, args.index)
+        who = reviewer(args.preset, args.iterations, args.alternatives)
+    except (RecordError, ValueError) as exc:
+        print(f"heka review: {exc}", file=sys.stderr)
+        return 2
+    n = start.num_players
+    if args.all_seats:
+        seats: list[int] | None = None
+    elif args.seat is not None:
+        if not 0 <= args.seat < n:
+            print(f"heka review: --seat must be 0..{n - 1}", file=sys.stderr)
+            return 2
+        seats = [args.seat]
+    else:
+        seats = [person] if person is not None else None
+    if args.workers < 1:
+        print("heka review: --workers must be at least 1", file=sys.stderr)
+        return 2
+    bar: ProgressBar | None = None
+
+    def progress(_r: MoveReview, done: int, total: int) -> None:
+        nonlocal bar
+        if bar is None:
+            bar = ProgressBar(total, enabled=not args.no_progress, unit="moves")
+        bar.update(done)
+
+    try:
+        review = review_game(
+            start,
+            actions,
+            seats=seats,
+            who=who,
+            seed=args.seed,
+            workers=args.workers,
+            from_move=args.from_move,
+            on_move=progress,
+        )
+    except ReplayError as exc:
+        print(f"heka review: {args.record}: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\nheka review: interrupted", file=sys.stderr)
+        return 130
+    title = f"{start.game.descriptor.title}, {n} players: " + ", ".join(
+        f"seat {i} {name}" for i, name in enumerate(names)
+    )
+    print(title, file=out)
+    print(f"reviewer {who.name} ({who.iterations} iterations per decision), seed {args.seed}\n", file=out)
+    for line in review_lines(start, review, names):
+        print(line, file=out)
+    if args.json:
+        data = {
+            "record": args.record,
+            "index": args.index,
+            "game": start.game.descriptor.name,
+            "players": n,
+            "reviewer": who.name,
+            "iterations": who.iterations,
+            "seed": args.seed,
+            "seats": list(review.seats),
+            "moves": [_move_dict(start, r) for r in review.moves],
+            "summary": [
+                {
+                    "seat": s.seat,
+                    "name": names[s.seat] if s.seat < len(names) else "",
+                    "moves": s.moves,
+                    "forced": s.forced,
+                    "accuracy": round(s.accuracy, 3),
+                    "mean_loss": round(s.mean_loss, 6),
+                    "grades": s.grades,
+                }
+                for s in review.summaries
+            ],
+        }
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=1)
+            fh.write("\n")
+        print(f"\nreview written to {args.json}", file=out)
+    return 0

@@ -1,0 +1,131 @@
+"""`heka review` end to end: a `heka play --save` record and an `heka arena --json` file
+reviewed in the terminal, the JSON it writes, and its errors."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from ai.review import review_game as review_game_direct
+from ai.review import reviewer
+from engine.registry import get_game
+from service.cli import main
+
+
+def saved_game(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    """A whole Aton game played with `heka play` (always the first action) and saved."""
+    path = tmp_path / "game.json"
+    monkeypatch.setattr("sys.stdin", io.StringIO("1\n" * 2000))
+    code = main(["play", "--game", "aton", "--bots", "random", "--seed", "4", "--save", str(path)])
+    out = capsys.readouterr().out
+    assert code == 0 and f"game record written to {path}" in out
+    return path
+
+
+def test_a_saved_game_is_reviewed_with_each_move_and_the_seats_accuracy(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = saved_game(monkeypatch, tmp_path, capsys)
+    record = json.loads(path.read_text())
+    assert record["record"] == "heka-game/1" and record["over"] and record["person"] == 0
+    assert record["seats"] == ["you", "random"] and record["seed"] == 4
+    # The record replays: its actions end the game dealt from its seed.
+    state = get_game("aton").new_initial_state(2, 4, {})
+    for a in record["actions"]:
+        state.apply(a)
+    assert state.is_terminal()
+
+    out_json = tmp_path / "review.json"
+    code = main(
+        ["review", str(path), "--iterations", "40", "--seed", "3", "--json", str(out_json), "--no-progress"]
+    )
+    out = capsys.readouterr().out
+    assert code == 0
+    review = json.loads(out_json.read_text())
+    assert review["seats"] == [0] and review["reviewer"] == "mcts:medium,iterations=40"
+    direct = review_game_direct(
+        get_game("aton").new_initial_state(2, 4, {}),
+        record["actions"],
+        seats=[0],
+        who=reviewer("medium", 40),
+        seed=3,
+    )
+    assert [m["move"] for m in review["moves"]] == [r.move for r in direct.moves]
+    assert [m["grade"] for m in review["moves"]] == [r.grade for r in direct.moves]
+    (summary,) = review["summary"]
+    assert summary["name"] == "you" and summary["moves"] == len(direct.moves)
+    assert summary["accuracy"] == pytest.approx(direct.summaries[0].accuracy, abs=1e-3)
+    assert f"seat 0 (you): accuracy {direct.summaries[0].accuracy:.1f}" in out
+    first = direct.moves[0]
+    assert f"{first.move:>5}     0  {first.grade:<10}" in out
+
+
+def test_the_review_is_the_same_on_several_processes(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = saved_game(monkeypatch, tmp_path, capsys)
+    outs = []
+    for workers in ("1", "2"):
+        target = tmp_path / f"r{workers}.json"
+        args = [
+            "review",
+            str(path),
+            "--all-seats",
+            "--iterations",
+            "30",
+            "--workers",
+            workers,
+            "--json",
+            str(target),
+        ]
+        assert main([*args, "--no-progress"]) == 0
+        outs.append(json.loads(target.read_text())["moves"])
+    assert outs[0] == outs[1] and {m["seat"] for m in outs[0]} == {0, 1}
+
+
+def test_an_arena_game_is_reviewed_by_its_index(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    arena = tmp_path / "arena.json"
+    args = ["arena", "--game", "osirium", "--bots", "greedy,random", "--games", "2", "--seed", "5"]
+    assert main([*args, "--json", str(arena), "--no-progress"]) == 0
+    games = json.loads(arena.read_text())["games"]
+    assert all(g["actions"] and len(g["actions"]) == g["plies"] for g in games)
+    capsys.readouterr()
+    code = main(["review", str(arena), "--index", "1", "--seat", "1", "--iterations", "20", "--no-progress"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert f"seat 1 {games[1]['seats'][1]}" in out and "seat 1 (" in out and "accuracy" in out
+
+
+def test_bad_records_and_settings_exit_2_with_a_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    old = tmp_path / "old.json"
+    old.write_text(
+        json.dumps({"game": "aton", "players": 2, "games": [{"index": 0, "deal_seed": 1, "seats": []}]})
+    )
+    junk = tmp_path / "junk.json"
+    junk.write_text("[1, 2]")
+    path = saved_game(monkeypatch, tmp_path, capsys)
+    record = json.loads(path.read_text())
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({**record, "actions": [*record["actions"][:5], 10**6]}))
+    cases = [
+        ([str(old)], "no actions"),
+        ([str(old), "--index", "3"], "no game of index 3"),
+        ([str(junk)], "not a game record"),
+        ([str(tmp_path / "missing.json")], "cannot read"),
+        ([str(path), "--seat", "5"], "--seat must be 0..1"),
+        ([str(path), "--preset", "godlike"], "unknown preset"),
+        ([str(bad)], "move 6"),
+    ]
+    for args, message in cases:
+        assert main(["review", *args, "--no-progress"]) == 2, args
+        assert message in capsys.readouterr().err, args
+
+
+def test_a_game_played_through_a_server_cannot_be_saved(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["play", "--server", "127.0.0.1:1", "--save", "x.json"]) == 2
+    assert "ReviewGame" in capsys.readouterr().err
