@@ -48,7 +48,7 @@ CONNECT_SECONDS = 30.0
 #: What to check when a cluster does not answer.
 _CHECK = (
     "check the address (a head's HOST:6379, or ray://HOST:10001 for Ray Client), that the "
-    "cluster is up, and that this machine can reach that port (--ray-timeout SECONDS waits longer)"
+    "cluster is up, and that this machine can reach that port"
 )
 #: Ray's warning when ``ray.init`` runs outside the main thread, as :func:`_connect` does (the
 #: commands handle SIGTERM themselves).
@@ -119,7 +119,10 @@ def _connect(ray: Any, address: str, timeout: float) -> None:
     if address == "auto" and os.environ.get("RAY_ADDRESS"):
         where = f"auto (RAY_ADDRESS={os.environ['RAY_ADDRESS']})"
     if thread.is_alive():
-        raise RayUnavailable(f"no Ray cluster answered at {where} within {timeout:g} s: {_CHECK}")
+        raise RayUnavailable(
+            f"no Ray cluster answered at {where} within {timeout:g} s: {_CHECK} "
+            "(--ray-timeout SECONDS waits longer)"
+        )
     error = outcome[0]
     if isinstance(error, (ConnectionError, ValueError, RuntimeError)):
         raise RayUnavailable(
