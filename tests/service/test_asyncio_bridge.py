@@ -43,7 +43,6 @@ def test_async_service_runs_bot_calls_on_the_pool_and_cheap_calls_inline() -> No
     import asyncio
     import threading
     from concurrent.futures import ThreadPoolExecutor
-
     from types import SimpleNamespace
 
     from service.asyncio_bridge import (
@@ -104,7 +103,7 @@ def test_async_service_runs_bot_calls_on_the_pool_and_cheap_calls_inline() -> No
         streamed = asyncio.run(stream())
     assert results == [m for m, _, _ in requests]
     # The stream's messages come from the pool thread, in order; it entered the queue first.
-    assert streamed == [0, 1, 2] and STREAMING == {"ReviewGame"}
+    assert streamed == [0, 1, 2] and {"ReviewGame"} == STREAMING
     review_threads = [thread for name, thread in seen if name.startswith("ReviewGame")]
     seen[:] = [(name, thread) for name, thread in seen if not name.startswith("ReviewGame")]
     assert len(review_threads) == 3 and all(t.startswith("bot-call") for t in review_threads)
