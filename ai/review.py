@@ -55,7 +55,7 @@ from ai.mcts import MctsBot, search_one_action
 from ai.mcts_params import Limits, MctsParams, parse_params
 from ai.presets import PRESETS
 from ai.procpool import WorkerPool
-from engine.core import State
+from engine.core import SECRET_ACTION, State
 from engine.registry import get_game
 
 #: The grades of a reviewed move, best first.
@@ -200,6 +200,190 @@ def replay(
             points.append(ReviewPoint(move, seat, state.clone(), action, forced))
         state.apply(action)
     return points, state
+
+
+class HistoryError(ValueError):
+    """The actions and the checkpoints do not make one game: ``move`` is the move number of
+    the action or the checkpoint named, ``index`` the action's index in the list (or None)."""
+
+    def __init__(self, move: int, message: str, index: int | None = None) -> None:
+        super().__init__(message)
+        self.move = move
+        self.index = index
+
+
+#: The most replays one segment between two checkpoints may take to resolve its secret
+#: decisions (each a legal secret action of its seat, tried in id order).
+MAX_RESOLVE_REPLAYS = 20_000
+
+
+def resolve_history(
+    start: State,
+    actions: Sequence[int],
+    checkpoints: Iterable[State] = (),
+    *,
+    viewer: int | None = None,
+    pinned: bool = False,
+) -> list[int]:
+    """The actions played from ``start``, checked against ``checkpoints`` (states of the same
+    game after some of the actions, placed by their move numbers): the list with each
+    ``SECRET_ACTION`` (-1: another seat's secret decision, as a viewer saw it) replaced by
+    the secret action of that seat that leads to the next checkpoint.
+
+    Every checkpoint must be reached exactly (the replayed state equal to it). With
+    ``pinned`` (a review for ``viewer`` that is not a trusted backend) the list must end at a
+    checkpoint and another seat's secret decision must be -1, and an error names a move of the
+    viewer's own, or a checkpoint: never what made another seat's move fail, which would tell
+    the viewer about that seat's cards (the game of the checkpoints is the truth; the viewer
+    learns only whether the actions it saw are that game's). :class:`HistoryError` otherwise.
+    """
+    first = start.move_number()
+    n = len(actions)
+    at: dict[int, State] = {}
+    for c in checkpoints:
+        if c.game.descriptor.name != start.game.descriptor.name:
+            raise HistoryError(c.move_number(), f"a checkpoint holds a game of {c.game.descriptor.name}")
+        i = c.move_number() - first
+        if not 0 < i <= n:
+            raise HistoryError(
+                c.move_number(),
+                f"a checkpoint of move {c.move_number()} is not after one of the actions "
+                f"(moves {first + 1} to {first + n})",
+            )
+        at[i] = c
+    if pinned and n and n not in at:
+        raise HistoryError(
+            first + n,
+            f"the token of the game after the last action (move {first + n}) must be a checkpoint: "
+            "it shows that the actions are the game's",
+        )
+    out: list[int] = []
+    state = start.clone()
+    a = 0
+    for b in [*sorted(at), n]:
+        if b == a:
+            continue
+        segment = list(actions[a:b])
+        target = at.get(b)
+        if target is None and SECRET_ACTION in segment:
+            k = a + segment.index(SECRET_ACTION)
+            raise HistoryError(
+                first + k + 1,
+                f"move {first + k + 1} (actions[{k}]) is a secret decision (-1) with no checkpoint after "
+                "it to find it by",
+                k,
+            )
+        found = _resolve_segment(
+            state, segment, offset=a, first=first, target=target, viewer=viewer, pinned=pinned
+        )
+        out.extend(found)
+        for action in found:
+            state.apply(action)
+        a = b
+    return out
+
+
+def _resolve_segment(
+    state: State,
+    segment: list[int],
+    *,
+    offset: int,
+    first: int,
+    target: State | None,
+    viewer: int | None,
+    pinned: bool,
+) -> list[int]:
+    """The actions of one segment (from ``state``, ending at ``target`` when given), each -1
+    replaced, by depth-first search in id order; see :func:`resolve_history`. Once a -1 has
+    been tried, what fails depends on the candidates, that is on the hidden cards of the seat
+    that decided: a pinned review then says only that the checkpoint is not reached."""
+    game = state.game
+    space = game.descriptor.num_distinct_actions
+    want = target.serialize() if target is not None else None
+    replays = 0
+    #: The first failure, and whether it may be named: found before any -1 was tried, and,
+    #: in a pinned review, about the viewer's own move or the list's form.
+    failure: list[tuple[HistoryError, bool]] = []
+
+    def fail(k: int, message: str, *, branched: bool, public: bool = True) -> None:
+        if not failure:
+            nameable = not branched and (public or not pinned)
+            failure.append((HistoryError(first + offset + k + 1, message, offset + k), nameable))
+
+    def search(s: State, k: int, chosen: list[int], branched: bool) -> list[int] | None:
+        nonlocal replays
+        while k < len(segment):
+            seat = s.current_player()
+            where = f"move {first + offset + k + 1} (actions[{offset + k}])"
+            if seat < 0:
+                fail(k, f"{where}: the game is already over", branched=branched)
+                return None
+            action = segment[k]
+            if action == SECRET_ACTION:
+                if seat == viewer:
+                    fail(k, f"{where}: give the viewer's own decision, not -1", branched=branched)
+                    return None
+                candidates = [c for c in s.legal_actions() if s.public_action(c) == SECRET_ACTION]
+                if not candidates:
+                    fail(
+                        k,
+                        f"{where}: -1 stands for a secret decision; seat {seat} has none here",
+                        branched=branched,
+                    )
+                    return None
+                for c in candidates:
+                    replays += 1
+                    if replays > MAX_RESOLVE_REPLAYS:
+                        fail(
+                            k,
+                            f"{where}: too many secret decisions to find before the next checkpoint",
+                            branched=True,
+                        )
+                        return None
+                    found = search(s.child(c), k + 1, [*chosen, c], True)
+                    if found is not None:
+                        return found
+                return None
+            if not 0 <= action < space:
+                fail(k, f"{where}: unknown action id {action} (ids 0..{space - 1})", branched=branched)
+                return None
+            own = seat == viewer
+            if pinned and not own and s.public_action(action) == SECRET_ACTION:
+                fail(
+                    k,
+                    f"{where}: give another seat's secret decision as -1, as the viewer saw it",
+                    branched=branched,
+                )
+                return None
+            if not s.is_legal(action):
+                text = game.action_to_string(action)
+                fail(
+                    k,
+                    f"{where}: {text} is not legal for seat {seat} ({s.decision()})",
+                    branched=branched,
+                    public=own,
+                )
+                return None
+            if not chosen and not branched:
+                s = s.clone()  # the caller's state stays as it is
+            s.apply(action)
+            chosen = [*chosen, action]
+            k += 1
+        if want is not None and s.serialize() != want:
+            return None
+        return chosen
+
+    found = search(state, 0, [], False)
+    if found is not None:
+        return found
+    if failure and failure[0][1]:
+        raise failure[0][0]
+    end = first + offset + len(segment)
+    raise HistoryError(
+        end,
+        f"the actions of moves {first + offset + 1} to {end} do not lead to the checkpoint of move {end}: "
+        "each must be the action played (another seat's secret decision as -1)",
+    )
 
 
 # ---------------------------------------------------------------------------------------

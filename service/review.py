@@ -28,7 +28,7 @@ import secrets
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from typing import Any
 
@@ -38,11 +38,12 @@ from ai.review import (
     DEFAULT_ALTERNATIVES,
     GRADES,
     MAX_ALTERNATIVES,
+    HistoryError,
     MoveReview,
-    ReplayError,
     Reviewer,
     ReviewPoint,
     replay,
+    resolve_history,
     reviewer,
     summarize,
 )
@@ -109,9 +110,11 @@ def plan_review(
     viewer: int | None,
     seats: list[int],
     started: float,
+    open_token: Callable[[str], State],
 ) -> ReviewPlan:
     """Check ``request`` (its token opened: ``start``; its viewer and reviewed seats checked)
-    and replay its game: the plan, or a :class:`ServiceError`."""
+    and replay its game: the plan, or a :class:`ServiceError`. ``open_token`` opens a
+    checkpoint's token (the same game as ``start``, else ``WRONG_GAME``)."""
     config = server.config
     if len(request.actions) > config.max_review_actions:
         raise invalid(
@@ -153,16 +156,29 @@ def plan_review(
             "max_seconds", f"max_seconds must be >= 0, got {bots.exact(request.max_seconds)}", "bad_budget"
         )
     first = start.move_number()
-    try:
-        points, end = replay(start, list(request.actions), seats)
-    except ReplayError as exc:
-        index = exc.move - 1
+    if len(request.checkpoints) > len(request.actions):
         raise invalid(
-            f"actions[{index}]",
-            f"move {first + exc.move} (actions[{index}]) cannot be replayed: {exc.detail}",
-            "illegal_action",
-            {"move": str(first + exc.move), "index": str(index)},
-        ) from None
+            "checkpoints",
+            f"{len(request.checkpoints)} checkpoints for {len(request.actions)} actions: "
+            "at most one after each",
+            "bad_request",
+        )
+    checkpoints = [open_token(token) for token in request.checkpoints]
+    try:
+        actions = resolve_history(
+            start,
+            list(request.actions),
+            checkpoints,
+            viewer=viewer,
+            pinned=not request.trusted_backend,
+        )
+        points, end = replay(start, actions, seats)
+    except HistoryError as exc:
+        field = f"actions[{exc.index}]" if exc.index is not None else "checkpoints"
+        metadata = {"move": str(exc.move)}
+        if exc.index is not None:
+            metadata["index"] = str(exc.index)
+        raise invalid(field, f"move {exc.move}: {exc}", "illegal_action", metadata) from None
     forced = dict.fromkeys(seats, 0)
     todo: list[ReviewPoint] = []
     for p in points:
@@ -295,13 +311,16 @@ def review_game(
     *,
     viewer: int | None,
     seats: list[int],
+    open_token: Callable[[str], State],
 ) -> Iterator[pb.ReviewGameResponse]:
     """The ``ReviewGame`` stream (the module docstring) from ``start``, the state in the
     request's token, for ``viewer``, reviewing ``seats`` (both checked); ``context`` is the
     call's (``time_remaining``, ``is_active``, ``add_callback``, and ``search_entry``: the
     place in the search queue the call took on arrival, if any)."""
     started = time.monotonic()
-    plan = plan_review(server, start, request, context, viewer=viewer, seats=seats, started=started)
+    plan = plan_review(
+        server, start, request, context, viewer=viewer, seats=seats, started=started, open_token=open_token
+    )
     game_name = plan.game.descriptor.name
     yield header_message(plan)
     reviews: list[MoveReview] = []

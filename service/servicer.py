@@ -28,7 +28,7 @@ from service.bots import BotPlan, PlayedTurn
 from service.config import Config
 from service.envelope import VERSION as ENVELOPE_VERSION
 from service.envelope import KeyRing
-from service.errors import ServiceError, failed_precondition, invalid, resource_exhausted
+from service.errors import ServiceError, failed_precondition, invalid, resource_exhausted, to_service_error
 from service.gen.heka.v1 import game_service_pb2 as pb
 from service.gen.heka.v1 import game_service_pb2_grpc as pb_grpc
 from service.statecache import StateCache
@@ -625,4 +625,17 @@ class GameService(pb_grpc.GameServiceServicer):
                 "seat", "name the seat to review (seat) or every seat (all_seats=true)", "bad_request"
             )
         server = review.Server(self.config, self.keys, self.searches, self.actions)
-        return review.review_game(server, start, request, context, viewer=viewer, seats=seats)
+        game = start.game.descriptor.name
+
+        def checkpoint(token: str) -> State:
+            try:
+                return self._open(token, game)
+            except Exception as exc:
+                err = to_service_error(exc)
+                if err.code != grpc.StatusCode.INVALID_ARGUMENT:
+                    raise err from None
+                raise invalid("checkpoints", f"a checkpoint: {err.message}", err.reason) from None
+
+        return review.review_game(
+            server, start, request, context, viewer=viewer, seats=seats, open_token=checkpoint
+        )

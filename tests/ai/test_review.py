@@ -15,17 +15,19 @@ from ai.mcts_params import Limits
 from ai.review import (
     GRADES,
     LOSS_BOUNDS,
+    HistoryError,
     ReplayError,
     expected_score,
     game_accuracy,
     grade,
     move_accuracy,
     replay,
+    resolve_history,
     review_decision,
     reviewer,
     summarize,
 )
-from engine.core import State
+from engine.core import SECRET_ACTION, State
 from engine.registry import get_game
 
 SMALL = reviewer("medium", iterations=120)
@@ -212,3 +214,81 @@ def test_a_seats_summary_counts_every_grade() -> None:
         assert s.moves == len(mine) and sum(s.grades.values()) == len(mine)
         assert list(s.grades) == list(GRADES) and s.forced == forced[s.seat]
         assert s.accuracy == pytest.approx(sum(r.accuracy for r in mine) / len(mine))
+
+
+# --- the history: secret decisions and checkpoints ---------------------------------------
+
+
+def seen_by(start: State, actions: list[int], viewer: int) -> tuple[list[int], list[State]]:
+    """The actions as ``viewer`` saw them (another seat's secret decision as -1) and the state
+    after each action that leaves the viewer to act, and at the end."""
+    state = start.clone()
+    seen: list[int] = []
+    checkpoints: list[State] = []
+    for i, a in enumerate(actions):
+        hidden = state.current_player() != viewer and state.public_action(a) == SECRET_ACTION
+        seen.append(SECRET_ACTION if hidden else a)
+        state.apply(a)
+        if state.current_player() == viewer or i == len(actions) - 1:
+            checkpoints.append(state.clone())
+    return seen, checkpoints
+
+
+def test_secret_decisions_are_found_from_the_checkpoints() -> None:
+    start, actions = played_game("aton", 2, 5)
+    seen, checkpoints = seen_by(start, actions, 0)
+    assert SECRET_ACTION in seen
+    assert resolve_history(start, seen, checkpoints, viewer=0, pinned=True) == actions
+    assert resolve_history(start, actions) == actions  # nothing to find, nothing to check
+    with pytest.raises(HistoryError) as info:
+        resolve_history(start, seen)  # no checkpoint to find them by
+    assert info.value.index == seen.index(SECRET_ACTION) and "no checkpoint" in str(info.value)
+
+
+def test_a_pinned_history_ends_at_a_checkpoint_and_never_names_another_seats_move() -> None:
+    start, actions = played_game("osirium", 2, 8)
+    actions = actions[:40]
+    end = start.clone()
+    for a in actions:
+        end.apply(a)
+    with pytest.raises(HistoryError) as info:
+        resolve_history(start, actions, viewer=0, pinned=True)
+    assert info.value.index is None and info.value.move == 40
+    state = start.clone()
+    for k, a in enumerate(actions):
+        seat = state.current_player()
+        illegal = next(x for x in range(state.game.descriptor.num_distinct_actions) if not state.is_legal(x))
+        bad = [*actions[:k], illegal, *actions[k + 1 :]]
+        with pytest.raises(HistoryError) as info:
+            resolve_history(start, bad, [end], viewer=0, pinned=True)
+        if seat == 0:
+            assert info.value.index == k and "not legal" in str(info.value)
+        else:
+            assert info.value.index is None and info.value.move == 40 and "not legal" not in str(info.value)
+        with pytest.raises(HistoryError) as info:
+            resolve_history(start, bad, [end])  # unpinned (a trusted backend): named
+        assert info.value.index == k
+        state.apply(a)
+    elsewhere = start.clone()
+    for a in actions[:10]:
+        elsewhere.apply(a)
+    with pytest.raises(HistoryError) as info:
+        resolve_history(start, actions[:5], [elsewhere])
+    assert "not after one of the actions" in str(info.value)
+
+
+def test_a_pinned_history_refuses_a_guess_at_another_seats_secret() -> None:
+    start, actions = played_game("aton", 2, 9)
+    seen, checkpoints = seen_by(start, actions, 0)
+    k = seen.index(SECRET_ACTION)
+    state = start.clone()
+    for a in actions[:k]:
+        state.apply(a)
+    wrong = next(
+        a for a in state.legal_actions() if a != actions[k] and state.public_action(a) == SECRET_ACTION
+    )
+    for guess in (actions[k], wrong):  # right or wrong, the same refusal
+        probe = [*seen[:k], guess, *seen[k + 1 :]]
+        with pytest.raises(HistoryError) as info:
+            resolve_history(start, probe, checkpoints, viewer=0, pinned=True)
+        assert "as -1" in str(info.value) and info.value.index == k

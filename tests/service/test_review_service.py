@@ -27,7 +27,7 @@ from service_helpers import (
 )
 
 from ai.review import ReviewPoint, replay, review_decision, reviewer
-from engine.core import State
+from engine.core import SECRET_ACTION, State
 from engine.registry import get_game
 from service.bots import search_seed
 from service.envelope import KeyRing, parse_keys
@@ -65,9 +65,43 @@ def recorded(
     return token, actions
 
 
+def final_token(token: str, actions: list[int]) -> str:
+    """The token of the game after ``actions``, as the server would have returned it."""
+    state = open_state(token)
+    for a in actions:
+        state.apply(a)
+    return seal(state)
+
+
+def as_seen(token: str, actions: list[int], viewer: int | None) -> tuple[list[int], list[str]]:
+    """What a backend playing ``viewer`` holds of a game: the actions as the viewer saw them
+    (another seat's secret decision as -1) and the token of each response (after each action
+    that leaves the viewer to act, and at the end)."""
+    state = open_state(token)
+    seen: list[int] = []
+    tokens: list[str] = []
+    for i, a in enumerate(actions):
+        secret = state.current_player() != viewer and state.public_action(a) == SECRET_ACTION
+        seen.append(SECRET_ACTION if secret else a)
+        state.apply(a)
+        if state.current_player() == viewer or i == len(actions) - 1:
+            tokens.append(seal(state))
+    return seen, tokens
+
+
+def request(**fields: Any) -> pb.ReviewGameRequest:
+    """A review request; unless it is a trusted backend's or names its checkpoints, as a
+    backend playing ``viewer`` sends it (:func:`as_seen`)."""
+    if not fields.get("trusted_backend") and "checkpoints" not in fields and fields.get("actions"):
+        fields["actions"], fields["checkpoints"] = as_seen(
+            fields["state"], list(fields["actions"]), fields.get("viewer")
+        )
+    return pb.ReviewGameRequest(**fields)
+
+
 def review(stub: Any, **fields: Any) -> list[pb.ReviewGameResponse]:
     fields.setdefault("iterations", ITERATIONS)
-    return list(stub.ReviewGame(pb.ReviewGameRequest(**fields), timeout=120))
+    return list(stub.ReviewGame(request(**fields), timeout=120))
 
 
 def moves_of(stream: list[pb.ReviewGameResponse]) -> list[pb.MoveReview]:
@@ -157,21 +191,135 @@ def test_a_review_from_a_later_token_numbers_moves_as_the_game_does(stub: Any) -
 # ---------------------------------------------------------------------------------------
 
 
+def first_error(stub: Any, req: pb.ReviewGameRequest) -> grpc.RpcError:
+    """The error of a review refused before its first message."""
+    stream = stub.ReviewGame(req, timeout=30)
+    with pytest.raises(grpc.RpcError) as info:
+        next(stream)
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT, info.value.details()
+    return info.value
+
+
 def test_an_action_that_cannot_be_replayed_is_refused_with_its_move_number(stub: Any) -> None:
     token, actions = recorded(stub, "osirium", 2, seed=2, limit=30)
+    end = final_token(token, actions)
     state = open_state(token)
-    for a in actions[:11]:
+    seats = []
+    for a in actions:
+        seats.append(state.current_player())
         state.apply(a)
-    illegal = next(a for a in range(state.game.descriptor.num_distinct_actions) if not state.is_legal(a))
-    bad = [*actions[:11], illegal, *actions[12:]]
-    stream = stub.ReviewGame(pb.ReviewGameRequest(state=token, actions=bad, seat=0, viewer=0), timeout=30)
-    with pytest.raises(grpc.RpcError) as info:
-        next(stream)  # refused before any message
-    err = info.value
-    assert err.code() == grpc.StatusCode.INVALID_ARGUMENT
-    assert "move 12" in err.details() and "not legal" in err.details()
+    for k in (11, next(i for i in range(12, 30) if seats[i] != seats[11])):
+        state = open_state(token)
+        for a in actions[:k]:
+            state.apply(a)
+        illegal = next(a for a in range(state.game.descriptor.num_distinct_actions) if not state.is_legal(a))
+        bad = [*actions[:k], illegal, *actions[k + 1 :]]
+        # A trusted backend is told which move, whoever played it.
+        err = first_error(stub, pb.ReviewGameRequest(state=token, actions=bad, seat=0, trusted_backend=True))
+        assert f"move {k + 1}" in err.details() and "not legal" in err.details()
+        field, reason, metadata, _ = error_details(err)
+        assert (field, reason, metadata) == (
+            f"actions[{k}]",
+            "ILLEGAL_ACTION",
+            {"move": str(k + 1), "index": str(k)},
+        )
+        # A seat reviewing its own moves: its own move is named; another seat's is not (what
+        # it may play depends on its cards): the checkpoint the actions do not reach is.
+        viewer = seats[k] if k == 11 else seats[11]
+        err = first_error(
+            stub,
+            pb.ReviewGameRequest(state=token, actions=bad, seat=viewer, viewer=viewer, checkpoints=[end]),
+        )
+        field, reason, metadata, _ = error_details(err)
+        if seats[k] == viewer:
+            assert (field, metadata["move"]) == (f"actions[{k}]", str(k + 1)) and "not legal" in err.details()
+        else:
+            assert field == "checkpoints" and metadata == {"move": str(len(actions))}, err.details()
+            assert "not legal" not in err.details() and "do not lead to the checkpoint" in err.details()
+
+
+def test_a_review_for_a_seat_must_end_at_a_checkpoint(stub: Any) -> None:
+    """Without the token of the game after the last action, nothing shows that the actions are
+    the game's: a list with an invented last move of another seat would answer whether that
+    seat could have played it."""
+    token, actions = recorded(stub, "osirium", 2, seed=19, limit=20)
+    err = first_error(stub, pb.ReviewGameRequest(state=token, actions=actions, seat=0, viewer=0))
     field, reason, metadata, _ = error_details(err)
-    assert (field, reason, metadata) == ("actions[11]", "ILLEGAL_ACTION", {"move": "12", "index": "11"})
+    assert (field, reason, metadata["move"]) == ("checkpoints", "ILLEGAL_ACTION", str(len(actions)))
+    assert "checkpoint" in err.details()
+    other = recorded(stub, "osirium", 2, seed=20, limit=20)
+    err = first_error(
+        stub, request(state=token, actions=actions, seat=0, viewer=0, checkpoints=[final_token(*other)])
+    )
+    assert error_details(err)[0] == "checkpoints"
+    err = first_error(stub, request(state=token, actions=actions, seat=0, viewer=0, checkpoints=["junk"]))
+    assert error_details(err)[:2] == ("checkpoints", "BAD_TOKEN")
+    aton = recorded(stub, "aton", 2, seed=1, limit=5)
+    err = first_error(
+        stub, request(state=token, actions=actions, seat=0, viewer=0, checkpoints=[final_token(*aton)])
+    )
+    assert error_details(err)[:2] == ("checkpoints", "WRONG_GAME")
+
+
+def test_another_seats_secret_decisions_may_be_minus_one(stub: Any) -> None:
+    """What a backend playing seat 0 against a bot holds of an Aton game: seat 1's secret
+    decisions as -1 and the token of each response. The server finds each decision from the
+    next token, and the review is the one of the whole game."""
+    token, actions = recorded(stub, "aton", 2, seed=23)
+    state = open_state(token)
+    seen: list[int] = []
+    tokens: list[str] = []
+    for a in actions:
+        secret = state.current_player() == 1 and state.public_action(a) == SECRET_ACTION
+        seen.append(SECRET_ACTION if secret else a)
+        state.apply(a)
+        if state.current_player() == 0 or state.is_terminal():  # a response reaches seat 0
+            tokens.append(seal(state))
+    assert seen.count(SECRET_ACTION) >= 4
+    full = review(stub, state=token, actions=actions, seat=0, trusted_backend=True, seed=4)
+    mine = review(stub, state=token, actions=seen, seat=0, viewer=0, checkpoints=tokens, seed=4)
+    assert [bare(m) for m in moves_of(mine)] == [bare(m) for m in moves_of(full)]
+    # With only the last token, seat 1's secret decisions cannot be found (too many at once).
+    err = first_error(stub, request(state=token, actions=seen, seat=0, viewer=0, seed=4))
+    assert error_details(err)[0] == "checkpoints"
+    # An explicit guess at seat 1's secret decision is refused, right or wrong: the answer
+    # would tell whether the guess was seat 1's arrangement.
+    k = seen.index(SECRET_ACTION)
+    guess = [*seen[:k], actions[k], *seen[k + 1 :]]
+    err = first_error(stub, request(state=token, actions=guess, seat=0, viewer=0, checkpoints=tokens))
+    assert "as -1" in err.details()
+
+
+def test_a_review_tells_a_seat_nothing_about_another_seats_cards(stub: Any) -> None:
+    """Twin deals for the refusals: seat 0 invents a move of seat 1 that seat 1's cards allow
+    in the real deal and not in a twin (a deal seat 0 cannot tell from it), with the token of
+    the game after seat 1's real move: both get the same answer."""
+    rng = random.Random(2)
+    token, actions = recorded(stub, "osirium", 2, seed=27, limit=80)
+    state = open_state(token)
+    checked = 0
+    for a in actions[:-1]:
+        if state.current_player() == 1 and state.move_number() > 4:
+            twin = state.sample_consistent_state(0, rng)
+            only_real = set(state.legal_actions()) - set(twin.legal_actions()) - {a}
+            if only_real:
+                fake = min(only_real)
+                after = seal(state.child(a))
+                answers = [
+                    first_error(
+                        stub,
+                        pb.ReviewGameRequest(
+                            state=seal(s), actions=[fake], seat=0, viewer=0, checkpoints=[after]
+                        ),
+                    )
+                    for s in (state, twin)
+                ]
+                details = [(e.details(), error_details(e)[:3]) for e in answers]
+                assert details[0] == details[1], details
+                assert "do not lead to the checkpoint" in details[0][0]
+                checked += 1
+        state.apply(a)
+    assert checked >= 2
 
 
 @pytest.mark.parametrize(
@@ -193,7 +341,7 @@ def test_bad_requests_are_refused_naming_the_field(
     token, actions = recorded(stub, "aton", 2, seed=1, limit=10)
     err = call_error(
         lambda r, **kw: list(stub.ReviewGame(r, **kw)),
-        pb.ReviewGameRequest(state=token, actions=actions, **fields),
+        request(state=token, actions=actions, **fields),
         timeout=30,
     )
     assert err.code() == grpc.StatusCode.INVALID_ARGUMENT, err.details()
@@ -215,7 +363,7 @@ def test_a_review_goes_only_to_its_seat_or_a_trusted_backend(stub: Any) -> None:
         {"all_seats": True},
     ):
         err = call_error(
-            lambda r, **kw: list(stub.ReviewGame(r, **kw)), pb.ReviewGameRequest(**base, **fields), timeout=30
+            lambda r, **kw: list(stub.ReviewGame(r, **kw)), request(**base, **fields), timeout=30
         )
         assert err.code() == grpc.StatusCode.INVALID_ARGUMENT
         assert error_details(err)[1] == "PRIVATE_REVIEW", err.details()
@@ -314,7 +462,7 @@ def test_cancelling_a_review_stops_its_searches(one_slot: ServerProcess) -> None
     stub = one_slot.stub
     token, actions = recorded(stub, "osirium", 2, seed=5, limit=30)
     call = stub.ReviewGame(
-        pb.ReviewGameRequest(state=token, actions=actions, seat=0, viewer=0, iterations=3_000_000),
+        request(state=token, actions=actions, seat=0, viewer=0, iterations=3_000_000),
         timeout=300,
     )
     first = next(call)
@@ -340,7 +488,7 @@ def test_a_full_pool_refuses_a_review_with_a_retry_hint(one_slot: ServerProcess)
     slow = pb.BotSettings(kind=pb.BOT_KIND_MCTS, budget=pb.SearchBudget(milliseconds=3000), seed=1)
     holding = stub.BotMove.future(pb.BotMoveRequest(state=token, bot=slow, viewer=0), timeout=30)
     wait_metric(one_slot, "heka_searches_in_flight", 1)
-    call = stub.ReviewGame(pb.ReviewGameRequest(state=token, actions=actions, seat=0, viewer=0), timeout=30)
+    call = stub.ReviewGame(request(state=token, actions=actions, seat=0, viewer=0), timeout=30)
     with pytest.raises(grpc.RpcError) as info:
         next(call)  # refused before the header
     assert info.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, info.value.details()
@@ -357,14 +505,12 @@ def test_reviews_past_the_process_limit_are_refused_with_a_retry_hint(one_slot: 
     )
     token, actions = recorded(stub, "osirium", 2, seed=8, limit=30)
     long = stub.ReviewGame(
-        pb.ReviewGameRequest(state=token, actions=actions, seat=0, viewer=0, iterations=3_000_000),
+        request(state=token, actions=actions, seat=0, viewer=0, iterations=3_000_000),
         timeout=300,
     )
     assert next(long).WhichOneof("item") == "header"
     try:
-        call = stub.ReviewGame(
-            pb.ReviewGameRequest(state=token, actions=actions, seat=0, viewer=0), timeout=30
-        )
+        call = stub.ReviewGame(request(state=token, actions=actions, seat=0, viewer=0), timeout=30)
         with pytest.raises(grpc.RpcError) as info:
             next(call)
         assert info.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, info.value.details()
@@ -391,7 +537,7 @@ def test_a_draining_server_ends_a_review_with_the_moves_reviewed(start_server: A
     stub = server.stub
     token, actions = recorded(stub, "osirium", 2, seed=11, limit=60)
     call = stub.ReviewGame(
-        pb.ReviewGameRequest(state=token, actions=actions, seat=0, viewer=0, iterations=4000, seed=1),
+        request(state=token, actions=actions, seat=0, viewer=0, iterations=4000, seed=1),
         timeout=120,
     )
     got: list[pb.ReviewGameResponse] = [next(call)]

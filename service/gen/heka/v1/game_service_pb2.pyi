@@ -1675,7 +1675,7 @@ class DecodeStateResponse(_message.Message):
     def __init__(self, game: _Optional[str] = ..., serialized: _Optional[str] = ..., text: _Optional[str] = ..., key_id: _Optional[str] = ..., encrypted: _Optional[bool] = ..., token_version: _Optional[int] = ...) -> None: ...
 
 class ReviewGameRequest(_message.Message):
-    __slots__ = ("state", "actions", "seat", "all_seats", "viewer", "trusted_backend", "difficulty", "iterations", "seed", "alternatives", "max_seconds", "game", "compact_actions", "from_move", "workers")
+    __slots__ = ("state", "actions", "seat", "all_seats", "viewer", "trusted_backend", "difficulty", "iterations", "seed", "alternatives", "max_seconds", "game", "compact_actions", "from_move", "workers", "checkpoints")
     STATE_FIELD_NUMBER: _ClassVar[int]
     ACTIONS_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
@@ -1691,6 +1691,7 @@ class ReviewGameRequest(_message.Message):
     COMPACT_ACTIONS_FIELD_NUMBER: _ClassVar[int]
     FROM_MOVE_FIELD_NUMBER: _ClassVar[int]
     WORKERS_FIELD_NUMBER: _ClassVar[int]
+    CHECKPOINTS_FIELD_NUMBER: _ClassVar[int]
     state: str
     actions: _containers.RepeatedScalarFieldContainer[int]
     seat: int
@@ -1706,7 +1707,8 @@ class ReviewGameRequest(_message.Message):
     compact_actions: bool
     from_move: int
     workers: int
-    def __init__(self, state: _Optional[str] = ..., actions: _Optional[_Iterable[int]] = ..., seat: _Optional[int] = ..., all_seats: _Optional[bool] = ..., viewer: _Optional[int] = ..., trusted_backend: _Optional[bool] = ..., difficulty: _Optional[_Union[Difficulty, str]] = ..., iterations: _Optional[int] = ..., seed: _Optional[int] = ..., alternatives: _Optional[int] = ..., max_seconds: _Optional[float] = ..., game: _Optional[str] = ..., compact_actions: _Optional[bool] = ..., from_move: _Optional[int] = ..., workers: _Optional[int] = ...) -> None: ...
+    checkpoints: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, state: _Optional[str] = ..., actions: _Optional[_Iterable[int]] = ..., seat: _Optional[int] = ..., all_seats: _Optional[bool] = ..., viewer: _Optional[int] = ..., trusted_backend: _Optional[bool] = ..., difficulty: _Optional[_Union[Difficulty, str]] = ..., iterations: _Optional[int] = ..., seed: _Optional[int] = ..., alternatives: _Optional[int] = ..., max_seconds: _Optional[float] = ..., game: _Optional[str] = ..., compact_actions: _Optional[bool] = ..., from_move: _Optional[int] = ..., workers: _Optional[int] = ..., checkpoints: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ReviewGameResponse(_message.Message):
     __slots__ = ("header", "move", "summary")
