@@ -20,6 +20,7 @@ import {
   StopReasonSchema,
 } from "./gen/heka/v1/game_service_pb.js";
 import type { HekaClient } from "./client.js";
+import { type GameRecord, botActionIds, recordResponse } from "./review.js";
 import { SplitMix64 } from "./rng.js";
 
 const BOT_KINDS: Record<string, BotKind> = { random: BotKind.RANDOM, greedy: BotKind.GREEDY, mcts: BotKind.MCTS };
@@ -116,6 +117,8 @@ export interface GameResult {
   status: GameStatus | undefined;
   moves: number;
   botTurns: number;
+  /** The game as seat 0 saw it, for a review (review.ts). */
+  record: GameRecord;
 }
 
 type Turn = CreateGameResponse | ApplyActionResponse | AdvanceBotsResponse;
@@ -159,6 +162,8 @@ export async function playGame(client: HekaClient, options: GameOptions, log: (l
     `${game}, ${players} players${options.teams ? " in teams" : ""}, seed ${options.seed ?? "chosen by the server"}; ` +
       `seat 0 plays at random, bots (${options.bot}) at ${seats(bots.map((b) => b.seat))}`,
   );
+  // The bots' turns in CreateGame's response come before its token: the record starts after them.
+  const record: GameRecord = { start: resp.state, actions: [], checkpoints: [] };
   let botTurns = resp.botTurns.length;
   let moves = 0;
   if (resp.botTurns.length) log(`start: ${botLine(resp.botTurns)}`);
@@ -166,7 +171,7 @@ export async function playGame(client: HekaClient, options: GameOptions, log: (l
   while (!status.isOver) {
     if (client.totalCalls() >= options.maxCalls) {
       log(`giving up after ${options.maxCalls} calls (--max-calls)`);
-      return { ok: false, status, moves, botTurns };
+      return { ok: false, status, moves, botTurns, record };
     }
     if (status.currentPlayer === 0) {
       if (!resp.legalActions.length) throw new Error("seat 0 is to act but the response has no legalActions");
@@ -177,6 +182,7 @@ export async function playGame(client: HekaClient, options: GameOptions, log: (l
         player: 0,
         ...mine,
       });
+      recordResponse(record, [action.id, ...botActionIds(resp.botTurns)], resp.state);
       moves += 1;
       botTurns += resp.botTurns.length;
       status = statusOf(resp);
@@ -188,6 +194,7 @@ export async function playGame(client: HekaClient, options: GameOptions, log: (l
       // let them go on. With the server's defaults this does not happen.
       log(`the bots stopped early (${enumName(StopReasonSchema, resp.stopReason)}); AdvanceBots`);
       resp = await client.call("advanceBots", { state: resp.state, ...mine });
+      recordResponse(record, botActionIds(resp.botTurns), resp.state);
       botTurns += resp.botTurns.length;
       status = statusOf(resp);
     }
@@ -197,5 +204,5 @@ export async function playGame(client: HekaClient, options: GameOptions, log: (l
   if (ok) for (const line of describeOutcome(status)) log(line);
   else log(`the game is over but has no valid outcome: ${status.outcome?.text ?? "none"}`);
   if (options.verbose && resp.view) log(resp.view.text);
-  return { ok, status, moves, botTurns };
+  return { ok, status, moves, botTurns, record };
 }

@@ -1,16 +1,18 @@
-// Play a game of Aton or Osirium against heka's bots, one call per move; or show heka's
-// rich error details (--demo-errors) and the retry of a refused call (--demo-backoff).
+// Play a game of Aton or Osirium against heka's bots, one call per move, then review seat
+// 0's moves (--review); or show heka's rich error details (--demo-errors) and the retry of a
+// refused call (--demo-backoff).
 //
 //   node dist/src/play.js --target 127.0.0.1:50051 --game osirium --players 4 --teams --seed 7
 //
-// Exit status: 0 the game ended with an outcome (or the demo went as expected); 1 it did not;
-// 2 bad command line; 3 a call failed.
+// Exit status: 0 the game ended with an outcome (and its review, if asked, is complete; or
+// the demo went as expected); 1 it did not; 2 bad command line; 3 a call failed.
 import { parseArgs } from "node:util";
 import { CallError } from "./backoff.js";
 import { HekaClient } from "./client.js";
 import { demoBackoff, demoErrors } from "./demos.js";
 import { formatError } from "./errors.js";
 import { type GameOptions, playGame } from "./game.js";
+import { reviewGame } from "./review.js";
 import { parseSeed } from "./rng.js";
 
 const USAGE = `usage: node dist/src/play.js [options]
@@ -21,9 +23,11 @@ const USAGE = `usage: node dist/src/play.js [options]
   --bot SPEC             bot of every other seat: random | greedy | mcts[:easy|medium|hard|expert] (default greedy)
   --seed N               uint64 seed of the game, the bots and seat 0's choices (default: the server's)
   --max-retries N        retries of a call refused with RESOURCE_EXHAUSTED or UNAVAILABLE (default 5)
-  --deadline-ms N        deadline of each call (default 30000)
+  --deadline-ms N        deadline of each call (default 30000; a review cut by it goes on in another call)
   --max-calls N          give up after this many calls (default 2000)
   --verbose              log every move and the final board
+  --review               when the game is over, review seat 0's moves (ReviewGame, a stream)
+  --review-iterations N  search iterations per reviewed move (default 200; 0: the reviewer's preset)
   --demo-errors          send bad requests and print their decoded error details
   --demo-backoff         show a RESOURCE_EXHAUSTED call retried (server: --max-concurrent-rpcs 1)
   --help`;
@@ -35,6 +39,8 @@ interface Options extends GameOptions {
   deadlineMs: number;
   demoErrors: boolean;
   demoBackoff: boolean;
+  review: boolean;
+  reviewIterations: number;
 }
 
 function parse(argv: string[]): Options {
@@ -51,6 +57,8 @@ function parse(argv: string[]): Options {
       "deadline-ms": { type: "string", default: "30000" },
       "max-calls": { type: "string", default: "2000" },
       verbose: { type: "boolean", default: false },
+      review: { type: "boolean", default: false },
+      "review-iterations": { type: "string", default: "200" },
       "demo-errors": { type: "boolean", default: false },
       "demo-backoff": { type: "boolean", default: false },
       help: { type: "boolean", default: false },
@@ -58,7 +66,7 @@ function parse(argv: string[]): Options {
     strict: true,
     allowPositionals: false,
   });
-  const int = (name: "players" | "max-retries" | "deadline-ms" | "max-calls"): number => {
+  const int = (name: "players" | "max-retries" | "deadline-ms" | "max-calls" | "review-iterations"): number => {
     const n = Number(values[name]);
     if (!Number.isInteger(n) || n < 0) throw new Error(`--${name} must be a non-negative integer`);
     return n;
@@ -77,6 +85,8 @@ function parse(argv: string[]): Options {
     verbose: values.verbose,
     demoErrors: values["demo-errors"],
     demoBackoff: values["demo-backoff"],
+    review: values.review,
+    reviewIterations: int("review-iterations"),
   };
 }
 
@@ -102,7 +112,16 @@ async function main(): Promise<number> {
     let ok: boolean;
     if (options.demoErrors) ok = await demoErrors(client);
     else if (options.demoBackoff) ok = await demoBackoff(client);
-    else ok = (await playGame(client, options)).ok;
+    else {
+      const game = await playGame(client, options);
+      ok = game.ok;
+      if (ok && options.review) {
+        // With --seed, the review is reproducible too (on servers with the same keys).
+        console.log();
+        const review = await reviewGame(client, game.record, { seat: 0, iterations: options.reviewIterations, seed: options.seed });
+        ok = review.complete;
+      }
+    }
     const byMethod = Object.entries(client.calls).map(([m, n]) => `${m} ${n}`).join(", ");
     console.log(`calls: ${client.totalCalls()} (${byMethod}), retries ${client.retries}`);
     return ok ? 0 : 1;
