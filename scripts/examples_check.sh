@@ -12,7 +12,9 @@
 #      Connect): an Aton game and an Osirium 4-player teams game against bots, one call per
 #      move (each must end with an outcome), --demo-errors (the decoded details must be the
 #      expected ones), --demo-backoff (a refused call retried until answered), and its unit
-#      tests (node --test);
+#      tests (node --test); examples/ts also plays an Aton game with --review and reads the
+#      ReviewGame stream to its summary (the actions as seat 0 saw them, the other seat's
+#      secret decisions as -1, pinned by the responses' tokens);
 #   5. the Python example: an Aton game and an Osirium teams game;
 #   6. both servers stopped with SIGTERM (each must drain and exit 0).
 # Every step has a time limit; any failure fails the check. Each step prints the seconds since
@@ -173,6 +175,9 @@ step "ts: Aton against a greedy bot"
 expect '^outcome: OUTCOME_REASON_' node dist/src/play.js --target "$MAIN" --game aton --seed 1
 step "ts: Osirium, 4 players in teams, greedy bots"
 expect '^outcome: OUTCOME_REASON_' node dist/src/play.js --target "$MAIN" --game osirium --teams --seed 2
+step "ts: Aton, then the review of seat 0's moves (--review: ReviewGame, a stream)"
+expect '^summary: seat 0 accuracy [0-9.]+/100 over [1-9]' \
+    node dist/src/play.js --target "$MAIN" --game aton --seed 3 --review
 step "ts: --demo-errors"
 expect '^6/6 errors decoded as expected' node dist/src/play.js --target "$MAIN" --demo-errors
 step "ts: --demo-backoff (server holding one call)"
