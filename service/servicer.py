@@ -630,11 +630,11 @@ class GameService(pb_grpc.GameServiceServicer):
         def checkpoint(token: str) -> State:
             try:
                 return self._open(token, game)
-            except Exception as exc:
-                err = to_service_error(exc)
-                if err.code != grpc.StatusCode.INVALID_ARGUMENT:
-                    raise err from None
-                raise invalid("checkpoints", f"a checkpoint: {err.message}", err.reason) from None
+            except Exception as error:
+                exc = to_service_error(error)
+                if exc.code != grpc.StatusCode.INVALID_ARGUMENT:
+                    raise exc from None
+                raise invalid("checkpoints", f"a checkpoint: {exc.message}", exc.reason) from None
 
         return review.review_game(
             server, start, request, context, viewer=viewer, seats=seats, open_token=checkpoint
