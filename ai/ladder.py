@@ -100,9 +100,11 @@ def ladder_config(
     candidates: Sequence[str] | None = None,
     anchors: Sequence[str] = DEFAULT_ANCHORS,
     options: tuple[tuple[str, Any], ...] = (),
+    teams: bool = False,
 ) -> ArenaConfig:
     """The arena of a ladder: ``anchors`` first (round-robin), then every other candidate
-    against each anchor. ``random`` must be an anchor (it is the 0 of the scale)."""
+    against each anchor. ``random`` must be an anchor (it is the 0 of the scale). With
+    ``teams`` (Osirium, 4 players) each pair plays as two teams, seats 0+2 against 1+3."""
     if ZERO not in anchors:
         raise LadderError(f"the anchors must include {ZERO!r}: it is the 0 of the ratings")
     bots = list(dict.fromkeys(anchors))
@@ -115,6 +117,7 @@ def ladder_config(
         games=games_per_pair,
         seed=seed,
         players=players,
+        teams=teams,
         lineup="ladder",
         workers=workers,
         options=options,

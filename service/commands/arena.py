@@ -255,8 +255,13 @@ def run(args: argparse.Namespace) -> int:
         if args.ship and args.ratings:
             raise ArenaError("--ship writes the shipped table: no --ratings")
         if args.ladder:
-            if args.teams or args.lineup != "round-robin":
-                raise ArenaError("--ladder has its own lineup (no --lineup, no --teams)")
+            if args.lineup != "round-robin":
+                raise ArenaError("--ladder has its own lineup (no --lineup)")
+            if args.teams and (args.check or args.ship):
+                raise ArenaError(
+                    "--teams with --ladder measures a team ladder (--ratings): "
+                    "no team table is shipped or checked"
+                )
             anchors = tuple(split_bot_specs(args.anchors)) if args.anchors else DEFAULT_ANCHORS
             candidates = split_bot_specs(args.bots) if args.bots else None
             if args.check:
@@ -281,6 +286,7 @@ def run(args: argparse.Namespace) -> int:
                 candidates=candidates,
                 anchors=anchors,
                 options=options,
+                teams=args.teams,
             )
             if args.check and args.check_scale == "anchors":
                 held = held_anchors(read_table(args.check), config.anchors)
@@ -490,6 +496,8 @@ def ladder_command(args: argparse.Namespace, players: int) -> str:
         f"heka arena --ladder --game {args.game} --players {players} --games-per-pair {args.games} "
         f"--seed {args.seed}"
     ]
+    if args.teams:
+        parts.append("--teams")
     if args.bots:
         parts.append(f'--bots "{args.bots}"')
     if args.anchors:

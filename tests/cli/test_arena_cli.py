@@ -237,6 +237,29 @@ def test_a_check_measures_the_bots_that_target_ratings_play(
     assert "go with --ladder" in capsys.readouterr().err
 
 
+def test_a_team_ladder_plays_each_pair_as_two_teams(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ai.ladder import read_table
+
+    ratings, games = tmp_path / "teams.json", tmp_path / "games.json"
+    argv = ["arena", "--ladder", "--game", "osirium", "--players", "4", "--teams", "--no-progress",
+            "--anchors", "random;greedy", "--bots", "mcts:iterations=5,ms=none",
+            "--games-per-pair", "2"]  # fmt: skip
+    assert main([*argv, "--ratings", str(ratings), "--json", str(games)]) == 0
+    data = json.loads(games.read_text())
+    assert data["teams"] is True and data["lineup"] == "ladder"
+    for p in data["pairings"]:
+        assert p["block"] == [[p["a"], p["b"], p["a"], p["b"]], [p["b"], p["a"], p["b"], p["a"]]]
+    assert "--teams" in read_table(ratings).command
+    capsys.readouterr()
+    # A team ladder is a measurement: no team table is checked or shipped.
+    assert main([*argv, "--ship"]) == 2
+    assert "no team table is shipped or checked" in capsys.readouterr().err
+    assert main([*argv, "--lineup", "one-vs-rest"]) == 2
+    assert "own lineup" in capsys.readouterr().err
+
+
 def test_the_ladder_refuses_a_pool_without_random(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["arena", "--ladder", "--game", "aton", "--anchors", "greedy", "--no-progress"]) == 2
     assert "must include 'random'" in capsys.readouterr().err
