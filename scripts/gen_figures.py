@@ -18,7 +18,14 @@ sources:
   presets;
 * ``ray-cost``: the seconds per game of each level of the measured 2-player ladders, and the
   wall time of a ladder and its check on 2, 16 and 128 cores with Ray (their JSON in
-  ``bench/results/`` and ``ray_overhead.txt``, through ``bench/ladder_cost.py``).
+  ``bench/results/`` and ``ray_overhead.txt``, through ``bench/ladder_cost.py``);
+* ``review-validation``: each rated level's accuracy and blunders in review, and the rank
+  correlation with its rating (``bench/results/review_validation_*.json``, from
+  ``bench/review_validation.py``, with the shipped rating tables);
+* ``review-cost``: a review's CPU per move and per game (``bench/results/review_cost.json``,
+  ``bench/review_cost.py``);
+* ``review-stream``: the time to a review stream's first and last messages
+  (``bench/results/review_stream.json``, ``bench/review_stream.py``).
 
 ``make docs`` runs this; ``tests/test_docs_generated.py`` fails when a block is not current.
 Only figures from these files appear: a figure that has no source is left out, not guessed.
@@ -31,6 +38,7 @@ import functools
 import importlib.util
 import json
 import re
+import statistics
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -364,12 +372,134 @@ def ray_cost() -> str:
     return "\n".join(lines)
 
 
+def _bench_module(name: str) -> ModuleType:
+    """A bench script as a module (bench/NAME.py), for the figures it computes."""
+    bench = str(ROOT / "bench")
+    if bench not in sys.path:
+        sys.path.insert(0, bench)
+    spec = importlib.util.spec_from_file_location(f"heka_{name}", ROOT / "bench" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def review_validation() -> str:
+    _imports()
+    from ai.ladder import load_table
+    from ai.review import game_accuracy
+
+    rv = _bench_module("review_validation")
+    runs = sorted(RESULTS.glob("review_validation_*.json"))
+    lines = [_source_note(*(_rel(p) for p in runs)), ""]
+    for path in runs:
+        data = json.loads(path.read_text())
+        a = data["args"]
+        table = load_table(a["game"], a["players"])
+        rated = {b.spec: b for b in table.bots}
+        rows = []
+        for spec in dict.fromkeys(g["level"] for g in data["games"]):
+            mine = [g for g in data["games"] if g["level"] == spec]
+            grades = [x for g in mine for x in g["grades"]]
+            n = max(1, len(grades))
+            bot = rated.get(spec)
+            if bot is None:
+                continue
+            rows.append(
+                (
+                    bot.rating,
+                    f"| `{bot.name}` | {bot.rating:+.0f} | {len(grades):,} | "
+                    f"{game_accuracy(g['accuracy'] for g in mine):.1f} | "
+                    f"{100 * grades.count('blunder') / n:.1f} | {100 * grades.count('mistake') / n:.1f} |",
+                    game_accuracy(g["accuracy"] for g in mine),
+                )
+            )
+        rows.sort(key=lambda r: r[0])
+        rho = rv.spearman([r[0] for r in rows], [r[2] for r in rows])
+        cpu = sum(g["review_cpu"] for g in data["games"])
+        moves = sum(len(g["grades"]) for g in data["games"])
+        lines += [
+            f"**{GAME_NAMES[a['game']]}, {a['players']} players**: {len(rows)} levels, "
+            f"{a['games']} games each against `{a['opponent']}`, reviewer `{a['preset']}`. "
+            f"Spearman's rank correlation of accuracy with rating: **{rho:.2f}**.",
+            "",
+            "| Level | Rating | Moves reviewed | Accuracy | Blunders per 100 moves "
+            "| Mistakes per 100 moves |",
+            "|---|---|---|---|---|---|",
+            *(r[1] for r in rows),
+            "",
+            f"Review cost in this run: {1000 * cpu / max(1, moves):.0f} ms of CPU per move.",
+            "",
+        ]
+    return "\n".join(lines)
+
+
+def review_cost() -> str:
+    path = RESULTS / "review_cost.json"
+    data = json.loads(path.read_text())
+    lines = [
+        _source_note(_rel(path)),
+        "",
+        f"Reviewer `{data['reviewer']}` ({data['iterations']:,} iterations per decision), every "
+        f"seat, on games of `{data['args']['player']}` in every seat; medians over "
+        f"{data['args']['games']} games.",
+        "",
+        "| Game | Moves reviewed per game | Forced, skipped | CPU per game | CPU per move |",
+        "|---|---|---|---|---|",
+    ]
+    for c in data["configs"]:
+        games = c["games"]
+        moves = statistics.median(g["moves"] for g in games)
+        forced = statistics.median(g["forced"] for g in games)
+        cpu = statistics.median(g["cpu"] for g in games)
+        per = statistics.median(g["cpu"] / max(1, g["moves"]) for g in games)
+        lines.append(
+            f"| {GAME_NAMES[c['game']]}, {c['players']} players | {moves:.0f} | {forced:.0f} | "
+            f"{cpu:.1f} s | {1000 * per:.0f} ms |"
+        )
+    return "\n".join(lines)
+
+
+def review_stream() -> str:
+    paths = sorted(RESULTS.glob("review_stream*.json"))
+    lines = [
+        _source_note(*(_rel(p) for p in paths)),
+        "",
+        "| Server | `workers` | Decisions reviewed | First message (the header) | First move | Last move "
+        "| Wall time per move |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for path in paths:
+        data = json.loads(path.read_text())
+        runs = data["runs"]
+
+        def med(key: str, runs: list[dict[str, float]] = runs) -> float:
+            return float(statistics.median(r[key] for r in runs))
+
+        lines.append(
+            f"| `{data['server']}` | {data.get('workers') or 'default (1)'} | {med('moves'):.0f} | "
+            f"{1000 * med('header'):.0f} ms | {med('first_move'):.2f} s | {med('last_move'):.1f} s | "
+            f"{1000 * med('summary') / med('moves'):.0f} ms |"
+        )
+    data = json.loads(paths[0].read_text())
+    lines += [
+        "",
+        f"Medians of {len(data['runs'])} runs each, on {data['cpus']} CPUs, one search worker per "
+        "gRPC process unless `--search-workers` says otherwise.",
+    ]
+    return "\n".join(lines)
+
+
 BLOCKS: dict[str, Callable[[], str]] = {
     "presets": presets,
     "rating-ranges": rating_ranges,
     "preset-strength": preset_strength,
     "preset-latency": preset_latency,
     "ray-cost": ray_cost,
+    "review-validation": review_validation,
+    "review-cost": review_cost,
+    "review-stream": review_stream,
 }
 
 
