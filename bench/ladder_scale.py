@@ -76,7 +76,10 @@ ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = (
     ("Aton 2p", "bench/results/ladder_aton2.json", "bench/results/check_aton2.json"),
     ("Osirium 2p", "bench/results/ladder_osirium2_measured.json", "bench/results/check_osirium2.json"),
+    ("Osirium 3p", "bench/results/ladder_osirium3_50.json", "bench/results/check_osirium3.json"),
 )
+#: The table a check read, where the check's JSON names a path outside the repository.
+TABLES = {"Osirium 3p": "bench/results/ladder_osirium3_measured.json"}
 GREEDY, EASY, MEDIUM = "greedy", "mcts:easy,ms=none", "mcts:medium,ms=none"
 PILOT = 8
 CHAIN_GAP = 300.0
@@ -601,7 +604,7 @@ def analyse(
     for run in (ladder, check):  # the arena's own fit, reused as it is
         mine = fit(prefix(run, run.per_pair), run.bots)
         assert all(abs(mine[b].elo - run.recorded[b]) < 1e-6 for b in run.bots), run.path
-    table = read_table(ROOT / check.data["check"]["table"])
+    table = read_table(ROOT / TABLES.get(name, check.data["check"]["table"]))
     ladder_fit = fit(prefix(ladder, ladder.per_pair), ladder.bots)
     assert all(abs(b.rating - ladder_fit[b.spec].elo) < 0.051 for b in table.bots), "not the ladder's table"
     rows = check.data["check"]["rows"]
