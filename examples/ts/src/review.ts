@@ -84,7 +84,8 @@ export function gradeName(grade: MoveGrade): string {
 /** What will be reviewed: the decisions, the forced ones skipped, the reviewer and its seed. */
 export function headerLine(h: ReviewHeader): string {
   return (
-    `review of seat ${h.seats.join(", ")}: ${h.moves} moves to review, ${h.forcedMoves} forced moves skipped ` +
+    `review of seat ${h.seats.join(", ")}: ${h.moves} move${h.moves === 1 ? "" : "s"} to review, ` +
+    `${h.forcedMoves} forced move${h.forcedMoves === 1 ? "" : "s"} skipped ` +
     `(${h.actions} actions replayed); reviewer ${h.reviewer}, seed ${h.seed}`
   );
 }
