@@ -31,6 +31,8 @@ RESULTS = Path(__file__).resolve().parent / "results"
 MEASURED = (
     ("Aton, 2 players", RESULTS / "ladder_aton2.json", RESULTS / "check_aton2.json"),
     ("Osirium, 2 players", RESULTS / "ladder_osirium2_measured.json", RESULTS / "check_osirium2.json"),
+    # Played at nice 19 beside other work: its games' seconds are upper bounds.
+    ("Osirium, 3 players", RESULTS / "ladder_osirium3_50.json", RESULTS / "check_osirium3.json"),
 )
 CORES = (2, 16, 128)
 ANCHOR_GAMES = "(the anchors' games)"

@@ -16,7 +16,7 @@ sources:
 * ``preset-latency``: time per decision of each preset on mid-game positions
   (``bench/results/builds.txt``, ``bench/builds.py``), when that run measured today's
   presets;
-* ``ray-cost``: the seconds per game of each level of the measured 2-player ladders, and the
+* ``ray-cost``: the seconds per game of each level of the measured ladders, and the
   wall time of a ladder and its check on 2, 16 and 128 cores with Ray (their JSON in
   ``bench/results/`` and ``ray_overhead.txt``, through ``bench/ladder_cost.py``);
 * ``review-validation``: each rated level's accuracy and blunders in review, and the rank
