@@ -35,7 +35,7 @@ from table import print_table
 
 from ai.api import make_bot
 from ai.arena import derive_seed
-from ai.ladder import load_table
+from ai.ladder import load_table, read_table
 from ai.procpool import WorkerPool
 from ai.review import GRADES, Reviewer, game_accuracy, review_game, reviewer
 from engine.registry import get_game
@@ -119,9 +119,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--levels", default="", help="';'-separated specs instead of the table's levels")
     p.add_argument("--json", default="", help="write every game's figures here")
+    p.add_argument("--table", default="", help="a rating table file instead of the shipped one")
     args = p.parse_args(argv)
 
-    table = load_table(args.game, args.players)
+    table = read_table(args.table) if args.table else load_table(args.game, args.players)
     if table is None:
         raise SystemExit(f"no rating table for {args.game} with {args.players} players")
     rated = {b.spec: b for b in table.bots}

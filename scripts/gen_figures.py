@@ -387,7 +387,7 @@ def _bench_module(name: str) -> ModuleType:
 
 def review_validation() -> str:
     _imports()
-    from ai.ladder import load_table
+    from ai.ladder import load_table, read_table
     from ai.review import game_accuracy
 
     rv = _bench_module("review_validation")
@@ -396,7 +396,7 @@ def review_validation() -> str:
     for path in runs:
         data = json.loads(path.read_text())
         a = data["args"]
-        table = load_table(a["game"], a["players"])
+        table = read_table(ROOT / a["table"]) if a.get("table") else load_table(a["game"], a["players"])
         rated = {b.spec: b for b in table.bots}
         rows = []
         for spec in dict.fromkeys(g["level"] for g in data["games"]):
@@ -421,7 +421,9 @@ def review_validation() -> str:
         moves = sum(len(g["grades"]) for g in data["games"])
         lines += [
             f"**{GAME_NAMES[a['game']]}, {a['players']} players**: {len(rows)} levels, "
-            f"{a['games']} games each against `{a['opponent']}`, reviewer `{a['preset']}`. "
+            f"{a['games']} games each against `{a['opponent']}`, reviewer `{a['preset']}`"
+            + (f", ratings from `{a['table']}` (measured, not shipped)" if a.get("table") else "")
+            + ". "
             f"Spearman's rank correlation of accuracy with rating: **{rho:.2f}**.",
             "",
             "| Level | Rating | Moves reviewed | Accuracy | Blunders per 100 moves "
