@@ -26,6 +26,17 @@ bot sits in every seat equally often whenever ``N`` is a multiple of the block l
   of games gives both sides the same number of seats. So every candidate is rated against
   the same opponents, whatever else is rated.
 
+**Designs** of the ``ladder`` lineup. ``fixed`` (the default): every pairing plays ``games``.
+``nearest`` (``ArenaConfig.design``): the anchors still play each other ``games`` per pair, but
+a candidate plays each anchor a pilot of :data:`PILOT` games only, and then its
+:data:`NEAREST` anchors nearest its rating as many more games as make up its ``games`` per
+anchor in all. Its rating is the fit of the pilot (every game up to then), or, for a check,
+the rating it is expected to have (``ArenaConfig.predicted``, no pilot). Games close in
+strength tell the most about a rating (the information of a game is ``p (1 - p)``), so the
+same games per candidate measure it more precisely (``bench/ladder_scale.py``, "Designs").
+The second phase is scheduled when the first is complete, from its games alone: the same
+games, and so the same schedule, on any runner and on resume.
+
 Pairings are interleaved (first game of every pairing, then the second...), and game ``i``
 of that global order is seeded from the arena seed and ``i``: the bots' per-move seeds come
 from ``derive_seed(seed, "bots", i)``; the deal (``new_initial_state``'s seed) comes from
@@ -80,6 +91,12 @@ from engine.core import Game, Outcome
 from engine.registry import get_game
 
 LINEUPS = ("round-robin", "one-vs-rest", "ladder")
+#: Designs of the ladder lineup (the module docstring).
+DESIGNS = ("fixed", "nearest")
+#: The nearest design's pilot: games of every candidate against every anchor.
+PILOT = 8
+#: The nearest design's anchors per candidate after the pilot.
+NEAREST = 2
 
 
 class ArenaError(ValueError):
@@ -112,6 +129,11 @@ class ArenaConfig:
     options: tuple[tuple[str, Any], ...] = ()
     #: The anchor pool of the ``ladder`` lineup (a subset of ``bots``); empty otherwise.
     anchors: tuple[str, ...] = ()
+    #: The ladder's design: ``fixed`` or ``nearest`` (the module docstring).
+    design: str = "fixed"
+    #: With ``nearest``: each bot's expected rating, to pick a candidate's anchors without a
+    #: pilot (a check: the table's ratings); empty: a pilot picks them.
+    predicted: tuple[tuple[str, float], ...] = ()
 
     def game_options(self) -> dict[str, Any]:
         out = dict(self.options)
@@ -234,28 +256,103 @@ def make_pairings(
     return out
 
 
-def make_schedule(config: ArenaConfig, players: int) -> tuple[list[Pairing], list[GameTask]]:
-    """Pairings and every game task, in the interleaved global order (index = position)."""
+def make_schedule(
+    config: ArenaConfig, players: int, played: Sequence[GameRecord] = ()
+) -> tuple[list[Pairing], list[GameTask]]:
+    """Pairings and every game task, in the interleaved global order (index = position).
+
+    With the ``nearest`` design and a pilot, the tasks after the pilot depend on its games:
+    they are listed only once ``played`` holds every game of the pilot, and the schedule is
+    then complete."""
     if config.games < 1:
         raise ArenaError("the number of games per pairing must be at least 1")
+    if config.design not in DESIGNS:
+        raise ArenaError(f"unknown design {config.design!r} (known: {', '.join(DESIGNS)})")
+    if config.design != "fixed" and config.lineup != "ladder":
+        raise ArenaError(f"the {config.design} design belongs to the ladder lineup")
     pairings = make_pairings(
         config.bots, players, teams=config.teams, lineup=config.lineup, anchors=config.anchors
     )
     tasks: list[GameTask] = []
+
+    def add(g: int, p: Pairing) -> None:
+        i = len(tasks)
+        block_number, slot = divmod(g, len(p.block))
+        tasks.append(
+            GameTask(
+                index=i,
+                pairing=p.index,
+                seats=p.block[slot],
+                deal_seed=derive_seed(config.seed, "deal", block_number),
+                bot_seed=derive_seed(config.seed, "bots", i),
+            )
+        )
+
+    if config.design == "fixed":
+        for g in range(config.games):
+            for p in pairings:
+                add(g, p)
+        return pairings, tasks
+    anchors = set(config.anchors)
+    pilot = _pilot(config)
     for g in range(config.games):
         for p in pairings:
-            i = len(tasks)
-            block_number, slot = divmod(g, len(p.block))
-            tasks.append(
-                GameTask(
-                    index=i,
-                    pairing=p.index,
-                    seats=p.block[slot],
-                    deal_seed=derive_seed(config.seed, "deal", block_number),
-                    bot_seed=derive_seed(config.seed, "bots", i),
-                )
-            )
+            if (p.a in anchors and p.b in anchors) or g < pilot:
+                add(g, p)
+    first = len(tasks)
+    ratings = dict(config.predicted)
+    if pilot:
+        done = [r for r in played if r.index < first]
+        if len({r.index for r in done}) < first:
+            return pairings, tasks  # the pilot is not over: the rest is not known yet
+        fitted = fit_elo(pairwise_results(done, players, teams=config.teams), names=list(config.bots))
+        ratings = {r.name: r.elo for r in fitted}
+    chosen = nearest_anchors(config, ratings)
+    for g in range(pilot, pilot + _after_pilot(config)):
+        for p in pairings:
+            if p.b in chosen.get(p.a, ()):
+                add(g, p)
     return pairings, tasks
+
+
+def _pilot(config: ArenaConfig) -> int:
+    return 0 if config.predicted else min(PILOT, config.games)
+
+
+def _after_pilot(config: ArenaConfig) -> int:
+    """Games of a candidate against each of its nearest anchors after the pilot, so that it
+    plays ``games`` per anchor in all, as in the fixed design (rounded up)."""
+    k = min(NEAREST, len(config.anchors))
+    return -(-len(config.anchors) * (config.games - _pilot(config)) // k)
+
+
+def scheduled_games(config: ArenaConfig, players: int) -> int:
+    """The number of games of the whole schedule (known before any game is played)."""
+    pairings = make_pairings(
+        config.bots, players, teams=config.teams, lineup=config.lineup, anchors=config.anchors
+    )
+    if config.design == "fixed":
+        return len(pairings) * config.games
+    anchors = set(config.anchors)
+    anchor_pairs = sum(1 for p in pairings if p.a in anchors and p.b in anchors)
+    candidates = len({p.a for p in pairings} - anchors)
+    per_candidate = len(config.anchors) * _pilot(config) + min(NEAREST, len(anchors)) * _after_pilot(config)
+    return anchor_pairs * config.games + candidates * per_candidate
+
+
+def nearest_anchors(config: ArenaConfig, ratings: Mapping[str, float]) -> dict[str, tuple[str, ...]]:
+    """Each candidate's :data:`NEAREST` anchors nearest its rating in ``ratings`` (ties: the
+    anchor listed first)."""
+    out: dict[str, tuple[str, ...]] = {}
+    missing = [b for b in config.bots if b not in ratings]
+    if missing:
+        raise ArenaError(f"the nearest design needs a rating of {', '.join(missing)}")
+    for c in config.bots:
+        if c in config.anchors:
+            continue
+        order = sorted(config.anchors, key=lambda a: (abs(ratings[c] - ratings[a]), config.anchors.index(a)))
+        out[c] = tuple(sorted(order[:NEAREST], key=config.anchors.index))
+    return out
 
 
 # ---------------------------------------------------------------------------------------
@@ -386,6 +483,11 @@ class ArenaResult:
             "seed": self.config.seed,
             "bots": list(self.config.bots),
             **({"anchors": list(self.config.anchors)} if self.config.anchors else {}),
+            **(
+                {"design": self.config.design, "predicted": dict(self.config.predicted)}
+                if self.config.design != "fixed"
+                else {}
+            ),
             "games_per_pairing": self.config.games,
             "workers": self.config.workers,
             "games_played": len(self.records),
@@ -543,14 +645,18 @@ def check_resumable(data: Mapping[str, Any], config: ArenaConfig, players: int) 
     }
     if config.anchors:
         expected["anchors"] = list(config.anchors)
+    expected["design"] = config.design
+    if config.design != "fixed":
+        expected["predicted"] = dict(config.predicted)
     for key, want in expected.items():
-        got = data.get(key)
+        got = data.get(key, "fixed" if key == "design" else None)
         if got != want:
             raise ArenaError(f"cannot resume: the earlier run's {key} was {got!r}, this run's is {want!r}")
-    _, tasks = make_schedule(config, players)
+    records = records_from_json(data)
+    _, tasks = make_schedule(config, players, records)
     kept: list[GameRecord] = []
     seen: set[int] = set()
-    for rec in records_from_json(data):
+    for rec in records:
         if rec.index in seen:
             raise ArenaError(f"cannot resume: game {rec.index} appears twice in the earlier results")
         seen.add(rec.index)
@@ -608,7 +714,7 @@ def run_arena(
     pairings = make_pairings(
         config.bots, players, teams=config.teams, lineup=config.lineup, anchors=config.anchors
     )
-    total = len(pairings) * config.games
+    total = scheduled_games(config, players)
     done: list[GameRecord] = list(previous)
     skip = {r.index for r in previous}
     t0 = time.perf_counter() - previous_seconds
@@ -621,18 +727,24 @@ def run_arena(
             on_result(rec, len(done), total)
 
     try:
-        pairings, tasks = make_schedule(config, players)
-        tasks = [t for t in tasks if t.index not in skip]
-        if runner is not None:
-            interrupted = bool(tasks) and runner(config, players, options, tasks, record, stop)
-        elif config.workers == 1 or len(tasks) <= 1:  # (a resumed, finished run has none left)
-            for task in tasks:
-                if stop():
-                    interrupted = True
-                    break
-                record(play_game(game, task, players, options))
-        else:
-            interrupted = _run_parallel(config, players, options, tasks, record, stop=stop)
+        # One pass per phase: the nearest design's second phase is known once its first is
+        # played (make_schedule); the fixed design has one.
+        while not interrupted:
+            pairings, tasks = make_schedule(config, players, done)
+            tasks = [t for t in tasks if t.index not in skip]
+            if not tasks:
+                break
+            skip.update(t.index for t in tasks)
+            if runner is not None:
+                interrupted = runner(config, players, options, tasks, record, stop)
+            elif config.workers == 1 or len(tasks) <= 1:
+                for task in tasks:
+                    if stop():
+                        interrupted = True
+                        break
+                    record(play_game(game, task, players, options))
+            else:
+                interrupted = _run_parallel(config, players, options, tasks, record, stop=stop)
     except KeyboardInterrupt:
         interrupted = True
     done.sort(key=lambda r: r.index)

@@ -101,10 +101,14 @@ def ladder_config(
     anchors: Sequence[str] = DEFAULT_ANCHORS,
     options: tuple[tuple[str, Any], ...] = (),
     teams: bool = False,
+    design: str = "fixed",
+    predicted: Mapping[str, float] | None = None,
 ) -> ArenaConfig:
     """The arena of a ladder: ``anchors`` first (round-robin), then every other candidate
     against each anchor. ``random`` must be an anchor (it is the 0 of the scale). With
-    ``teams`` (Osirium, 4 players) each pair plays as two teams, seats 0+2 against 1+3."""
+    ``teams`` (Osirium, 4 players) each pair plays as two teams, seats 0+2 against 1+3.
+    ``design``, ``predicted``: :class:`ai.arena.ArenaConfig`'s (``nearest``: a candidate plays
+    its anchors nearest its rating, after a pilot or from ``predicted``)."""
     if ZERO not in anchors:
         raise LadderError(f"the anchors must include {ZERO!r}: it is the 0 of the ratings")
     bots = list(dict.fromkeys(anchors))
@@ -122,6 +126,8 @@ def ladder_config(
         workers=workers,
         options=options,
         anchors=tuple(dict.fromkeys(anchors)),
+        design=design,
+        predicted=tuple(sorted((predicted or {}).items())),
     )
 
 

@@ -88,6 +88,16 @@ def register(sub: Any) -> None:
         "re-measures the distance from random to everything; docs/ladder.md, 'The check')",
     )
     p.add_argument(
+        "--design",
+        choices=("fixed", "nearest"),  # ai.arena.DESIGNS (not imported here: startup time)
+        default="fixed",
+        help="with --ladder: 'fixed' (every candidate plays every anchor --games-per-pair games) "
+        "or 'nearest' (a pilot against every anchor, then the two anchors nearest the pilot's "
+        "rating as many more games as make up --games-per-pair per anchor; with --check, the "
+        "anchors nearest each target, no pilot): the same games per candidate, where they tell "
+        "the most (docs/ladder.md, 'Designs')",
+    )
+    p.add_argument(
         "--targets",
         default=None,
         help="with --check: comma-separated target ratings (default: every 100 from 100, and "
@@ -221,6 +231,7 @@ def run(args: argparse.Namespace) -> int:
         expected_block_note,
         make_pairings,
         run_arena,
+        scheduled_games,
     )
     from ai.ladder import (
         DEFAULT_ANCHORS,
@@ -242,6 +253,7 @@ def run(args: argparse.Namespace) -> int:
             args.games = -(-LEVEL_GAMES // max(len(set(pool)), 1))
     checked: dict[int, Level] = {}
     held: dict[str, float] | None = None
+    predicted: dict[str, float] | None = None
     try:
         options = _parse_options(args.option)
         if (args.check or args.targets) and not args.ladder:
@@ -254,9 +266,13 @@ def run(args: argparse.Namespace) -> int:
             raise ArenaError("--ship goes with --ladder (a provisional table) or --ladder --check TABLE")
         if args.ship and args.ratings:
             raise ArenaError("--ship writes the shipped table: no --ratings")
+        if args.design != "fixed" and not args.ladder:
+            raise ArenaError("--design goes with --ladder")
         if args.ladder:
             if args.lineup != "round-robin":
                 raise ArenaError("--ladder has its own lineup (no --lineup)")
+            if args.design != "fixed" and args.teams:
+                raise ArenaError("--teams plays the fixed design only")
             if args.teams and (args.check or args.ship):
                 raise ArenaError(
                     "--teams with --ladder measures a team ladder (--ratings): "
@@ -277,6 +293,9 @@ def run(args: argparse.Namespace) -> int:
                 targets = _targets(args.targets) if args.targets else default_check_targets(table)
                 checked = check_bots(table, targets)
                 candidates = [level.spec for level in checked.values()]
+                if args.design == "nearest":  # each bot's anchors nearest its target
+                    predicted = held_anchors(table, anchors)
+                    predicted.update({level.spec: level.rating for level in checked.values()})
             config = ladder_config(
                 args.game,
                 args.players,
@@ -287,6 +306,8 @@ def run(args: argparse.Namespace) -> int:
                 anchors=anchors,
                 options=options,
                 teams=args.teams,
+                design=args.design,
+                predicted=predicted,
             )
             if args.check and args.check_scale == "anchors":
                 held = held_anchors(read_table(args.check), config.anchors)
@@ -334,10 +355,15 @@ def run(args: argparse.Namespace) -> int:
     note = expected_block_note(pairings, args.games)
     if note:
         print(f"heka arena: {note}", file=sys.stderr)
-    total = len(pairings) * args.games
+    total = scheduled_games(config, players)
+    design = (
+        f"{args.games} games"
+        if config.design == "fixed"
+        else f"{args.games} games a candidate per anchor (design {config.design})"
+    )
     print(
         f"heka arena: {game.descriptor.title}, {players} players, {len(pairings)} pairing(s) x "
-        f"{args.games} games = {total} games, {args.workers} worker(s) (cpu count {os.cpu_count()})",
+        f"{design} = {total} games, {args.workers} worker(s) (cpu count {os.cpu_count()})",
         file=sys.stderr,
     )
     if args.resume:
@@ -498,6 +524,8 @@ def ladder_command(args: argparse.Namespace, players: int) -> str:
     ]
     if args.teams:
         parts.append("--teams")
+    if args.design != "fixed":
+        parts.append(f"--design {args.design}")
     if args.bots:
         parts.append(f'--bots "{args.bots}"')
     if args.anchors:

@@ -3,13 +3,30 @@ picks; the shipped tables (ai/ladders/)."""
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from ai.api import make_bot
-from ai.arena import ArenaError, make_pairings, make_schedule, run_arena
+from ai.arena import (
+    NEAREST,
+    PILOT,
+    ArenaConfig,
+    ArenaError,
+    GameRecord,
+    Pairing,
+    check_resumable,
+    make_pairings,
+    make_schedule,
+    nearest_anchors,
+    pairwise_results,
+    run_arena,
+    scheduled_games,
+)
 from ai.ladder import (
     DEFAULT_ANCHORS,
     TABLE_DIR,
@@ -30,6 +47,7 @@ from ai.ladder import (
     table_json,
 )
 from ai.mcts_params import parse_params
+from ai.ratings import fit_elo
 
 TINY = ("random", "greedy", "mcts:iterations=10,ms=none")
 
@@ -242,3 +260,104 @@ def test_shipped_tables_parse_and_rate_the_presets(path: Path) -> None:
         assert RatedBot(b.name, b.spec, b.rating, b.ci95, b.games).is_level == (b.spec != "greedy")
     if t.provisional:
         assert "provisional" in t.note
+
+
+# ---------------------------------------------------------------------------------------
+# The nearest design (ai/arena.py, "Designs")
+# ---------------------------------------------------------------------------------------
+
+NEAR_ANCHORS = ("random", "greedy", "mcts:iterations=10,ms=none")
+NEAR_CANDIDATES = ("mcts:iterations=3,ms=none", "mcts:iterations=6,ms=none,temp=2")
+
+
+def _near(**kw: object) -> ArenaConfig:
+    config = ladder_config(
+        "aton",
+        2,
+        games_per_pair=10,
+        seed=3,
+        candidates=NEAR_CANDIDATES,
+        anchors=NEAR_ANCHORS,
+        design="nearest",
+    )
+    return dataclasses.replace(config, **kw)  # type: ignore[arg-type]
+
+
+def _games_against(records: list[GameRecord], pairings: list[Pairing]) -> Counter[tuple[str, str]]:
+    by_index = {p.index: (p.a, p.b) for p in pairings}
+    return Counter(by_index[r.pairing] for r in records)
+
+
+def test_the_nearest_design_pilots_then_plays_each_candidates_nearest_anchors() -> None:
+    config = _near()
+    pilot = min(PILOT, config.games)
+    after = -(-len(NEAR_ANCHORS) * (config.games - pilot) // NEAREST)
+    # Before the pilot is played, only the first phase is known: the anchors' round robin
+    # in full, every candidate against every anchor for the pilot.
+    _, first = make_schedule(config, 2)
+    assert len(first) == 3 * config.games + len(NEAR_CANDIDATES) * len(NEAR_ANCHORS) * pilot
+    total = scheduled_games(config, 2)
+    assert total == len(first) + len(NEAR_CANDIDATES) * NEAREST * after
+    result = run_arena(config)
+    assert len(result.records) == total and not result.interrupted
+    assert [r.index for r in result.records] == list(range(total))
+    # The anchors after the pilot are the two nearest each candidate's rating in the pilot's
+    # games, and each candidate plays as many games in all as in the fixed design.
+    pilot_games = [r for r in result.records if r.index < len(first)]
+    fitted = {r.name: r.elo for r in fit_elo(pairwise_results(pilot_games, 2), names=list(config.bots))}
+    chosen = nearest_anchors(config, fitted)
+    counts = _games_against(result.records, result.pairings)
+    for c in NEAR_CANDIDATES:
+        assert len(chosen[c]) == NEAREST
+        for a in NEAR_ANCHORS:
+            assert counts[(c, a)] == pilot + (after if a in chosen[c] else 0)
+            far = [b for b in NEAR_ANCHORS if b not in chosen[c]]
+            assert all(
+                abs(fitted[c] - fitted[b]) >= abs(fitted[c] - fitted[a]) for b in far for a in chosen[c]
+            )
+        assert sum(counts[(c, a)] for a in NEAR_ANCHORS) == len(NEAR_ANCHORS) * config.games
+    for a, b in itertools.combinations(NEAR_ANCHORS, 2):  # the anchors' round robin in full
+        assert counts[(a, b)] == config.games
+    data = result.to_json()
+    assert data["design"] == "nearest" and data["games_scheduled"] == total
+
+
+def test_a_nearest_ladder_resumed_in_its_second_phase_equals_the_uninterrupted_one() -> None:
+    full = run_arena(_near())
+    _, first = make_schedule(_near(), 2)
+    finished: list[int] = []
+    stop_at = len(first) + 3  # inside the second phase
+    short = run_arena(
+        _near(workers=2),
+        on_result=lambda r, _d, _t: finished.append(r.index),
+        should_stop=lambda: len(finished) >= stop_at,
+    )
+    assert short.interrupted and len(short.records) >= stop_at
+    data = json.loads(json.dumps(short.to_json()))
+    kept = check_resumable(data, _near(), 2)
+    assert len(kept) == len(short.records)
+    resumed = run_arena(_near(workers=2), previous=kept)
+    strip = [(r.index, r.pairing, r.seats, r.deal_seed, r.bot_seed, r.winners, r.plies) for r in full.records]
+    assert [
+        (r.index, r.pairing, r.seats, r.deal_seed, r.bot_seed, r.winners, r.plies) for r in resumed.records
+    ] == strip
+    # Another design is another schedule: refused.
+    with pytest.raises(ArenaError, match="design"):
+        check_resumable(data, dataclasses.replace(_near(), design="fixed"), 2)
+
+
+def test_a_check_in_the_nearest_design_plays_the_anchors_nearest_each_target() -> None:
+    predicted = {"random": 0.0, "greedy": 800.0, "mcts:iterations=10,ms=none": 500.0}
+    predicted |= {NEAR_CANDIDATES[0]: 100.0, NEAR_CANDIDATES[1]: 700.0}
+    config = _near(predicted=tuple(sorted(predicted.items())), games=4)
+    _, tasks = make_schedule(config, 2)  # no pilot: every game is known at once
+    assert len(tasks) == scheduled_games(config, 2) == 3 * 4 + 2 * NEAREST * 6
+    pairings = make_pairings(config.bots, 2, lineup="ladder", anchors=config.anchors)
+    by_index = {p.index: (p.a, p.b) for p in pairings}
+    played = Counter(by_index[t.pairing] for t in tasks)
+    assert {a for (c, a) in played if c == NEAR_CANDIDATES[0]} == {"random", "mcts:iterations=10,ms=none"}
+    assert {a for (c, a) in played if c == NEAR_CANDIDATES[1]} == {"greedy", "mcts:iterations=10,ms=none"}
+    with pytest.raises(ArenaError, match="needs a rating"):
+        nearest_anchors(config, {"random": 0.0})
+    with pytest.raises(ArenaError, match="ladder lineup"):
+        make_schedule(ArenaConfig("aton", ("random", "greedy"), games=2, design="nearest"), 2)

@@ -260,6 +260,37 @@ def test_a_team_ladder_plays_each_pair_as_two_teams(
     assert "own lineup" in capsys.readouterr().err
 
 
+def test_the_nearest_design_measures_and_checks_with_the_same_games_per_candidate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ai.ladder import read_table
+
+    ratings, games, check = tmp_path / "t.json", tmp_path / "g.json", tmp_path / "c.json"
+    argv = ["arena", "--ladder", "--game", "aton", "--no-progress", "--games-per-pair", "9",
+            "--design", "nearest", "--anchors", "random;greedy;mcts:iterations=10,ms=none",
+            "--bots", "mcts:iterations=3,ms=none"]  # fmt: skip
+    assert main([*argv, "--ratings", str(ratings), "--json", str(games)]) == 0
+    assert "(design nearest) = 55 games" in capsys.readouterr().err  # 3 x 9 + 8 x 3 + 2 x 2
+    data = json.loads(games.read_text())
+    assert data["design"] == "nearest" and len(data["games"]) == 55
+    table = read_table(ratings)
+    assert "--design nearest" in table.command
+    # A check in the nearest design: each target's bot against the anchors nearest the target.
+    target = table.max_target // 2
+    base = ["arena", "--ladder", "--game", "aton", "--no-progress", "--games-per-pair", "4", "--seed", "2",
+            "--anchors", "random;greedy;mcts:iterations=10,ms=none", "--check", str(ratings)]  # fmt: skip
+    assert main([*base, "--design", "nearest", "--targets", str(target), "--json", str(check)]) == 0
+    data = json.loads(check.read_text())
+    assert data["design"] == "nearest" and data["predicted"]
+    opponents = {p["b"] for p in data["pairings"] if p["games"] and p["a"] not in data["anchors"]}
+    assert len(opponents) == 2
+    capsys.readouterr()
+    assert main(["arena", "--game", "aton", "--bots", "random,greedy", "--design", "nearest"]) == 2
+    assert "--design goes with --ladder" in capsys.readouterr().err
+    assert main([*argv[:4], "--players", "4", "--teams", *argv[4:], "--game", "osirium"]) == 2
+    assert "fixed design only" in capsys.readouterr().err
+
+
 def test_the_ladder_refuses_a_pool_without_random(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["arena", "--ladder", "--game", "aton", "--anchors", "greedy", "--no-progress"]) == 2
     assert "must include 'random'" in capsys.readouterr().err
