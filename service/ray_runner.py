@@ -9,6 +9,10 @@
   ``ray.init(address=...)`` takes: ``auto`` (the cluster this process runs in, as a RayJob's
   driver does), ``HOST:6379``, ``ray://HOST:10001`` (Ray Client). A Ray instance already
   started in this process (``ray.init`` by the caller) is used as it is.
+* A ``local`` instance runs with Ray's token authentication (``RAY_AUTH_MODE=token``): its
+  servers listen on every interface of the machine, and without the token anyone who reaches
+  them could run code in its workers. ``RAY_AUTH_MODE=disabled`` is refused for it
+  (docs/ray.md, "Security").
 * An address nobody answers fails after ``--ray-timeout`` seconds (:data:`CONNECT_SECONDS`
   by default) with one line naming it: ``ray.init`` itself retries such an address for ever.
 * Each game is one task (one CPU) that runs the same function as a local worker
@@ -59,6 +63,38 @@ class RayUnavailable(RuntimeError):
     """Ray is not installed, or the cluster cannot be reached (the message says which)."""
 
 
+#: Ray's switch of its token authentication (Ray 2.52 and later), and the mode a local
+#: instance runs with.
+AUTH_MODE_VARIABLE = "RAY_AUTH_MODE"
+AUTH_MODE = "token"
+
+
+@contextlib.contextmanager
+def _local_auth() -> Iterator[None]:
+    """Token authentication for a local instance, which Ray starts from this process's
+    environment (set for the block, then as it was); :class:`RayUnavailable` when it is
+    switched off."""
+    before = os.environ.get(AUTH_MODE_VARIABLE)
+    mode = (before or "").strip().lower()
+    if mode and mode != AUTH_MODE:
+        raise RayUnavailable(
+            f"--ray local runs Ray with token authentication, not {AUTH_MODE_VARIABLE}={mode}: "
+            "a local Ray instance listens on every interface, and without its token anyone "
+            f"who reaches this machine could run code in it (unset {AUTH_MODE_VARIABLE})"
+        )
+    # Ray reads the mode when it is imported: set it only before, for the driver and the
+    # instance alike (a process that imported ray already runs with Ray's own default).
+    if "ray" not in sys.modules:
+        os.environ[AUTH_MODE_VARIABLE] = AUTH_MODE
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(AUTH_MODE_VARIABLE, None)
+        else:
+            os.environ[AUTH_MODE_VARIABLE] = before
+
+
 def _import_ray() -> Any:
     try:
         import ray
@@ -77,6 +113,13 @@ def ray_session(address: str, *, cpus: int | None = None, timeout: float = CONNE
         raise RayUnavailable("--ray needs an address: local, auto, HOST:PORT or ray://HOST:PORT")
     if not timeout > 0:
         raise RayUnavailable(f"--ray-timeout must be above 0 seconds, not {timeout:g}")
+    with contextlib.ExitStack() as stack:
+        if address == "local":
+            stack.enter_context(_local_auth())
+        yield from _session(address, cpus, timeout)
+
+
+def _session(address: str, cpus: int | None, timeout: float) -> Iterator[int]:
     ray = _import_ray()
     started = False
     if not ray.is_initialized():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import subprocess
@@ -307,6 +308,18 @@ def test_ray_without_the_extra_is_a_clear_error(
     assert "pip install 'heka[ray]'" in capsys.readouterr().err
     assert main(["train", "--games", "2", "--no-progress", "--ray", "local"]) == 2
     assert "pip install 'heka[ray]'" in capsys.readouterr().err
+
+
+def test_a_local_ray_instance_refuses_to_run_without_its_token(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """docs/ray.md, "Security": a local Ray instance listens on every interface; without Ray's
+    token authentication anyone who reaches the machine could run code in it."""
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
+    argv = ["arena", "--game", "aton", "--bots", "random,greedy", "--games", "2", "--no-progress"]
+    assert main([*argv, "--ray", "local"]) == 2
+    assert "token authentication, not RAY_AUTH_MODE=disabled" in capsys.readouterr().err
+    assert os.environ["RAY_AUTH_MODE"] == "disabled"  # left as it was
 
 
 def test_the_ray_timeout_defaults_to_the_documented_wait(capsys: pytest.CaptureFixture[str]) -> None:

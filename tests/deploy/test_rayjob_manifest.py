@@ -66,3 +66,12 @@ def test_the_check_refuses_a_misspelt_field_or_a_wrong_type(path: tuple[str, ...
     node[path[-1]] = value
     with pytest.raises(jsonschema.ValidationError):
         validate(doc)
+
+
+def test_the_ray_cluster_runs_with_token_authentication() -> None:
+    """Secure by default (docs/ray.md, "Security"): the cluster's ports take only calls with
+    its token, which KubeRay keeps in a Secret (authOptions, Ray 2.52 and KubeRay 1.5.1)."""
+    spec = yaml.safe_load(MANIFEST.read_text())["spec"]["rayClusterSpec"]
+    assert spec["authOptions"] == {"mode": "token"}
+    major, minor = (int(x) for x in spec["rayVersion"].split(".")[:2])
+    assert (major, minor) >= (2, 52)

@@ -9,6 +9,9 @@ ray-check``); skipped otherwise. One local Ray instance (2 CPUs, no dashboard) f
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -103,3 +106,22 @@ def test_training_self_play_on_ray_gives_the_same_model() -> None:
     here, _ = train(config)
     on_ray, _ = train(config, runner=train_runner())
     assert on_ray == here
+
+
+def test_a_local_instance_runs_with_token_authentication() -> None:
+    """docs/ray.md, "Security": ``--ray local`` starts Ray with its token authentication on,
+    whatever Ray's own default, and leaves the environment as it was (a fresh process: the
+    module's instance above was started by the test itself)."""
+    code = (
+        "import os\n"
+        "from service.ray_runner import ray_session\n"
+        "with ray_session('local', cpus=1):\n"
+        "    from ray._private.authentication.authentication_utils import is_token_auth_enabled\n"
+        "    print(os.environ['RAY_AUTH_MODE'], is_token_auth_enabled())\n"
+        "print(os.environ.get('RAY_AUTH_MODE'))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "RAY_AUTH_MODE"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=240, check=True
+    ).stdout.split()
+    assert out == ["token", "True", "None"], out
