@@ -29,8 +29,8 @@ One decision, :func:`review_decision`:
 
 **Accuracy** (:func:`move_accuracy`, :func:`game_accuracy`): each reviewed move scores
 ``103.1668 * exp(-0.04354 * L) - 3.1669`` (clamped to 0-100) for a loss of ``L`` percentage
-points, the curve Lichess fitted so that a best move scores 100, a loss of 2 points about 92,
-of 10 points about 62 and of 30 points about 25; a seat's accuracy over a game is the mean of
+points, the curve Lichess fitted so that a best move scores 100, a loss of 2 points about 91,
+of 10 points about 64 and of 30 points about 25; a seat's accuracy over a game is the mean of
 its moves' scores. The curve is steep for small losses and flat for large ones, so a single
 lost position (where every move loses a lot) cannot outweigh many well-played moves, and the
 mean of scores orders players by strength where the mean loss is dominated by a few moves.
