@@ -1,7 +1,7 @@
 """Do teams change what a level is worth? Osirium 4p, teams against free-for-all, same bots.
 
-    .venv/bin/python bench/teams_vs_ffa.py bench/results/partial/teams_osirium4_short.json \\
-        bench/results/partial/ffa_osirium4_short.json
+    .venv/bin/python bench/teams_vs_ffa.py bench/results/teams_osirium4_short.json \\
+        bench/results/ffa_osirium4_short.json
 
 Plays no game. Reads two ladder runs (``heka arena --ladder --json``) of the same bots, one
 with ``--teams`` (seats 0+2 against 1+3: each game a team of two copies of a bot against two
