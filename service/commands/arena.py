@@ -271,8 +271,6 @@ def run(args: argparse.Namespace) -> int:
         if args.ladder:
             if args.lineup != "round-robin":
                 raise ArenaError("--ladder has its own lineup (no --lineup)")
-            if args.design != "fixed" and args.teams:
-                raise ArenaError("--teams plays the fixed design only")
             if args.teams and (args.check or args.ship):
                 raise ArenaError(
                     "--teams with --ladder measures a team ladder (--ratings): "

@@ -288,8 +288,15 @@ def test_the_nearest_design_measures_and_checks_with_the_same_games_per_candidat
     capsys.readouterr()
     assert main(["arena", "--game", "aton", "--bots", "random,greedy", "--design", "nearest"]) == 2
     assert "--design goes with --ladder" in capsys.readouterr().err
-    assert main([*argv[:4], "--players", "4", "--teams", *argv[4:], "--game", "osirium"]) == 2
-    assert "fixed design only" in capsys.readouterr().err
+    # A team ladder in the nearest design: the pilot, then each bot's nearest anchors, as teams.
+    teams = tmp_path / "teams.json"
+    assert (
+        main([*argv[:4], "--players", "4", "--teams", *argv[4:], "--game", "osirium", "--json", str(teams)])
+        == 0
+    )
+    data = json.loads(teams.read_text())
+    assert data["teams"] and data["design"] == "nearest" and len(data["games"]) == 55
+    assert all(len(set(g["seats"][0::2])) == 1 and len(set(g["seats"][1::2])) == 1 for g in data["games"])
 
 
 def test_the_ladder_refuses_a_pool_without_random(capsys: pytest.CaptureFixture[str]) -> None:
