@@ -1,7 +1,8 @@
 """Games as Ray tasks (service/ray_runner.py), when the ``ray`` extra is installed (``make
 ray-check``); skipped otherwise. One local Ray instance (2 CPUs, no dashboard) for the module.
 
-* an arena on Ray gives the same games and table as the process pool, for the same seed;
+* an arena on Ray gives the same games and table as the process pool, for the same seed, and
+  so does a ladder in the nearest design (its second phase follows from its pilot);
 * an interrupted Ray run resumes from its JSON file (``heka arena --ray local --resume``);
 * ``heka train --ray`` self-play gives the same model file as in-process self-play.
 """
@@ -61,6 +62,21 @@ def test_ray_and_the_process_pool_give_the_same_arena(cluster: int) -> None:
         {k: v for k, v in s.to_dict().items() if not k.endswith("ms_per_decision")} for s in r.pairing_stats()
     ]
     assert untimed(on_ray) == untimed(pool)
+
+
+def test_a_nearest_design_ladder_on_ray_plays_the_same_two_phases(cluster: int) -> None:
+    """The second phase follows from the pilot's games, which are the same on Ray."""
+    from ai.ladder import ladder_config
+
+    assert cluster == 2
+    config = ladder_config(
+        "aton", 2, games_per_pair=9, seed=5, workers=2, design="nearest",
+        anchors=("random", "greedy", "mcts:iterations=10,ms=none"), candidates=("mcts:iterations=3,ms=none",),
+    )  # fmt: skip
+    pool = run_arena(config)
+    on_ray = run_arena(config, runner=arena_runner())
+    assert len(on_ray.records) == len(pool.records) == 55 and not on_ray.interrupted
+    assert played(on_ray.records) == played(pool.records)
 
 
 @pytest.mark.usefixtures("cluster")
