@@ -218,6 +218,8 @@ class RatingTable:
     note: str = ""
     #: The check the table shipped with (None: not checked).
     check: TableCheck | None = None
+    #: A table of team games (Osirium O9): its ratings are measured in team play.
+    teams: bool = False
 
     @property
     def levels(self) -> tuple[RatedBot, ...]:
@@ -267,6 +269,7 @@ class RatingTable:
             "format": TABLE_FORMAT,
             "game": self.game,
             "players": self.players,
+            **({"teams": True} if self.teams else {}),
             "provisional": self.provisional,
             "note": self.note,
             "command": self.command,
@@ -456,6 +459,7 @@ def table_from_result(
     return RatingTable(
         game=result.config.game,
         players=result.players,
+        teams=result.config.teams,
         bots=tuple(bots),
         games_per_pair=result.config.games,
         seed=result.config.seed,
@@ -588,6 +592,7 @@ def parse_table(data: object, where: str) -> RatingTable:
             provisional=bool(data["provisional"]),
             note=str(data.get("note", "")),
             check=_parse_check(data.get("check"), where),
+            teams=bool(data.get("teams", False)),
         )
     except (KeyError, TypeError, ValueError) as exc:
         if isinstance(exc, LadderError):
@@ -618,15 +623,15 @@ def _parse_check(data: object, where: str) -> TableCheck | None:
     return check
 
 
-def table_path(game: str, players: int, directory: Path | None = None) -> Path:
-    return (directory or TABLE_DIR) / f"{game}-{players}p.json"
+def table_path(game: str, players: int, directory: Path | None = None, *, teams: bool = False) -> Path:
+    return (directory or TABLE_DIR) / f"{game}-{players}p{'-teams' if teams else ''}.json"
 
 
 @functools.cache
-def load_table(game: str, players: int) -> RatingTable | None:
-    """The shipped table of ``game`` with ``players`` players, or None when none is shipped
-    (a malformed file raises :class:`LadderError`)."""
-    path = table_path(game, players)
+def load_table(game: str, players: int, teams: bool = False) -> RatingTable | None:
+    """The shipped table of ``game`` with ``players`` players (``teams``: of its team games),
+    or None when none is shipped (a malformed file raises :class:`LadderError`)."""
+    path = table_path(game, players, teams=teams)
     if not path.exists():
         return None
     return read_table(path)

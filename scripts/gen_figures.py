@@ -109,7 +109,7 @@ def configs() -> tuple[Config, ...]:
         table = ladder.read_table(path)
         run = next((p for p, data in runs if _run_matches(data, table)), None)
         out.append(Config(path, table, run))
-    return tuple(sorted(out, key=lambda c: (c.table.game, c.table.players)))
+    return tuple(sorted(out, key=lambda c: (c.table.game, c.table.players, c.table.teams)))
 
 
 def _rel(path: Path) -> str:
@@ -151,7 +151,8 @@ def rating_ranges() -> str:
         t = c.table
         top = ladder.curve(t)[-1]
         lines.append(
-            f"| {GAME_NAMES.get(t.game, t.game)} | {t.players} | 0 to {t.max_target:,} | `{top.name}` | "
+            f"| {GAME_NAMES.get(t.game, t.game)} | {t.players}{', teams' if t.teams else ''} | "
+            f"0 to {t.max_target:,} | `{top.name}` | "
             f"{_status(t)} (`{_rel(c.path)}`) | {t.games_per_pair} | {_check_text(t)} |"
         )
     return "\n".join(lines)

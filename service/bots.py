@@ -63,17 +63,24 @@ class BotPlan:
 
 
 def bot_plan(
-    settings: pb.BotSettings, field: str, config: Config, game: str = "", players: int = 0
+    settings: pb.BotSettings,
+    field: str,
+    config: Config,
+    game: str = "",
+    players: int = 0,
+    *,
+    teams: bool = False,
 ) -> BotPlan:
     """``settings`` checked against the server's caps; ``INVALID_ARGUMENT`` naming the field
-    otherwise. ``game`` and ``players``: the game's, for a ``target_rating``."""
+    otherwise. ``game``, ``players`` and ``teams`` (a team game): the game's, for a
+    ``target_rating``."""
     from ai.presets import PRESETS
 
     kind = _KINDS.get(settings.kind)
     if kind is None:
         raise invalid(f"{field}.kind", f"unknown bot kind {settings.kind}", "bad_bot")
     if settings.HasField("target_rating"):
-        return rated_plan(settings, field, config, game, players)
+        return rated_plan(settings, field, config, game, players, teams=teams)
     workers = settings.workers or 1
     if workers < 1 or workers > config.max_workers_per_search:
         raise invalid(
@@ -116,11 +123,14 @@ def _top_k_and_seed(settings: pb.BotSettings, field: str) -> tuple[int, int]:
     return top_k, settings.seed if settings.HasField("seed") else secrets.randbits(64)
 
 
-def rated_plan(settings: pb.BotSettings, field: str, config: Config, game: str, players: int) -> BotPlan:
+def rated_plan(
+    settings: pb.BotSettings, field: str, config: Config, game: str, players: int, *, teams: bool = False
+) -> BotPlan:
     """The plan of a ``target_rating``: the bot at that rating on the strength curve of the
     game's rating ladder for the player count (a measured level, or one interpolated between
     two: :meth:`ai.ladder.RatingTable.level_for`), with the server's caps;
-    ``INVALID_ARGUMENT`` naming the valid range outside it."""
+    ``INVALID_ARGUMENT`` naming the valid range outside it. A team game plays by the team
+    table where one is shipped, else by the player count's (docs/ladder.md, "Teams")."""
     from ai.ladder import TargetRatingError, load_table
     from ai.mcts_params import parse_params
     from ai.presets import PRESETS
@@ -139,7 +149,7 @@ def rated_plan(settings: pb.BotSettings, field: str, config: Config, game: str, 
                 f"target_rating picks the bot's strength itself: it cannot be combined with {what}",
                 "bad_bot",
             )
-    table = load_table(game, players)
+    table = (load_table(game, players, teams=True) if teams else None) or load_table(game, players)
     if table is None:
         raise invalid(
             where,
@@ -210,7 +220,13 @@ def _budget(b: pb.SearchBudget, field: str, config: Config) -> tuple[int | None,
 
 
 def bot_plans(
-    seats: Sequence[pb.BotSeat], num_players: int, config: Config, field: str = "bots", game: str = ""
+    seats: Sequence[pb.BotSeat],
+    num_players: int,
+    config: Config,
+    field: str = "bots",
+    game: str = "",
+    *,
+    teams: bool = False,
 ) -> dict[int, BotPlan]:
     """The plans of a request's bot seats (each seat at most once, in range)."""
     plans: dict[int, BotPlan] = {}
@@ -225,7 +241,7 @@ def bot_plans(
             )
         if seat in plans:
             raise invalid(f"{field}[{i}].seat", f"seat {seat} is named twice", "bad_request")
-        plans[seat] = bot_plan(bot_seat.bot, f"{field}[{i}].bot", config, game, num_players)
+        plans[seat] = bot_plan(bot_seat.bot, f"{field}[{i}].bot", config, game, num_players, teams=teams)
     return plans
 
 

@@ -279,9 +279,10 @@ def game_info(game: Game) -> pb.GameInfo:
             choices=list(o.choices),
         )
     for players in range(d.min_players, d.max_players + 1):
-        table = load_table(d.name, players)
-        if table is not None:
-            info.ratings.append(rating_ladder(table))
+        for teams in (False, True):
+            table = load_table(d.name, players, teams=teams)
+            if table is not None:
+                info.ratings.append(rating_ladder(table))
     return info
 
 
@@ -303,6 +304,7 @@ def rating_ladder(table: RatingTable) -> pb.RatingLadder:
         provisional=table.provisional,
         games_per_pair=table.games_per_pair,
         note=table.note,
+        teams=table.teams,
     )
     for b in table.bots:
         msg.bots.add(

@@ -271,11 +271,6 @@ def run(args: argparse.Namespace) -> int:
         if args.ladder:
             if args.lineup != "round-robin":
                 raise ArenaError("--ladder has its own lineup (no --lineup)")
-            if args.teams and (args.check or args.ship):
-                raise ArenaError(
-                    "--teams with --ladder measures a team ladder (--ratings): "
-                    "no team table is shipped or checked"
-                )
             anchors = tuple(split_bot_specs(args.anchors)) if args.anchors else DEFAULT_ANCHORS
             candidates = split_bot_specs(args.bots) if args.bots else None
             if args.check:
@@ -287,7 +282,10 @@ def run(args: argparse.Namespace) -> int:
                         f"--check {args.check} rates {table.game} with {table.players} players, "
                         f"not {args.game} with {args.players or 'the default'} players"
                     )
+                if args.teams and not table.teams:
+                    raise ArenaError(f"--check {args.check} rates free-for-all games: no --teams")
                 args.players = table.players
+                args.teams = table.teams  # a team table is checked in team games
                 targets = _targets(args.targets) if args.targets else default_check_targets(table)
                 checked = check_bots(table, targets)
                 candidates = [level.spec for level in checked.values()]
@@ -552,7 +550,7 @@ def _ship_checked(
     except LadderError as exc:
         print(f"\nheka arena: {args.check}: {exc}", file=sys.stderr)
         return 1
-    path = table_path(table.game, players)
+    path = table_path(table.game, players, teams=table.teams)
     path.write_text(table_json(table), encoding="utf-8")
     state = "provisional" if table.provisional else "measured"
     print(f"\nrating table {args.check} shipped to {path} ({state}; {check.summary()})")
@@ -594,9 +592,10 @@ def ratings_path(args: argparse.Namespace, players: int) -> str:
 
     if args.ratings:
         return str(args.ratings)
+    teams = "-teams" if args.teams else ""
     if args.ship:
-        return str(table_path(args.game, players))
-    return default_path(f"ladder-{args.game}-{players}p.json")
+        return str(table_path(args.game, players, teams=args.teams))
+    return default_path(f"ladder-{args.game}-{players}p{teams}.json")
 
 
 #: How often a running arena rewrites its --json file with the games finished so far.

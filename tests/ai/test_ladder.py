@@ -45,6 +45,7 @@ from ai.ladder import (
     read_table,
     table_from_result,
     table_json,
+    table_path,
 )
 from ai.mcts_params import parse_params
 from ai.ratings import fit_elo
@@ -361,3 +362,22 @@ def test_a_check_in_the_nearest_design_plays_the_anchors_nearest_each_target() -
         nearest_anchors(config, {"random": 0.0})
     with pytest.raises(ArenaError, match="ladder lineup"):
         make_schedule(ArenaConfig("aton", ("random", "greedy"), games=2, design="nearest"), 2)
+
+
+def test_a_team_table_is_its_own_file_and_says_so() -> None:
+    config = ladder_config(
+        "osirium",
+        4,
+        games_per_pair=2,
+        candidates=("mcts:iterations=3,ms=none",),
+        anchors=("random", "greedy"),
+        teams=True,
+    )
+    table = table_from_result(run_arena(config), "heka arena --ladder --teams")
+    assert table.teams
+    data = json.loads(table_json(table))
+    assert data["teams"] is True and parse_table(data, "x").teams
+    free = dataclasses.replace(table, teams=False)
+    assert "teams" not in json.loads(table_json(free))  # the free-for-all tables stay as they are
+    assert table_path("osirium", 4, teams=True).name == "osirium-4p-teams.json"
+    assert table_path("osirium", 4).name == "osirium-4p.json"

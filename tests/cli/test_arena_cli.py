@@ -238,9 +238,10 @@ def test_a_check_measures_the_bots_that_target_ratings_play(
     assert "go with --ladder" in capsys.readouterr().err
 
 
-def test_a_team_ladder_plays_each_pair_as_two_teams(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+def test_a_team_ladder_plays_each_pair_as_two_teams_and_ships_a_team_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    from ai import ladder
     from ai.ladder import read_table
 
     ratings, games = tmp_path / "teams.json", tmp_path / "games.json"
@@ -253,10 +254,24 @@ def test_a_team_ladder_plays_each_pair_as_two_teams(
     for p in data["pairings"]:
         assert p["block"] == [[p["a"], p["b"], p["a"], p["b"]], [p["b"], p["a"], p["b"], p["a"]]]
     assert "--teams" in read_table(ratings).command
+    assert read_table(ratings).teams
     capsys.readouterr()
-    # A team ladder is a measurement: no team table is checked or shipped.
-    assert main([*argv, "--ship"]) == 2
-    assert "no team table is shipped or checked" in capsys.readouterr().err
+    # Shipped, it is the team table of its game and player count, beside the free-for-all one.
+    monkeypatch.setattr(ladder, "TABLE_DIR", tmp_path / "ladders")
+    assert main([*argv, "--ship"]) == 0
+    shipped = ladder.table_path("osirium", 4, teams=True)
+    assert shipped.name == "osirium-4p-teams.json" and read_table(shipped).teams
+    assert not ladder.table_path("osirium", 4).exists()
+    # Its check plays team games; a free-for-all table is not checked in team games.
+    check = tmp_path / "check.json"
+    base = ["arena", "--ladder", "--game", "osirium", "--no-progress", "--anchors", "random;greedy",
+            "--games-per-pair", "2", "--seed", "2", "--targets", "1"]  # fmt: skip
+    assert main([*base, "--check", str(shipped), "--json", str(check)]) == 0
+    assert json.loads(check.read_text())["teams"] is True
+    free = tmp_path / "free.json"
+    free.write_text(json.dumps({**json.loads(shipped.read_text()), "teams": False}))
+    assert main([*base, "--check", str(free), "--teams"]) == 2
+    assert "rates free-for-all games: no --teams" in capsys.readouterr().err
     assert main([*argv, "--lineup", "one-vs-rest"]) == 2
     assert "own lineup" in capsys.readouterr().err
 

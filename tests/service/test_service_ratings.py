@@ -30,8 +30,8 @@ def test_list_games_carries_the_rating_ladders(stub: Any) -> None:
     assert {("aton", 2), ("osirium", 2)} <= listed
     for name, g in games.items():
         for ladder in g.ratings:
-            table = load_table(name, ladder.num_players)
-            assert table is not None
+            table = load_table(name, ladder.num_players, teams=ladder.teams)
+            assert table is not None and table.teams == ladder.teams
             assert (ladder.min_target_rating, ladder.max_target_rating) == (0, table.max_target)
             assert ladder.provisional == table.provisional and ladder.games_per_pair == table.games_per_pair
             by_name = {b.name: b for b in ladder.bots}
@@ -109,3 +109,50 @@ def test_a_player_count_without_a_ladder_says_so() -> None:
     with pytest.raises(ServiceError, match="has no rating ladder yet") as info:
         bots.bot_plan(rated(100), "bot", Config(), "aton", 3)
     assert info.value.code == INVALID and info.value.field == "bot.target_rating"
+
+
+def test_a_team_game_plays_target_ratings_by_the_team_table_where_one_is_shipped(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/ladder.md, "Teams": a team table is listed beside the player count's, and a team
+    game's target_rating reads it; without one, the player count's table serves."""
+    import dataclasses
+
+    from ai import ladder
+    from engine.registry import get_game
+    from service import convert
+
+    free = load_table("osirium", 4)
+    assert free is not None
+    monkeypatch.setattr(ladder, "TABLE_DIR", tmp_path)
+    ladder.load_table.cache_clear()
+    try:
+        (tmp_path / "osirium-4p.json").write_text(ladder.table_json(free))
+        plans = lambda teams: {  # noqa: E731
+            t: bots.bot_plan(rated(t), "bot", Config(), "osirium", 4, teams=teams).spec
+            for t in (100, free.max_target)
+        }
+        assert plans(True) == plans(False)  # no team table: the 4-player one
+        stretched = tuple(dataclasses.replace(b, rating=1.5 * b.rating) for b in free.bots)
+        team = dataclasses.replace(free, bots=stretched, teams=True)
+        (tmp_path / "osirium-4p-teams.json").write_text(ladder.table_json(team))
+        ladder.load_table.cache_clear()
+        for target in (100, free.max_target):
+            want = team.level_for(target).spec
+            assert bots.bot_plan(rated(target), "bot", Config(), "osirium", 4, teams=True).spec == want
+        assert plans(False)[free.max_target] == free.level_for(free.max_target).spec
+        info = convert.game_info(get_game("osirium"))
+        four = [(r.num_players, r.teams, r.max_target_rating) for r in info.ratings if r.num_players == 4]
+        assert four == [(4, False, free.max_target), (4, True, team.max_target)]
+    finally:
+        ladder.load_table.cache_clear()
+
+
+def test_a_team_game_is_told_from_its_seats() -> None:
+    from engine.registry import get_game
+    from service.servicer import team_game
+
+    osirium = get_game("osirium")
+    assert team_game(osirium.new_initial_state(4, 1, {"teams": True}))
+    assert not team_game(osirium.new_initial_state(4, 1, {}))
+    assert not team_game(get_game("aton").new_initial_state(2, 1, {}))

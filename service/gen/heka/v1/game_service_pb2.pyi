@@ -321,7 +321,7 @@ class BotRating(_message.Message):
     def __init__(self, name: _Optional[str] = ..., rating: _Optional[float] = ..., interval: _Optional[float] = ..., kind: _Optional[_Union[BotKind, str]] = ..., difficulty: _Optional[_Union[Difficulty, str]] = ..., is_level: _Optional[bool] = ...) -> None: ...
 
 class RatingLadder(_message.Message):
-    __slots__ = ("num_players", "bots", "min_target_rating", "max_target_rating", "provisional", "games_per_pair", "note")
+    __slots__ = ("num_players", "bots", "min_target_rating", "max_target_rating", "provisional", "games_per_pair", "note", "teams")
     NUM_PLAYERS_FIELD_NUMBER: _ClassVar[int]
     BOTS_FIELD_NUMBER: _ClassVar[int]
     MIN_TARGET_RATING_FIELD_NUMBER: _ClassVar[int]
@@ -329,6 +329,7 @@ class RatingLadder(_message.Message):
     PROVISIONAL_FIELD_NUMBER: _ClassVar[int]
     GAMES_PER_PAIR_FIELD_NUMBER: _ClassVar[int]
     NOTE_FIELD_NUMBER: _ClassVar[int]
+    TEAMS_FIELD_NUMBER: _ClassVar[int]
     num_players: int
     bots: _containers.RepeatedCompositeFieldContainer[BotRating]
     min_target_rating: int
@@ -336,7 +337,8 @@ class RatingLadder(_message.Message):
     provisional: bool
     games_per_pair: int
     note: str
-    def __init__(self, num_players: _Optional[int] = ..., bots: _Optional[_Iterable[_Union[BotRating, _Mapping]]] = ..., min_target_rating: _Optional[int] = ..., max_target_rating: _Optional[int] = ..., provisional: _Optional[bool] = ..., games_per_pair: _Optional[int] = ..., note: _Optional[str] = ...) -> None: ...
+    teams: bool
+    def __init__(self, num_players: _Optional[int] = ..., bots: _Optional[_Iterable[_Union[BotRating, _Mapping]]] = ..., min_target_rating: _Optional[int] = ..., max_target_rating: _Optional[int] = ..., provisional: _Optional[bool] = ..., games_per_pair: _Optional[int] = ..., note: _Optional[str] = ..., teams: _Optional[bool] = ...) -> None: ...
 
 class AtonOptions(_message.Message):
     __slots__ = ()
