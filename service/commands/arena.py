@@ -438,6 +438,8 @@ def run(args: argparse.Namespace) -> int:
     if result.interrupted:
         print("\nheka arena: interrupted; partial results follow", file=sys.stderr)
     print(result.format_table())
+    if result.config.design != "fixed":
+        _print_nearest(result)
     data = result.to_json()
     if checked and not result.interrupted:
         data["check"] = _print_check(args.check, checked, result, held)
@@ -555,6 +557,22 @@ def _ship_checked(
     state = "provisional" if table.provisional else "measured"
     print(f"\nrating table {args.check} shipped to {path} ({state}; {check.summary()})")
     return 0
+
+
+def _print_nearest(result: Any) -> None:
+    """The nearest design: the anchors each candidate played beyond its pilot, if any."""
+    from ai.arena import PILOT
+
+    anchors = set(result.config.anchors)
+    played: dict[str, list[str]] = {}
+    for stats in result.pairing_stats():
+        p = stats.pairing
+        if p.a not in anchors and stats.games > (0 if result.config.predicted else PILOT):
+            played.setdefault(p.a, []).append(p.b)
+    if played:
+        print(f"\nnearest anchors ({result.config.design} design):")
+        for candidate, chosen in played.items():
+            print(f"  {candidate}: {', '.join(chosen)}")
 
 
 def _write_table(args: argparse.Namespace, result: Any, players: int) -> None:

@@ -286,7 +286,9 @@ def test_the_nearest_design_measures_and_checks_with_the_same_games_per_candidat
             "--design", "nearest", "--anchors", "random;greedy;mcts:iterations=10,ms=none",
             "--bots", "mcts:iterations=3,ms=none"]  # fmt: skip
     assert main([*argv, "--ratings", str(ratings), "--json", str(games)]) == 0
-    assert "(design nearest) = 55 games" in capsys.readouterr().err  # 3 x 9 + 8 x 3 + 2 x 2
+    out, err = capsys.readouterr()
+    assert "(design nearest) = 55 games" in err  # 3 x 9 + 8 x 3 + 2 x 2
+    assert re.search(r"nearest anchors \(nearest design\):\n  mcts:iterations=3,ms=none: \S+, \S+\n", out)
     data = json.loads(games.read_text())
     assert data["design"] == "nearest" and len(data["games"]) == 55
     table = read_table(ratings)
