@@ -219,16 +219,24 @@ def _budget(b: pb.SearchBudget, field: str, config: Config) -> tuple[int | None,
     return iterations, milliseconds
 
 
+def team_game(state: State) -> bool:
+    """Whether seats play in teams (Osirium O9): a ``target_rating`` then reads the team table."""
+    return len(set(state.teams())) < state.num_players
+
+
+def state_bot_plan(settings: pb.BotSettings, field: str, config: Config, state: State) -> BotPlan:
+    """:func:`bot_plan` for a bot of the game in ``state`` (its name, players and teams)."""
+    return bot_plan(
+        settings, field, config, state.game.descriptor.name, state.num_players, teams=team_game(state)
+    )
+
+
 def bot_plans(
-    seats: Sequence[pb.BotSeat],
-    num_players: int,
-    config: Config,
-    field: str = "bots",
-    game: str = "",
-    *,
-    teams: bool = False,
+    seats: Sequence[pb.BotSeat], state: State, config: Config, field: str = "bots"
 ) -> dict[int, BotPlan]:
-    """The plans of a request's bot seats (each seat at most once, in range)."""
+    """The plans of a request's bot seats in the game of ``state`` (each seat at most once,
+    in range)."""
+    num_players = state.num_players
     plans: dict[int, BotPlan] = {}
     for i, bot_seat in enumerate(seats):
         seat = bot_seat.seat
@@ -241,7 +249,7 @@ def bot_plans(
             )
         if seat in plans:
             raise invalid(f"{field}[{i}].seat", f"seat {seat} is named twice", "bad_request")
-        plans[seat] = bot_plan(bot_seat.bot, f"{field}[{i}].bot", config, game, num_players, teams=teams)
+        plans[seat] = state_bot_plan(bot_seat.bot, f"{field}[{i}].bot", config, state)
     return plans
 
 

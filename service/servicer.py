@@ -54,11 +54,6 @@ _STOP_REASON = pb.StopReason.DESCRIPTOR
 PREVIOUS_STATE_VERSIONS: dict[str, int] = {"aton": 1, "osirium": 2}
 
 
-def team_game(state: State) -> bool:
-    """Whether seats play in teams (Osirium O9): a ``target_rating`` then reads the team table."""
-    return len(set(state.teams())) < state.num_players
-
-
 def _legal_hint(state: State, viewer: int | None) -> str:
     """How to find the legal actions; their number only for the seat to act itself (it
     depends on that seat's private cards)."""
@@ -419,13 +414,7 @@ class GameService(pb_grpc.GameServiceServicer):
         ``bots``); their turns and stop reason go into ``resp``."""
         if not request.bots:
             return
-        plans = bots.bot_plans(
-            request.bots,
-            state.num_players,
-            self.config,
-            game=state.game.descriptor.name,
-            teams=team_game(state),
-        )
+        plans = bots.bot_plans(request.bots, state, self.config)
         moves = bots.max_moves(request.max_bot_moves, self.config)
         turns, stop = self._play_bots(state, plans, moves, context)
         self._bot_turns(resp.bot_turns, state.game, turns, viewer, request.trusted_backend)
@@ -536,13 +525,7 @@ class GameService(pb_grpc.GameServiceServicer):
         else:
             raise invalid("action", "give the action as action_id or action_text", "bad_request")
         if request.bots:  # check the bots before anything is applied
-            bots.bot_plans(
-                request.bots,
-                state.num_players,
-                self.config,
-                game=state.game.descriptor.name,
-                teams=team_game(state),
-            )
+            bots.bot_plans(request.bots, state, self.config)
         secret = viewer != actor and state.public_action(action) == SECRET_ACTION
         events = self._apply(state, action, viewer)
         resp = pb.ApplyActionResponse()
@@ -573,14 +556,7 @@ class GameService(pb_grpc.GameServiceServicer):
                 "private_move",
                 {"current_player": str(actor)},
             )
-        plan = bots.bot_plan(
-            request.bot,
-            "bot",
-            self.config,
-            state.game.descriptor.name,
-            state.num_players,
-            teams=team_game(state),
-        )
+        plan = bots.state_bot_plan(request.bot, "bot", self.config, state)
         with self._slot([plan], context) as ticket:
             action, diag = self._search(state, plan, context, plan.seed, ticket, text=text)
         game = state.game
@@ -602,13 +578,7 @@ class GameService(pb_grpc.GameServiceServicer):
     ) -> pb.AdvanceBotsResponse:
         state, text = self._open_with_text(request.state, request.game, mutable=True)
         viewer = self._optional_seat(state, request, "viewer")
-        plans = bots.bot_plans(
-            request.bots,
-            state.num_players,
-            self.config,
-            game=state.game.descriptor.name,
-            teams=team_game(state),
-        )
+        plans = bots.bot_plans(request.bots, state, self.config)
         if not plans:
             raise invalid("bots", "name at least one bot seat", "bad_request")
         moves = bots.max_moves(request.max_bot_moves, self.config)

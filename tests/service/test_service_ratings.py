@@ -150,7 +150,7 @@ def test_a_team_game_plays_target_ratings_by_the_team_table_where_one_is_shipped
 
 def test_a_team_game_is_told_from_its_seats() -> None:
     from engine.registry import get_game
-    from service.servicer import team_game
+    from service.bots import team_game
 
     osirium = get_game("osirium")
     assert team_game(osirium.new_initial_state(4, 1, {"teams": True}))
