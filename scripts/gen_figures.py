@@ -290,14 +290,23 @@ def preset_latency() -> str:
 
 
 @functools.cache
-def _ladder_cost() -> ModuleType:
-    """bench/ladder_cost.py, which computes these figures for bench/results/ladder_cost.txt."""
-    spec = importlib.util.spec_from_file_location("heka_ladder_cost", ROOT / "bench" / "ladder_cost.py")
+@functools.cache
+def _bench_module(name: str) -> ModuleType:
+    """A bench script as a module (bench/NAME.py), for the figures it computes; loaded once."""
+    bench = str(ROOT / "bench")
+    if bench not in sys.path:
+        sys.path.insert(0, bench)  # (the scripts import bench/table.py)
+    spec = importlib.util.spec_from_file_location(f"heka_{name}", ROOT / "bench" / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # (its dataclasses look their module up)
+    sys.modules[spec.name] = module  # (their dataclasses look their module up)
     spec.loader.exec_module(module)
     return module
+
+
+def _ladder_cost() -> ModuleType:
+    """bench/ladder_cost.py, which computes these figures for bench/results/ladder_cost.txt."""
+    return _bench_module("ladder_cost")
 
 
 def _level(spec: str) -> str:
@@ -371,19 +380,6 @@ def ray_cost() -> str:
                 + " |"
             )
     return "\n".join(lines)
-
-
-def _bench_module(name: str) -> ModuleType:
-    """A bench script as a module (bench/NAME.py), for the figures it computes."""
-    bench = str(ROOT / "bench")
-    if bench not in sys.path:
-        sys.path.insert(0, bench)
-    spec = importlib.util.spec_from_file_location(f"heka_{name}", ROOT / "bench" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def review_validation() -> str:
