@@ -35,8 +35,10 @@ FULL_ROLLOUT: Final = -1
 #: Rollout policy names: uniformly random, or the game's guided policy.
 ROLLOUTS: Final[tuple[str, ...]] = ("random", "guided")
 
-#: A rollout policy: one of ``legal`` (the state's legal actions), drawn with the rng.
-RolloutPolicy: TypeAlias = Callable[[S, list[int], random.Random], int]
+#: A rollout policy: one of the state's legal actions, drawn with the rng. Policies read
+#: the actions by index (``State.num_legal_actions``, ``State.legal_action_at``): a rollout
+#: step then never builds the list of legal actions.
+RolloutPolicy: TypeAlias = Callable[[S, random.Random], int]
 
 
 def squash(x: float) -> float:

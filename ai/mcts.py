@@ -438,11 +438,10 @@ class Search:
             q = state.current_player()
             if q < 0:
                 return state.returns(), steps
-            legal = state.legal_actions()
             if policy is None:
-                a = legal[int(rand() * len(legal))]
+                a = state.legal_action_at(int(rand() * state.num_legal_actions()))
             else:
-                a = policy(state, legal, rng)
+                a = policy(state, rng)
             trail.append((a << 3) | q)
             state.apply(a)
             steps += 1

@@ -305,6 +305,17 @@ class State(metaclass=abc.ABCMeta):
         """The current player's legal action ids, ascending, never empty unless terminal.
         The returned list is the caller's to keep (not shared with the state)."""
 
+    def num_legal_actions(self) -> int:
+        """``len(self.legal_actions())``. Games override it to count without building the
+        list: a rollout only needs the count and one action (:func:`playout`)."""
+        return len(self.legal_actions())
+
+    def legal_action_at(self, index: int) -> int:
+        """``self.legal_actions()[index]``, for ``0 <= index < num_legal_actions()``. Games
+        override it to find the action without building the list (the same action: the
+        rollouts that draw by index play the same games either way)."""
+        return self.legal_actions()[index]
+
     def is_legal(self, action: int) -> bool:
         """Whether ``action`` (an int id) is legal here. Games override it with a cheaper
         test than scanning :meth:`legal_actions`."""
@@ -415,14 +426,15 @@ picklable(OptionSpec, GameDescriptor, Event, ActionInfo, Outcome)
 
 
 #: A playout policy: one of ``legal`` (the state's legal actions), drawn with the rng.
-PlayoutPolicy: TypeAlias = Callable[[State, list[int], random.Random], int]
+PlayoutPolicy: TypeAlias = Callable[[State, random.Random], int]
 
 
 def playout(state: State, rng: random.Random, limit: int = -1, policy: PlayoutPolicy | None = None) -> int:
     """Play ``state`` forward on the fast path until the game ends or ``limit`` actions
     were applied (``-1``: no limit); return how many were. Each action is
-    ``policy(state, legal, rng)``, or without a policy one of the legal actions uniformly
-    at random, ``legal[int(rng.random() * len(legal))]``.
+    ``policy(state, rng)``, or without a policy one of the legal actions uniformly at
+    random, ``legal[int(rng.random() * len(legal))]`` (drawn by its index,
+    :meth:`State.legal_action_at`, so the list is not built where the game can avoid it).
 
     The search's rollouts (:meth:`ai.mcts.Search._rollout`) are this loop, and so are the
     random games ``bench/builds.py`` times: compiled, the loop runs in C, so its speed is
@@ -430,11 +442,10 @@ def playout(state: State, rng: random.Random, limit: int = -1, policy: PlayoutPo
     rand = rng.random
     steps = 0
     while steps != limit and state.current_player() >= 0:
-        legal = state.legal_actions()
         if policy is None:
-            state.apply(legal[int(rand() * len(legal))])
+            state.apply(state.legal_action_at(int(rand() * state.num_legal_actions())))
         else:
-            state.apply(policy(state, legal, rng))
+            state.apply(policy(state, rng))
         steps += 1
     return steps
 

@@ -70,7 +70,8 @@ def conformance(seeds: int) -> Iterator[tuple[str, str]]:
                 seat = state.current_player()
                 legal = state.legal_actions()
                 sampled = state.sample_consistent_state(seat, random.Random(len(lines)))
-                lines.append(f"{seat} {state.decision()} {legal} {sampled.serialize()}")
+                indexed = [state.legal_action_at(k) for k in range(state.num_legal_actions())]
+                lines.append(f"{seat} {state.decision()} {legal} {indexed} {sampled.serialize()}")
                 for viewer in (None, *range(players)):
                     lines.append(json.dumps(state.view(viewer).to_dict(), sort_keys=True, default=str))
                 action = rng.choice(legal)

@@ -102,16 +102,16 @@ _ACTION_VALUE: Final[tuple[float, ...]] = tuple(
 )
 
 
-def guided_action(state: AtonState, legal: list[int], rng: random.Random) -> int:
+def guided_action(state: AtonState, rng: random.Random) -> int:
     """Light guidance for Aton rollouts: for a placement or a removal of the opponent's
     counter, the better (by a static square value: blue, grey, bonus, higher temples) of
     two random legal squares; for a removal of one's own counter the worse; anything else
     uniformly at random."""
-    n = len(legal)
-    a = legal[int(rng.random() * n)]
+    n = state.num_legal_actions()
+    a = state.legal_action_at(int(rng.random() * n))
     if n == 1 or a < REMOVE_BASE or a >= RESET_BASE:
         return a
-    b = legal[int(rng.random() * n)]
+    b = state.legal_action_at(int(rng.random() * n))
     va = _ACTION_VALUE[a]
     vb = _ACTION_VALUE[b]
     if a < PLACE_BASE and state.removal_target == state.current:  # A6.2, cartouche 2 = 1

@@ -63,25 +63,23 @@ def new_links(arrows: list[int], action: int) -> int:
     return links_formed(arrows, cell, piece).bit_count()
 
 
-def guided_action(state: OsiriumState, legal: list[int], rng: random.Random) -> int:
+def guided_action(state: OsiriumState, rng: random.Random) -> int:
     """Light guidance for Osirium rollouts: when a ritual can be cast (cast ids are the
     highest, O10), cast one (uniformly among the casts) with probability 3/4; when a random
     legal action is a placement, the one forming the most links (O4.1) of
     :data:`PLACE_SAMPLES` random legal placements (ties: the first drawn); otherwise that
     random action."""
-    n = len(legal)
-    if legal[-1] >= A.CAST and rng.random() < 0.75:
-        lo = n - 1
-        while lo > 0 and legal[lo - 1] >= A.CAST:
-            lo -= 1
-        return legal[lo + int(rng.random() * (n - lo))]
-    a = legal[int(rng.random() * n)]
+    n = state.num_legal_actions()
+    casts = state.num_cast_actions()
+    if casts and rng.random() < 0.75:
+        return state.legal_action_at(n - casts + int(rng.random() * casts))
+    a = state.legal_action_at(int(rng.random() * n))
     if not A.PLACE <= a < A.CAST or n == 1:
         return a
     arrows = state.cell_arrows
     best = new_links(arrows, a)
     for _ in range(PLACE_SAMPLES - 1):
-        b = legal[int(rng.random() * n)]
+        b = state.legal_action_at(int(rng.random() * n))
         if A.PLACE <= b < A.CAST:
             links = new_links(arrows, b)
             if links > best:

@@ -346,6 +346,56 @@ class AtonState(State):
             return [RESET_BASE + i for i in range(lo, lo + SLOTS) if b[i] == p]
         return []
 
+    # Counting and indexing the legal actions without the list (engine.core.playout: a
+    # rollout draws one action by its index); the same order as legal_actions, checked by
+    # the conformance suite.
+
+    def num_legal_actions(self) -> int:
+        ph = self.phase
+        if ph is PLACE_PHASE:
+            return self.board[: SLOTS * self.cartouches[self.current][2]].count(-1)
+        if ph is REMOVE_PHASE:
+            return self.board[: SLOTS * self.cartouches[self.current][2]].count(self.removal_target)
+        if ph is ARRANGE_PHASE:
+            h = self.hands[self.current]
+            return len(ARRANGE_BY_HAND[64 * h[0] + 16 * h[1] + 4 * h[2] + h[3] - 85])
+        if ph is EXCHANGE_PHASE:
+            return 2
+        if ph is RESET_PHASE:
+            lo = SLOTS * self.reset_temple
+            return self.board[lo : lo + SLOTS].count(self.current)
+        return 0
+
+    def legal_action_at(self, index: int) -> int:
+        ph = self.phase
+        k = index
+        if ph is PLACE_PHASE or ph is REMOVE_PHASE:
+            b = self.board
+            want = -1 if ph is PLACE_PHASE else self.removal_target
+            for i in range(SLOTS * self.cartouches[self.current][2]):
+                if b[i] == want:
+                    if k == 0:
+                        return (PLACE_BASE if ph is PLACE_PHASE else REMOVE_BASE) + i
+                    k -= 1
+        elif ph is ARRANGE_PHASE:
+            h = self.hands[self.current]
+            arrangements = ARRANGE_BY_HAND[64 * h[0] + 16 * h[1] + 4 * h[2] + h[3] - 85]
+            if 0 <= k < len(arrangements):
+                return arrangements[k]
+        elif ph is EXCHANGE_PHASE:
+            if 0 <= k < 2:
+                return k
+        elif ph is RESET_PHASE:
+            b = self.board
+            p = self.current
+            lo = SLOTS * self.reset_temple
+            for i in range(lo, lo + SLOTS):
+                if b[i] == p:
+                    if k == 0:
+                        return RESET_BASE + i
+                    k -= 1
+        raise IndexError(f"aton: legal action index {index} out of range")
+
     def is_legal(self, action: int) -> bool:
         """Whether ``action`` is legal here (cheaper than scanning :meth:`legal_actions`)."""
         if isinstance(action, bool) or not isinstance(action, int):

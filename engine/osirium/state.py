@@ -474,6 +474,226 @@ class OsiriumState(State):
                             out += [base + m for m in ms]
         return out
 
+    # Counting and indexing the legal actions without the list: a rollout draws one
+    # action by its index (engine.core.playout), and in the main phase the list is long
+    # (up to a few hundred ids, each boxed). Both walk the blocks of _main_actions in the
+    # same order; tests/engine/test_legal_index.py checks them against the list.
+
+    def num_legal_actions(self) -> int:
+        ph = self.phase
+        if ph is not MAIN:
+            if ph is DRAW:
+                n = 1 if self.draw_pile or self.discard else 0
+                for t in self.market:
+                    if t >= 0:
+                        n += 1
+                return n
+            if ph is BREAK:
+                left = self.breaks_left - 1
+                s = self.cast_cells
+                last = self.last_broken
+                n = 0
+                for c in cell_tuple(s):
+                    if c > last and (s & _HIGHER[c]).bit_count() >= left:
+                        n += 1
+                return n
+            if ph is PLACE:
+                n = 0
+                types = 0
+                for t in self.hands[self.current]:
+                    if not types >> t & 1:
+                        types |= 1 << t
+                        n += len(TYPE_OTYPES[t])
+                return n
+            return len(self.legal_actions())
+        p = self.current
+        hand = self.hands[p]
+        n = 0
+        if not self.started:
+            n += 1
+        if self.placed or not hand:
+            n += 1
+        occ = self.occupied
+        full = occ == FULL
+        can_place = hand and not self.placed
+        if can_place and full:
+            n += CELLS
+        if not self.powers_used[p]:
+            n += self._power_count(p, occ)
+        if can_place and not full:
+            empty = CELLS - occ.bit_count()
+            types = 0
+            for t in hand:
+                types |= 1 << t
+            for t in range(NUM_TYPES):
+                if types >> t & 1:
+                    n += len(TYPE_OTYPES[t]) * empty
+        return n + self.num_cast_actions()
+
+    def num_cast_actions(self) -> int:
+        """How many of the legal actions are casts (O5.1): the last ones, cast ids being
+        the highest. Zero outside the main phase."""
+        if self.phase is not MAIN or not self.links:
+            return 0
+        sets = self.sets_by_signature()
+        if not sets:
+            return 0
+        n = 0
+        for rid in self.ritual_slots[self.current]:
+            if rid >= 0:
+                ms = sets.get(RITUAL_SIG[rid])
+                if ms:
+                    n += 2 * len(ms)
+        return n
+
+    def _power_count(self, p: int, occ: int) -> int:
+        power = _POWER[self.deities[p]]
+        if power is _ANUBIS:
+            return occ.bit_count()
+        n = 0
+        if power is _BASTET:
+            for t in self.market:
+                if t >= 0:
+                    n += 1
+            return n
+        board_t = self.cell_type
+        if power is _SETH:
+            arrows = self.cell_arrows
+            for c in cell_tuple(occ):
+                t = board_t[c]
+                ta = TYPE_ARROWS[t]
+                a = arrows[c]
+                for r in CANON_ROTS[t]:
+                    if ta[r] != a:
+                        n += 1
+            return n
+        if power is _ISIS and occ and occ != FULL:
+            for c in cell_tuple(occ):
+                n += len(CANON_ROTS[board_t[c]])
+            return n * (CELLS - occ.bit_count())
+        return 0
+
+    def legal_action_at(self, index: int) -> int:
+        ph = self.phase
+        k = index
+        if ph is not MAIN:
+            if ph is DRAW:
+                market = self.market
+                for j in range(MARKET_SIZE):
+                    if market[j] >= 0:
+                        if k == 0:
+                            return A.DRAW + j
+                        k -= 1
+                if k == 0 and (self.draw_pile or self.discard):
+                    return A.DRAW_PILE
+            elif ph is BREAK:
+                left = self.breaks_left - 1
+                s = self.cast_cells
+                last = self.last_broken
+                for c in cell_tuple(s):
+                    if c > last and (s & _HIGHER[c]).bit_count() >= left:
+                        if k == 0:
+                            return A.BREAK + c
+                        k -= 1
+            elif ph is PLACE:
+                types = 0
+                for t in self.hands[self.current]:
+                    types |= 1 << t
+                for t in range(NUM_TYPES):
+                    if types >> t & 1:
+                        ots = TYPE_OTYPES[t]
+                        if k < len(ots):
+                            return A.PLACE + ots[k] * CELLS + self.clear_cell
+                        k -= len(ots)
+            elif 0 <= k < len(legal := self.legal_actions()):
+                return legal[k]
+            raise IndexError(f"osirium: legal action index {index} out of range")
+        p = self.current
+        hand = self.hands[p]
+        if not self.started:
+            if k == 0:
+                return A.PASS
+            k -= 1
+        if self.placed or not hand:
+            if k == 0:
+                return A.END
+            k -= 1
+        occ = self.occupied
+        full = occ == FULL
+        can_place = hand and not self.placed
+        if can_place and full:
+            if k < CELLS:
+                return A.CLEAR + k
+            k -= CELLS
+        if not self.powers_used[p]:
+            m = self._power_count(p, occ)
+            if k < m:
+                return self._power_at(p, occ, k)
+            k -= m
+        if can_place and not full:
+            empties = cell_tuple(FULL & ~occ)
+            empty = len(empties)
+            types = 0
+            for t in hand:
+                types |= 1 << t
+            for t in range(NUM_TYPES):
+                if types >> t & 1:
+                    ots = TYPE_OTYPES[t]
+                    m = len(ots) * empty
+                    if k < m:
+                        return A.PLACE + ots[k // empty] * CELLS + empties[k % empty]
+                    k -= m
+        if self.links:
+            sets = self.sets_by_signature()
+            slots = self.ritual_slots[p]
+            for j in range(RITUAL_SLOTS):
+                rid = slots[j]
+                if rid >= 0:
+                    ms = sets.get(RITUAL_SIG[rid])
+                    if ms:
+                        m = len(ms)
+                        if k < 2 * m:
+                            base = A.CAST + j * 2 * A.MASKS - 1
+                            return base + ms[k] if k < m else base + A.MASKS + ms[k - m]
+                        k -= 2 * m
+        raise IndexError(f"osirium: legal action index {index} out of range")
+
+    def _power_at(self, p: int, occ: int, k: int) -> int:
+        """The ``k``-th action of the seat's power block (``k`` below its count)."""
+        power = _POWER[self.deities[p]]
+        if power is _ANUBIS:
+            return A.ANUBIS + cell_tuple(occ)[k]
+        if power is _BASTET:
+            market = self.market
+            for j in range(MARKET_SIZE):
+                if market[j] >= 0:
+                    if k == 0:
+                        return A.BASTET + j
+                    k -= 1
+        board_t = self.cell_type
+        if power is _SETH:
+            arrows = self.cell_arrows
+            for c in cell_tuple(occ):
+                t = board_t[c]
+                ta = TYPE_ARROWS[t]
+                a = arrows[c]
+                for r in CANON_ROTS[t]:
+                    if ta[r] != a:
+                        if k == 0:
+                            return A.SETH + c * 4 + r
+                        k -= 1
+        if power is _ISIS:
+            empties = cell_tuple(FULL & ~occ)
+            empty = len(empties)
+            for src in cell_tuple(occ):
+                rots = CANON_ROTS[board_t[src]]
+                m = len(rots) * empty
+                if k < m:
+                    d, r = divmod(k, len(rots))
+                    return A.ISIS + src * CELLS * 4 + empties[d] * 4 + rots[r]
+                k -= m
+        raise IndexError("osirium: power action index out of range")
+
     # ------------------------------------------------------------------------------
     # Applying actions
     # ------------------------------------------------------------------------------

@@ -174,7 +174,7 @@ def test_guided_rollouts_cast_when_possible() -> None:
     s, _ = fifth_ritual_positions(1)[0]
     legal = s.legal_actions()
     casts = [a for a in legal if a >= A.CAST]
-    picks = [osirium_guided_policy(s, legal, random.Random(k)) for k in range(40)]
+    picks = [osirium_guided_policy(s, random.Random(k)) for k in range(40)]
     assert sum(1 for a in picks if a in casts) > 25
     d = MctsBot(MctsParams(iterations=100, rollout="guided")).choose(s, seed=1)
     assert d.action in legal
@@ -197,7 +197,7 @@ def test_guided_rollout_placements_prefer_forming_links() -> None:
         share = len(linking) / len(legal)
         if not 0.05 < share < 0.5:
             continue
-        picks = [osirium_guided_policy(s, legal, random.Random(k)) for k in range(400)]
+        picks = [osirium_guided_policy(s, random.Random(k)) for k in range(400)]
         picked = sum(1 for a in picks if a in linking) / len(picks)
         assert picked > 1.5 * share, (picked, share)
         # The link count itself: a placement's arrows facing a neighbour's arrows (O4.1).

@@ -4,7 +4,8 @@ Random playouts to the end from many seeds; after every action:
 
 * ``validate()`` (each game's invariants: counters / cards / amulets / rituals accounted for);
 * a legal action exists until the end, ids are unique, ascending and in the action space,
-  and every legal action's text parses back to it;
+  and every legal action's text parses back to it; counting and indexing them without the
+  list (``num_legal_actions``, ``legal_action_at``: the rollouts' path) gives the list;
 * clone and serialize round trips are exact and independent of the original;
 * the fast path ``apply`` and the validated ``apply_action`` reach the same state;
 * an illegal action is refused with ``IllegalActionError`` and changes nothing;
@@ -107,6 +108,10 @@ def play_and_check(cfg: Config, seed: int) -> State:
         assert legal[0] >= 0 and legal[-1] < space
         for a in legal:
             assert state.string_to_action(state.action_to_string(a)) == a
+        assert state.num_legal_actions() == len(legal)
+        assert [state.legal_action_at(k) for k in range(len(legal))] == legal
+        with pytest.raises(IndexError):
+            state.legal_action_at(len(legal))
 
         # serialize / clone round trips
         data = state.serialize()
@@ -143,7 +148,7 @@ def play_and_check(cfg: Config, seed: int) -> State:
         pytest.fail(f"{cfg} seed {seed}: no end after {MAX_ACTIONS} actions")
 
     assert state.current_player() == TERMINAL
-    assert state.legal_actions() == []
+    assert state.legal_actions() == [] and state.num_legal_actions() == 0
     with pytest.raises(IllegalActionError):
         state.apply_action(0)
     outcome = state.outcome()
