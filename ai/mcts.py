@@ -197,6 +197,11 @@ class Search:
         self._intern: dict[tuple[int, int], int] = {}
         self._shared: dict[int, dict[int, _Edge]] = {}
         self.root = _Node([0] * self.n, [0] * self.n, self.n)
+        #: The root player's legal actions at the root (the same in every world it samples)
+        #: and their edges in the same order (None: not tried yet), for
+        #: :meth:`_select_root_ucb`; filled on the first iteration.
+        self._root_legal: list[int] = []
+        self._root_edges: list[_Edge | None] = []
         self.iterations = 0
         self.widen = params.widen if params.widen is not None else knowledge.default_widen
         self.prior = params.prior if params.prior is not None else knowledge.default_prior
@@ -301,11 +306,13 @@ class Search:
                 self._backprop(path, state.returns(), len(path))
                 return
             ordered = self.root_order if node is self.root else None
-            legal = self._admitted(ordered) if ordered is not None else state.legal_actions()
             e: _Edge | None
-            if ordered is not None and self.root_prior:
-                a, e, expanded = self._select_root_puct(node, legal)
+            if ordered is None and node is self.root and q == self.player:
+                a, e, expanded = self._select_root_ucb(node, state)
+            elif ordered is not None and self.root_prior:
+                a, e, expanded = self._select_root_puct(node, self._admitted(ordered))
             else:
+                legal = self._admitted(ordered) if ordered is not None else state.legal_actions()
                 edges = node.stats[q]
                 if edges is None:
                     edges = self._stats(node, q)
@@ -478,6 +485,50 @@ class Search:
                 if other is not None:
                     other.amaf_n += 1
                     other.amaf_total += value
+
+    def _select_root_ucb(self, node: _Node, state: State) -> tuple[int, _Edge, bool]:
+        """UCB1 selection at the root, for the root player: the tree's rule (an untried action
+        drawn uniformly while there is one, else the maximum of the UCB1 value, the first in
+        legal order on ties), on the root's legal actions listed once and their edges held in
+        the same order, not looked up by action each iteration (the root is where every
+        iteration goes, with the most actions; ``bench/mcts_speed.py``). Returns (action, its
+        edge, whether it was expanded)."""
+        legal = self._root_legal
+        aligned = self._root_edges
+        edges = node.stats[self.player]
+        if edges is None:
+            edges = self._stats(node, self.player)
+        if not legal:
+            legal = self._root_legal = state.legal_actions()
+            aligned = self._root_edges = [edges.get(a) for a in legal]
+        c = self.params.c
+        sqrt_log = _SQRT_LOG
+        inv_sqrt = _INV_SQRT
+        untried: list[int] | None = None
+        best = -1
+        best_u = -math.inf
+        for i in range(len(legal)):
+            e = aligned[i]
+            if e is None:
+                if untried is None:
+                    untried = [i]
+                else:
+                    untried.append(i)
+                continue
+            e.avail += 1
+            if untried is None:
+                v = e.visits
+                u = e.total / v + c * sqrt_log[e.avail] * inv_sqrt[v]
+                if u > best_u:
+                    best_u = u
+                    best = i
+        if untried is not None:
+            i = untried[int(self.rng.random() * len(untried))] if len(untried) > 1 else untried[0]
+            e = aligned[i] = edges[legal[i]] = _Edge()
+            return legal[i], e, True
+        e = aligned[best]
+        assert e is not None
+        return legal[best], e, False
 
     def _select_root_puct(self, node: _Node, legal: list[int]) -> tuple[int, _Edge, bool]:
         """Root selection with the prior (``MctsParams.prior``): the first untried admitted

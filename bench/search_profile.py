@@ -30,6 +30,8 @@ PARTS = (
     "sample_consistent_state",
     "playout",
     "legal_actions",
+    "legal_action_at",
+    "num_legal_actions",
     "apply",
     "evaluate",
     "guided_action",

@@ -282,12 +282,15 @@ def cells_of(mask: int) -> list[int]:
     return out
 
 
-_CELLS_MEMO: Final[dict[int, tuple[int, ...]]] = {}
+#: cell_tuple's memo, indexed by the mask (a list: indexing it costs less than hashing
+#: into a dict, and the legal actions' hot paths ask for it several times a step;
+#: ``bench/mcts_speed.py``). Filled on demand: an empty tuple also stands for "not yet".
+_CELLS_MEMO: Final[list[tuple[int, ...]]] = [()] * (1 << CELLS)
 
 
 def cell_tuple(mask: int) -> tuple[int, ...]:
-    """The cells of a mask, ascending (memoised: used for empty/occupied cells)."""
-    t = _CELLS_MEMO.get(mask)
-    if t is None:
+    """The cells of a mask (of the board's 16 cells), ascending; memoised."""
+    t = _CELLS_MEMO[mask]
+    if not t and mask:
         t = _CELLS_MEMO[mask] = tuple(cells_of(mask))
     return t
