@@ -139,6 +139,15 @@ class Rng(SerialRng):
         self.state = a & _MASK
         self.state = self.next64()
 
+    @staticmethod
+    def seeded(seed: int) -> Rng:
+        """``Rng(seed)``, the same stream, without ``random.Random.__init__`` (which costs
+        several times the rest: a search's sampled world makes one per iteration)."""
+        r = Rng.__new__(Rng)
+        r.state = seed & _MASK
+        r.state = r.next64()
+        return r
+
     def getstate(self) -> Any:
         return self.state
 

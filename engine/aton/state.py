@@ -1054,7 +1054,7 @@ class AtonState(State):
         s.decks[o] = pool[nh:]
         if s.exchange_choice[o] >= 0:
             s.exchange_choice[o] = rng.randrange(2)
-        s.rng = Rng(rng.getrandbits(64))
+        s.rng = Rng.seeded(rng.getrandbits(64))
         return s
 
     # ------------------------------------------------------------------------------

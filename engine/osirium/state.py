@@ -52,8 +52,10 @@ from engine.osirium.board import (
     cell_name,
     cell_tuple,
     cells_of,
+    connected_sets,
     placed_links,
     removed_links,
+    set_signature,
     sets_by_signature,
 )
 from engine.osirium.cards import (
@@ -131,6 +133,8 @@ _COMPLETED: Final[tuple[tuple[int, Principle], ...]] = tuple(
 _ANUBIS, _BASTET, _SETH, _ISIS = Power.BREAK, Power.MARKET, Power.ROTATE, Power.MOVE
 _HIGHER: Final[tuple[int, ...]] = tuple(FULL & ~((2 << c) - 1) for c in range(CELLS))
 _NUM_EXALTATIONS: Final = len(EXALTATIONS)
+#: Amulets of each ritual (O5.1), by id.
+RITUAL_SIZE: Final[tuple[int, ...]] = tuple(r.size for r in RITUALS)
 
 
 def _cell_pair(c: int) -> tuple[int, int]:
@@ -141,6 +145,7 @@ class OsiriumState(State):
     """A position of Osirium (see the module docstring for the representation)."""
 
     __slots__ = (
+        "_casts",
         "_outcome",
         "_sets_by_signature",
         "advanced_rituals",
@@ -214,6 +219,8 @@ class OsiriumState(State):
     rng: SerialRng
     moves: int
     _sets_by_signature: dict[int, list[int]] | None
+    #: num_cast_actions of this decision, -1: not counted yet (reset by every action).
+    _casts: int
     _outcome: Outcome | None
 
     # ------------------------------------------------------------------------------
@@ -269,6 +276,7 @@ class OsiriumState(State):
         s.cast_slot = -1
         s.ended_by = -1
         s._sets_by_signature = None
+        s._casts = -1
         s._outcome = None
         return s
 
@@ -309,6 +317,7 @@ class OsiriumState(State):
         s.ended_by = self.ended_by
         s.rng = self.rng.clone()
         s._sets_by_signature = self._sets_by_signature  # shared, never mutated
+        s._casts = -1  # a sampled world changes other seats' rituals after cloning
         s._outcome = self._outcome
         return s
 
@@ -535,15 +544,37 @@ class OsiriumState(State):
         the highest. Zero outside the main phase."""
         if self.phase is not MAIN or not self.links:
             return 0
-        sets = self.sets_by_signature()
-        if not sets:
-            return 0
+        n = self._casts
+        if n >= 0:
+            return n
         n = 0
-        for rid in self.ritual_slots[self.current]:
+        slots = self.ritual_slots[self.current]
+        sets = self._sets_by_signature
+        if sets is not None:
+            for rid in slots:
+                if rid >= 0:
+                    ms = sets.get(RITUAL_SIG[rid])
+                    if ms:
+                        n += 2 * len(ms)
+            self._casts = n
+            return n
+        # Not grouped yet (a rollout's board changes every turn): count the matching sets
+        # without grouping them all, looking only at sets of a held ritual's size (O5.1: a
+        # set matches with exactly the ritual's colours, so with its number of amulets).
+        sizes = 0
+        for rid in slots:
             if rid >= 0:
-                ms = sets.get(RITUAL_SIG[rid])
-                if ms:
-                    n += 2 * len(ms)
+                sizes |= 1 << RITUAL_SIZE[rid]
+        if not sizes:
+            return 0
+        colour_cells = self.colour_cells
+        for m in connected_sets(self.links):
+            if sizes >> m.bit_count() & 1:
+                sig = set_signature(m, colour_cells)
+                for rid in slots:
+                    if rid >= 0 and RITUAL_SIG[rid] == sig:
+                        n += 2
+        self._casts = n
         return n
 
     def _power_count(self, p: int, occ: int) -> int:
@@ -700,6 +731,7 @@ class OsiriumState(State):
 
     def apply(self, action: int, events: list[Event] | None = None) -> None:
         self.moves += 1
+        self._casts = -1
         # Action id blocks (engine.osirium.actions), the most frequent in playouts first.
         p = self.current
         if action >= A.PLACE:
@@ -1299,7 +1331,7 @@ class OsiriumState(State):
             for q in others:
                 s.exaltations[q] = xpool.pop()
         # The randomness to come (future reshuffles) is hidden too.
-        s.rng = Rng(rng.getrandbits(64))
+        s.rng = Rng.seeded(rng.getrandbits(64))
         return s
 
     def string_to_action(self, text: str) -> int:
@@ -1374,6 +1406,7 @@ class OsiriumState(State):
         masks = board_masks(self.cell_type, self.cell_rotation)
         self.cell_arrows, self.colour_cells, self.occupied, self.links = masks
         self._sets_by_signature = None
+        self._casts = -1
 
     def validate(self, *, derived: bool = True) -> None:
         """Check every invariant (:mod:`engine.osirium.invariants`); :class:`StateFormatError`

@@ -47,6 +47,14 @@ def test_rng_is_reproducible_and_restorable() -> None:
     assert c.getrandbits(100) == a.getrandbits(100)
 
 
+def test_rng_seeded_is_the_constructor_without_its_cost() -> None:
+    for seed in (0, 1, 42, (1 << 64) - 1, 1 << 64, -5, 0x9E3779B97F4A7C15):
+        fast, slow = Rng.seeded(seed), Rng(seed)
+        assert fast.state == slow.state
+        assert [fast.random() for _ in range(5)] == [slow.random() for _ in range(5)]
+        assert fast.randrange(1000) == slow.randrange(1000)
+
+
 def test_rng_known_stream_is_stable_across_runs() -> None:
     # SplitMix64 reference: first outputs after seeding with 0 are fixed forever; a change
     # here would silently change every stored game's future shuffles.

@@ -16,7 +16,15 @@ DEITY_SEATS = ["anubis,bastet,seth,isis", "isis,seth,bastet,anubis", "seth,isis,
 
 
 def check_indexing(s: OsiriumState) -> None:
+    # Counted first on a copy whose connected sets (O4.2) are not grouped yet, as in a
+    # rollout, where the board changes every turn; then with them grouped.
+    fresh = s.clone()
+    fresh._sets_by_signature = None
+    casts = fresh.num_cast_actions()
+    count = fresh.num_legal_actions()
     legal = s.legal_actions()
+    assert casts == sum(1 for a in legal if a >= A.CAST)
+    assert count == len(legal)
     assert s.num_legal_actions() == len(legal)
     assert [s.legal_action_at(k) for k in range(len(legal))] == legal
     assert s.num_cast_actions() == sum(1 for a in legal if a >= A.CAST)
