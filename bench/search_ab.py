@@ -118,7 +118,8 @@ def main() -> None:
           f"{args.runs} samples per checkout (medians); baseline {checkouts['baseline']}")  # fmt: skip
     print(f"{'config':<11} {'search it/cpu-s':>27} {'engine actions/cpu-s':>31}")
     print(f"{'':<11} {'baseline':>9} {'this':>8} {'ratio':>8} {'baseline':>11} {'this':>9} {'ratio':>9}")
-    report: dict[str, object] = {"spec": args.spec, "positions": args.positions, "runs": args.runs, "configs": {}}
+    report: dict[str, object] = {"spec": args.spec, "positions": args.positions, "runs": args.runs}
+    report["configs"] = {}
     for config in args.configs.split(","):
         samples: dict[str, list[dict[str, float]]] = {k: [] for k in checkouts}
         for _ in range(args.runs):

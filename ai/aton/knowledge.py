@@ -23,7 +23,7 @@ from engine.aton.board import (
     SLOTS,
     YELLOW,
 )
-from engine.aton.state import AtonState, scoring_lines, tally
+from engine.aton.state import AtonState, scoring_lines
 
 #: Scale of the Aton advantage (in points) mapped through tanh.
 SCALE: Final = 12.0
@@ -62,7 +62,7 @@ def evaluate(state: AtonState) -> tuple[float, float]:
 
     Seat 0's value is ``tanh(advantage / 12)``, seat 1's its negation.
     """
-    t = tally(state.board)
+    t = state.tally()
     projected = 0
     for _, p0, p1 in scoring_lines(t):
         projected += p0 - p1

@@ -190,6 +190,7 @@ def decode(data: object, *, validate: bool = True) -> AtonState:
     if len(squares) != NUM_SQUARES or _BAD in squares:
         raise StateFormatError(f"aton state: board must be 48 characters of '.', '0', '1', got {b!r}")
     s.board = [v - 1 for v in squares]
+    s.derive_board()
     war = fields["war"]
     s.war_cards = []
     if war:

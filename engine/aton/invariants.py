@@ -34,6 +34,7 @@ class Position(Protocol):
     (:class:`engine.aton.state.AtonState`; its module docstring says what each holds)."""
 
     board: list[int]
+    owned: list[int]
     stock: list[int]
     kingdom: list[int]
     score: list[int]
@@ -62,6 +63,15 @@ class Position(Protocol):
     reason: Reason | None
 
 
+def _squares_of(board: list[int], seat: int) -> int:
+    """The squares of ``seat`` on ``board`` as a mask (bit i: square i)."""
+    out = 0
+    for sq in range(len(board)):
+        if board[sq] == seat:
+            out |= 1 << sq
+    return out
+
+
 def _owners_only(board: list[int]) -> bool:
     """Every square empty (-1) or owned by seat 0 or 1 (an explicit loop: mypyc compiles it natively)."""
     for owner in board:  # noqa: SIM110
@@ -83,6 +93,8 @@ def validate(s: Position) -> None:
         raise bad(f"round {s.round} outside 1..{s.max_rounds}")
     if len(s.board) != NUM_SQUARES or not _owners_only(s.board):
         raise bad("the board must have 48 squares, each empty or owned by seat 0/1")
+    if len(s.owned) != 2 or any(s.owned[p] != _squares_of(s.board, p) for p in (0, 1)):
+        raise bad("each seat's square mask must list exactly its squares on the board")
     kingdom = s.kingdom
     if kingdom[0] + kingdom[1] > KINGDOM_SIZE:
         raise bad(f"the Kingdom of the Dead holds {kingdom[0] + kingdom[1]} counters (at most 8, A1.7)")

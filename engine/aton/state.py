@@ -3,6 +3,8 @@
 Representation (all plain lists and ints, ``__slots__``):
 
 * ``board``: 48 ints, the owner (0/1) of each square or -1 (see :mod:`engine.aton.board`);
+  ``owned``: derived from it and kept with it, each seat's squares as a 48-bit mask (bit
+  ``i``: square ``i``), which the legal actions and the tally count in;
 * per seat (lists of two): ``stock``, ``kingdom`` (counters of that owner in the Kingdom of
   the Dead), ``score``, ``tokens`` (exchange token held, A1.4), ``exchange_choice`` (the
   secret exchange decision while both decide, A3.2: -1 none, 0 keep, 1 exchange),
@@ -190,6 +192,7 @@ STATE_FIELDS: tuple[str, ...] = (
     "max_rounds",
     "moves",
     "overflow",
+    "owned",
     "phase",
     "reason",
     "remaining",
@@ -214,6 +217,7 @@ class AtonState(State):
     __slots__ = STATE_FIELDS
 
     board: list[int]
+    owned: list[int]
     stock: list[int]
     kingdom: list[int]
     score: list[int]
@@ -253,6 +257,7 @@ class AtonState(State):
         scenario tests fill it in); its chance is ``rng``, by default ``Rng(0)``."""
         s = cls()
         s.board = [-1] * NUM_SQUARES
+        s.owned = [0, 0]
         s.stock = [COUNTERS, COUNTERS]
         s.kingdom = [0, 0]
         s.score = [0, 0]
@@ -353,30 +358,35 @@ class AtonState(State):
     def num_legal_actions(self) -> int:
         ph = self.phase
         if ph is PLACE_PHASE:
-            return self.board[: SLOTS * self.cartouches[self.current][2]].count(-1)
+            o = self.owned
+            allowed = _UP_TO_TEMPLE[self.cartouches[self.current][2]]
+            return (allowed & ~(o[0] | o[1])).bit_count()
         if ph is REMOVE_PHASE:
-            return self.board[: SLOTS * self.cartouches[self.current][2]].count(self.removal_target)
+            allowed = _UP_TO_TEMPLE[self.cartouches[self.current][2]]
+            return (allowed & self.owned[self.removal_target]).bit_count()
         if ph is ARRANGE_PHASE:
             h = self.hands[self.current]
             return len(ARRANGE_BY_HAND[64 * h[0] + 16 * h[1] + 4 * h[2] + h[3] - 85])
         if ph is EXCHANGE_PHASE:
             return 2
         if ph is RESET_PHASE:
-            lo = SLOTS * self.reset_temple
-            return self.board[lo : lo + SLOTS].count(self.current)
+            return (_TEMPLE_MASKS[self.reset_temple] & self.owned[self.current]).bit_count()
         return 0
 
     def legal_action_at(self, index: int) -> int:
         ph = self.phase
         k = index
-        if ph is PLACE_PHASE or ph is REMOVE_PHASE:
-            b = self.board
-            want = -1 if ph is PLACE_PHASE else self.removal_target
-            for i in range(SLOTS * self.cartouches[self.current][2]):
-                if b[i] == want:
-                    if k == 0:
-                        return (PLACE_BASE if ph is PLACE_PHASE else REMOVE_BASE) + i
-                    k -= 1
+        if ph is PLACE_PHASE:
+            o = self.owned
+            mask = _UP_TO_TEMPLE[self.cartouches[self.current][2]] & ~(o[0] | o[1])
+            sq = nth_square(mask, k) if k >= 0 else -1
+            if sq >= 0:
+                return PLACE_BASE + sq
+        elif ph is REMOVE_PHASE:
+            mask = _UP_TO_TEMPLE[self.cartouches[self.current][2]] & self.owned[self.removal_target]
+            sq = nth_square(mask, k) if k >= 0 else -1
+            if sq >= 0:
+                return REMOVE_BASE + sq
         elif ph is ARRANGE_PHASE:
             h = self.hands[self.current]
             arrangements = ARRANGE_BY_HAND[64 * h[0] + 16 * h[1] + 4 * h[2] + h[3] - 85]
@@ -386,14 +396,9 @@ class AtonState(State):
             if 0 <= k < 2:
                 return k
         elif ph is RESET_PHASE:
-            b = self.board
-            p = self.current
-            lo = SLOTS * self.reset_temple
-            for i in range(lo, lo + SLOTS):
-                if b[i] == p:
-                    if k == 0:
-                        return RESET_BASE + i
-                    k -= 1
+            sq = nth_square(_TEMPLE_MASKS[self.reset_temple] & self.owned[self.current], k) if k >= 0 else -1
+            if sq >= 0:
+                return RESET_BASE + sq
         raise IndexError(f"aton: legal action index {index} out of range")
 
     def is_legal(self, action: int) -> bool:
@@ -486,6 +491,7 @@ class AtonState(State):
         it is full)."""
         owner = self.board[sq]
         self.board[sq] = -1
+        self.owned[owner] &= ~(1 << sq)
         k = self.kingdom
         to_kingdom = k[0] + k[1] < KINGDOM_SIZE
         if to_kingdom:
@@ -510,6 +516,7 @@ class AtonState(State):
         """A6.3: one placement."""
         p = self.current
         self.board[sq] = p
+        self.owned[p] |= 1 << sq
         self.stock[p] -= 1
         self.remaining -= 1
         if events is not None:
@@ -525,6 +532,7 @@ class AtonState(State):
         """A8.4: one own counter of the current temple back to stock."""
         p = self.current
         self.board[sq] = -1
+        self.owned[p] &= ~(1 << sq)
         self.stock[p] += 1
         if events is not None:
             events.append(
@@ -871,7 +879,7 @@ class AtonState(State):
 
     def _scoring(self, events: list[Event] | None) -> None:
         """A8.2 scoring lines, then the A8.3 end check."""
-        lines = scoring_lines(tally(self.board))
+        lines = scoring_lines(self.tally())
         if events is not None:
             events.append(Event(EventKind.SCORING_ROUND, "the Kingdom of the Dead is full: scoring round"))
         for name, p0, p1 in lines:
@@ -1064,6 +1072,7 @@ class AtonState(State):
     def clone(self) -> Self:
         s = type(self)()
         s.board = self.board[:]
+        s.owned = self.owned[:]
         s.stock = self.stock[:]
         s.kingdom = self.kingdom[:]
         s.score = self.score[:]
@@ -1116,6 +1125,33 @@ class AtonState(State):
     def fields(self) -> dict[str, Any]:
         """Every field of the state by name (tests, debugging)."""
         return {k: getattr(self, k) for k in STATE_FIELDS}
+
+    def derive_board(self) -> None:
+        """Recompute ``owned`` (each seat's squares as a mask) from ``board``: after the
+        board is written other than by an action (the codec, scenario tests)."""
+        owned = [0, 0]
+        for sq, owner in enumerate(self.board):
+            if owner >= 0:
+                owned[owner] |= 1 << sq
+        self.owned = owned
+
+    def tally(self) -> Tally:
+        """:func:`tally` of this state's board, counted in the seats' masks."""
+        o0, o1 = self.owned
+        a, b = o0 & _TEMPLE_MASKS[0], o1 & _TEMPLE_MASKS[0]
+        c, d = o0 & _TEMPLE_MASKS[1], o1 & _TEMPLE_MASKS[1]
+        e, f = o0 & _TEMPLE_MASKS[2], o1 & _TEMPLE_MASKS[2]
+        g, h = o0 & _TEMPLE_MASKS[3], o1 & _TEMPLE_MASKS[3]
+        return Tally(
+            ((a.bit_count(), b.bit_count()), (c.bit_count(), d.bit_count()),
+             (e.bit_count(), f.bit_count()), (g.bit_count(), h.bit_count())),
+            ((o0 & _YELLOW_MASK).bit_count(), (o1 & _YELLOW_MASK).bit_count()),
+            ((o0 & _GREEN_MASK).bit_count(), (o1 & _GREEN_MASK).bit_count()),
+            ((o0 & _GREY_MASK).bit_count(), (o1 & _GREY_MASK).bit_count()),
+            ((o0 & _BLUE_MASK).bit_count(), (o1 & _BLUE_MASK).bit_count()),
+            ((o0 & _BONUS_1_MASK).bit_count() + 2 * (o0 & _BONUS_2_MASK).bit_count(),
+             (o1 & _BONUS_1_MASK).bit_count() + 2 * (o1 & _BONUS_2_MASK).bit_count()),
+        )  # fmt: skip
 
     def validate(self) -> None:
         """Every invariant of an Aton state (:mod:`engine.aton.invariants`);
@@ -1172,6 +1208,33 @@ _BLUE_AT: Final = operator.itemgetter(*BLUE)
 _BONUS_1_AT: Final = operator.itemgetter(*(sq for sq, v in BONUS if v == 1))
 _BONUS_2_AT: Final = operator.itemgetter(*(sq for sq, v in BONUS if v == 2))
 assert all(v in (1, 2) for _, v in BONUS)
+
+
+def _mask(squares: tuple[int, ...] | list[int] | range) -> int:
+    out = 0
+    for sq in squares:
+        out |= 1 << sq
+    return out
+
+
+# The same parts of the board as square masks (AtonState.tally, the legal actions).
+_TEMPLE_MASKS: Final[tuple[int, ...]] = tuple(_mask(range(t * SLOTS, (t + 1) * SLOTS)) for t in range(4))
+#: The squares of temples 1..c (a cartouche value c, A6.2 / A6.3).
+_UP_TO_TEMPLE: Final[tuple[int, ...]] = tuple((1 << (SLOTS * c)) - 1 for c in range(5))
+_YELLOW_MASK: Final = _mask(YELLOW)
+_GREEN_MASK: Final = _mask(GREEN)
+_GREY_MASK: Final = _mask(GREY)
+_BLUE_MASK: Final = _mask(BLUE)
+_BONUS_1_MASK: Final = _mask([sq for sq, v in BONUS if v == 1])
+_BONUS_2_MASK: Final = _mask([sq for sq, v in BONUS if v == 2])
+_ALL_SQUARES: Final = (1 << NUM_SQUARES) - 1
+
+
+def nth_square(mask: int, k: int) -> int:
+    """The ``k``-th lowest square (set bit) of ``mask``; ``-1`` when it has fewer."""
+    for _ in range(k):
+        mask &= mask - 1
+    return (mask & -mask).bit_length() - 1
 
 
 def tally(board: list[int] | tuple[int, ...]) -> Tally:

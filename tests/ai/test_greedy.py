@@ -84,6 +84,7 @@ def aton_place_position(board: list[int], c3: int, c4: int, player: int = 0) -> 
 
     s: Any = get_game("aton").new_initial_state(seed=5)
     s.board = list(board)
+    s.derive_board()
     for p in (0, 1):
         s.stock[p] = 29 - board.count(p)
     s.round = 3

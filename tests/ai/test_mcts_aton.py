@@ -109,6 +109,7 @@ def test_instant_temple_win_by_placement_is_found(rave: float) -> None:
     for sq in range(11):
         board[sq] = p
     stock[p] -= 11
+    s.derive_board()  # type: ignore[attr-defined]
     s.validate()
     win = PLACE_BASE + 11
     assert win in s.legal_actions()

@@ -67,6 +67,7 @@ def make_state(
     s.current = current
     s.round = round
     s.board = parse_board(board)
+    s.derive_board()
     s.kingdom = list(kingdom)
     s.score = list(scores)
     s.tokens = list(tokens)
