@@ -135,6 +135,26 @@ _HIGHER: Final[tuple[int, ...]] = tuple(FULL & ~((2 << c) - 1) for c in range(CE
 _NUM_EXALTATIONS: Final = len(EXALTATIONS)
 #: Amulets of each ritual (O5.1), by id.
 RITUAL_SIZE: Final[tuple[int, ...]] = tuple(r.size for r in RITUALS)
+#: Each ritual's (colour, amulets of that colour) for the colours it requires (O5.1).
+_RITUAL_NEEDS: Final[tuple[tuple[tuple[int, int], ...], ...]] = tuple(
+    tuple((c, k) for c, k in enumerate(r.requirement) if k) for r in RITUALS
+)
+assert RITUAL_SLOTS == 3  # OsiriumState.num_cast_actions unrolls the slots
+
+
+def _ritual_filter(rid: int, colour_cells: list[int]) -> tuple[int, int, int]:
+    """For counting the sets that match ritual ``rid`` (O5.1): its size, the cells of its
+    colours and its colour signature; size -1 when no set can match (no ritual in the slot,
+    or fewer amulets of one of its colours on the board than it needs)."""
+    if rid < 0:
+        return -1, 0, 0
+    allowed = 0
+    for c, k in _RITUAL_NEEDS[rid]:
+        cells = colour_cells[c]
+        if cells.bit_count() < k:
+            return -1, 0, 0
+        allowed |= cells
+    return RITUAL_SIZE[rid], allowed, RITUAL_SIG[rid]
 
 
 def _cell_pair(c: int) -> tuple[int, int]:
@@ -559,21 +579,24 @@ class OsiriumState(State):
             self._casts = n
             return n
         # Not grouped yet (a rollout's board changes every turn): count the matching sets
-        # without grouping them all, looking only at sets of a held ritual's size (O5.1: a
-        # set matches with exactly the ritual's colours, so with its number of amulets).
-        sizes = 0
-        for rid in slots:
-            if rid >= 0:
-                sizes |= 1 << RITUAL_SIZE[rid]
-        if not sizes:
-            return 0
+        # of the held rituals only (O5.1: exactly the ritual's colours, so its number of
+        # amulets, on cells of its colours only), skipping a ritual whose colours the board
+        # does not hold enough of. Three slots (RITUAL_SLOTS), unrolled: no allocation.
         colour_cells = self.colour_cells
+        size0, allowed0, sig0 = _ritual_filter(slots[0], colour_cells)
+        size1, allowed1, sig1 = _ritual_filter(slots[1], colour_cells)
+        size2, allowed2, sig2 = _ritual_filter(slots[2], colour_cells)
+        if size0 < 0 and size1 < 0 and size2 < 0:
+            self._casts = 0
+            return 0
         for m in connected_sets(self.links):
-            if sizes >> m.bit_count() & 1:
-                sig = set_signature(m, colour_cells)
-                for rid in slots:
-                    if rid >= 0 and RITUAL_SIG[rid] == sig:
-                        n += 2
+            size = m.bit_count()
+            if size == size0 and not m & ~allowed0 and set_signature(m, colour_cells) == sig0:
+                n += 2
+            if size == size1 and not m & ~allowed1 and set_signature(m, colour_cells) == sig1:
+                n += 2
+            if size == size2 and not m & ~allowed2 and set_signature(m, colour_cells) == sig2:
+                n += 2
         self._casts = n
         return n
 
