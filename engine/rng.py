@@ -33,6 +33,8 @@ _MASK = (1 << 64) - 1
 #: :func:`engine.splitmix.next64_halves` when that module is compiled (machine integers,
 #: 10x the Python longs below), else ``None``: then :class:`Rng` computes in Python.
 _COMPILED_HALVES: Final = splitmix.next64_halves if _build.is_compiled(splitmix) else None
+#: :func:`engine.splitmix.shuffle` when compiled, else ``None`` (:meth:`Rng.shuffle`).
+_COMPILED_SHUFFLE: Final = splitmix.shuffle if _build.is_compiled(splitmix) else None
 
 #: Bytes of a :class:`ChanceRng` key.
 CHANCE_KEY_BYTES = 32
@@ -193,6 +195,13 @@ class Rng(SerialRng):
             append(y >> 32)
         self.state = z
         return out
+
+    def shuffle(self, x: MutableSequence[Any]) -> None:
+        # The compiled build: SerialRng.shuffle's draws, the words made in C as they go.
+        if _COMPILED_SHUFFLE is not None and type(x) is list and len(x) < 1 << 32:
+            self.state = _COMPILED_SHUFFLE(self.state, x)
+        else:
+            SerialRng.shuffle(self, x)
 
     def clone(self) -> Rng:
         r = Rng.__new__(Rng)
