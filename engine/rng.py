@@ -146,8 +146,13 @@ class Rng(SerialRng):
         """``Rng(seed)``, the same stream, without ``random.Random.__init__`` (which costs
         several times the rest: a search's sampled world makes one per iteration)."""
         r = Rng.__new__(Rng)
-        r.state = seed & _MASK
-        r.state = r.next64()
+        if _COMPILED_HALVES is not None:  # the first word after ``seed``, made in C
+            word: list[int] = []
+            _COMPILED_HALVES(seed & _MASK, 1, word)
+            r.state = word[0] | (word[1] << 32)
+        else:
+            r.state = seed & _MASK
+            r.state = r.next64()
         return r
 
     def getstate(self) -> Any:

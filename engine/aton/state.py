@@ -1044,7 +1044,7 @@ class AtonState(State):
         player's own deck order (A10.3) and the engine's future randomness."""
         if type(player) is not int or player not in (0, 1):
             raise IllegalActionError(f"aton: no seat {player!r} (seats are 0 and 1)")
-        s = self.clone()
+        s = self._copy(self.rng)  # its chance is replaced below, before any use
         o = 1 - player
         # Every re-deal starts from a sorted pool, so that the result depends only on
         # ``view(player)`` and ``rng``, never on the hidden order (a bot's no-peeking guarantee).
@@ -1070,6 +1070,11 @@ class AtonState(State):
     # ------------------------------------------------------------------------------
 
     def clone(self) -> Self:
+        return self._copy(self.rng.clone())
+
+    def _copy(self, rng: SerialRng) -> Self:
+        """A copy of the state with ``rng`` as its chance (a sampled world replaces the
+        chance: it does not pay for a copy of the game's)."""
         s = type(self)()
         s.board = self.board[:]
         s.owned = self.owned[:]
@@ -1104,7 +1109,7 @@ class AtonState(State):
         s.war_cards = self.war_cards[:]
         s.winners = self.winners
         s.reason = self.reason
-        s.rng = self.rng.clone()
+        s.rng = rng
         return s
 
     def to_text(self) -> str:

@@ -301,6 +301,11 @@ class OsiriumState(State):
         return s
 
     def clone(self) -> Self:
+        return self._copy(self.rng.clone())
+
+    def _copy(self, rng: SerialRng) -> Self:
+        """A copy of the state with ``rng`` as its chance (a sampled world replaces the
+        chance: it does not pay for a copy of the game's)."""
         s = type(self)()
         s.player_count = self.player_count
         s.team_play = self.team_play
@@ -335,7 +340,7 @@ class OsiriumState(State):
         s.last_broken = self.last_broken
         s.cast_slot = self.cast_slot
         s.ended_by = self.ended_by
-        s.rng = self.rng.clone()
+        s.rng = rng
         s._sets_by_signature = self._sets_by_signature  # shared, never mutated
         s._casts = -1  # a sampled world changes other seats' rituals after cloning
         s._outcome = self._outcome
@@ -1312,7 +1317,7 @@ class OsiriumState(State):
     def sample_consistent_state(self, player: int, rng: random.Random) -> Self:
         if not (isinstance(player, int) and 0 <= player < self.player_count):
             raise IllegalActionError(f"osirium: no seat {player!r} in a {self.player_count}-player game")
-        s = self.clone()
+        s = self._copy(self.rng)  # its chance is replaced below, before any use
         others = [q for q in range(self.player_count) if q != player]
         # Amulets: other hands + draw pile, re-dealt with the same sizes (O6.2, O6.3).
         # (Pools are sorted before shuffling so that the result depends on the view and
