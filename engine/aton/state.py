@@ -831,7 +831,7 @@ class AtonState(State):
                     )
                 )
             self.overflow = 0
-        reason = instant_win(self.board, p)  # A6.4, only for the player who just acted
+        reason = self._instant_win(p)  # A6.4, only for the player who just acted
         if reason is not None:
             self._finish((p,), reason, events)
             return
@@ -1139,6 +1139,22 @@ class AtonState(State):
             if owner >= 0:
                 owned[owner] |= 1 << sq
         self.owned = owned
+
+    def _instant_win(self, player: int) -> Reason | None:
+        """:func:`instant_win` of this board, in the player's square mask."""
+        o = self.owned[player]
+        if (
+            o & _TEMPLE_MASKS[0] == _TEMPLE_MASKS[0]
+            or o & _TEMPLE_MASKS[1] == _TEMPLE_MASKS[1]
+            or o & _TEMPLE_MASKS[2] == _TEMPLE_MASKS[2]
+            or o & _TEMPLE_MASKS[3] == _TEMPLE_MASKS[3]
+        ):
+            return Reason.TEMPLE
+        if o & _YELLOW_MASK == _YELLOW_MASK:
+            return Reason.YELLOW
+        if o & _GREEN_MASK == _GREEN_MASK:
+            return Reason.GREEN
+        return None
 
     def tally(self) -> Tally:
         """:func:`tally` of this state's board, counted in the seats' masks."""

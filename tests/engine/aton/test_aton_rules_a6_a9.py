@@ -270,21 +270,23 @@ def test_A8_2_every_scoring_line() -> None:
     assert s.scores() == (31, 22)
 
 
-def test_A8_2_tally_in_the_seats_masks_matches_the_board() -> None:
-    """The scoring round and the search count in each seat's square mask (``owned``); the
-    counts are the board's, at every step of seeded random games."""
+def test_A6_4_A8_2_counts_in_the_seats_masks_match_the_board() -> None:
+    """The scoring round, the instant-win check and the search count in each seat's square
+    mask (``owned``); the counts are the board's, at every step of seeded random games."""
     import random
 
     from engine.aton import GAME
-    from engine.aton.state import tally
+    from engine.aton.state import instant_win, tally
 
     for seed in range(12):
         s = GAME.new_initial_state(2, seed)
         rng = random.Random(seed)
         while not s.is_terminal():
             assert s.tally() == tally(s.board)
+            assert [s._instant_win(p) for p in (0, 1)] == [instant_win(s.board, p) for p in (0, 1)]
             s.apply(rng.choice(s.legal_actions()))
         assert s.tally() == tally(s.board)
+        assert [s._instant_win(p) for p in (0, 1)] == [instant_win(s.board, p) for p in (0, 1)]
 
 
 def test_A8_2_equal_majorities_score_nothing() -> None:
