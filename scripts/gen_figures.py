@@ -37,6 +37,7 @@ import argparse
 import functools
 import importlib.util
 import json
+import math
 import re
 import statistics
 import sys
@@ -284,6 +285,48 @@ def preset_latency() -> str:
     return "\n".join(lines)
 
 
+def _significant(x: float) -> str:
+    """``x`` to two significant figures (at least units), with thousands separators."""
+    if x <= 0:
+        return "0"
+    return f"{round(x, 1 - math.floor(math.log10(x))):,.0f}"
+
+
+def players_per_pod() -> str:
+    """docs/operations.md, "Players per pod": players at once against each preset on a default
+    pod (2 search slots), one move of the person every 10 s. Aton `easy` is the overload run's
+    measured capacity; the others follow from the presets' time per decision (builds.txt):
+    slots ÷ time for `medium` and `hard`; for `easy`, whose searches are short, the measured run's
+    time per bot move beyond Aton `easy`'s search (the server's part of a bot move) is added to
+    Osirium `easy`'s search."""
+    found = _builds_latency()
+    lines = [_source_note("bench/results/builds.txt", "bench/results/overload.txt"), ""]
+    overload = (RESULTS / "overload.txt").read_text(encoding="utf-8")
+    m = re.search(r"Capacity: the best closed-loop\s+goodput of the after run, (\d+) bot moves/s", overload)
+    if found is None or m is None:
+        missing = "No latency run in `bench/results/builds.txt` or no capacity in `overload.txt`."
+        return "\n".join([*lines, missing])
+    rows = found[2]
+    slots, seconds = 2, 10.0
+    measured = float(m[1])  # bot moves a second, Aton easy, through the server
+    per_move_server = slots / measured - rows["aton 2p easy"] / 1000  # seconds of a slot beyond the search
+
+    def players(moves_per_second: float, bots_per_person_move: int) -> str:
+        return "≈ " + _significant(moves_per_second * seconds / bots_per_person_move)
+
+    cells = {
+        ("easy", "aton"): players(measured, 1) + f" (measured: {measured:,.0f} bot moves a second)",
+        ("easy", "osirium"): players(slots / (rows["osirium 4p easy"] / 1000 + per_move_server), 3),
+    }
+    for preset in ("medium", "hard"):
+        cells[(preset, "aton")] = players(slots / (rows[f"aton 2p {preset}"] / 1000), 1)
+        cells[(preset, "osirium")] = players(slots / (rows[f"osirium 4p {preset}"] / 1000), 3)
+    lines += ["| Preset | Aton (2 players) | Osirium (4 players) |", "|---|---|---|"]
+    for preset in ("easy", "medium", "hard"):
+        lines.append(f"| `{preset}` | {cells[(preset, 'aton')]} | {cells[(preset, 'osirium')]} |")
+    return "\n".join(lines)
+
+
 # ---------------------------------------------------------------------------------------
 # What a ladder costs, on N cores with Ray
 # ---------------------------------------------------------------------------------------
@@ -495,6 +538,7 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "rating-ranges": rating_ranges,
     "preset-strength": preset_strength,
     "preset-latency": preset_latency,
+    "players-per-pod": players_per_pod,
     "ray-cost": ray_cost,
     "review-validation": review_validation,
     "review-cost": review_cost,
