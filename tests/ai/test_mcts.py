@@ -4,6 +4,7 @@ no peeking, secret simultaneous moves, root parallelism, spec parsing."""
 from __future__ import annotations
 
 import os
+import random
 import time
 
 import pytest
@@ -440,3 +441,22 @@ def test_spec_presets_and_parameters() -> None:
 def test_bad_specs_are_refused(spec: str) -> None:
     with pytest.raises(BotSpecError):
         make_mcts(spec)
+
+
+def test_search_shuffle_is_the_shuffle_of_random_draws() -> None:
+    """SearchRandom.shuffle is the permutation of ``j = int(random() * (i + 1))`` for
+    ``i = n - 1 .. 1``, and leaves the generator where those ``random()`` calls leave it: the
+    searches' decisions depend on both, so a faster shuffle must keep them."""
+    from ai.mcts import SearchRandom
+
+    for seed in range(5):
+        for n in (*range(8), 31, 90, 200):
+            fast, ref = SearchRandom(seed), random.Random(seed)
+            fast.random(), ref.random()  # not at the start of the stream
+            x, y = list(range(n)), list(range(n))
+            fast.shuffle(x)
+            for i in range(n - 1, 0, -1):
+                j = int(ref.random() * (i + 1))
+                y[i], y[j] = y[j], y[i]
+            assert x == y
+            assert fast.getstate() == ref.getstate()
