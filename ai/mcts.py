@@ -78,6 +78,7 @@ read from a bot spec by :func:`~ai.mcts_params.parse_params`), one search's
 from __future__ import annotations
 
 import dataclasses
+import gc
 import math
 import random
 import time
@@ -584,7 +585,19 @@ class Search:
     # --- driver ----------------------------------------------------------------------
 
     def run(self, limits: Limits, should_stop: Callable[[], bool] | None = None) -> SearchResult:
-        """Iterate until the budget ends (at least one iteration)."""
+        """Iterate until the budget ends (at least one iteration). The cycle collector is off
+        meanwhile: an iteration makes no reference cycles (what it allocates is freed by
+        reference counting), so its passes over the growing tree were pure cost
+        (``bench/search_ab.py``); it is on again, if it was, when the search ends."""
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            return self._run(limits, should_stop)
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _run(self, limits: Limits, should_stop: Callable[[], bool] | None) -> SearchResult:
         iterations = limits.iterations
         stop_at = limits.stop_at
         start = time.monotonic()

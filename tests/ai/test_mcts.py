@@ -460,3 +460,23 @@ def test_search_shuffle_is_the_shuffle_of_random_draws() -> None:
                 y[i], y[j] = y[j], y[i]
             assert x == y
             assert fast.getstate() == ref.getstate()
+
+
+def test_a_search_leaves_the_cycle_collector_as_it_found_it() -> None:
+    """The search turns the cycle collector off while it iterates (no reference cycles are
+    made there) and restores it, on or off, when it ends."""
+    import gc
+
+    state = GAME.new_initial_state(2, 1)
+    seen: list[bool] = []
+    assert gc.isenabled()
+    Search(state, state.current_player(), MctsParams(iterations=50), seed=1).run(
+        Limits(iterations=50), should_stop=lambda: seen.append(gc.isenabled()) or False
+    )
+    assert gc.isenabled() and seen and not any(seen)
+    gc.disable()
+    try:
+        Search(state, state.current_player(), MctsParams(iterations=50), seed=1).run(Limits(iterations=50))
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
