@@ -51,6 +51,9 @@ class Diagnostics:
     #: Whether the search stopped because of the deadline / cancel check.
     interrupted: bool = False
     workers: int = 1
+    #: Sampled worlds drawn uniformly because their belief weights were unusable
+    #: (``MctsParams.belief``; counted by the server's ``heka_belief_fallbacks_total``).
+    belief_fallbacks: int = 0
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ information only (``state.view(player)``).
 
 from __future__ import annotations
 
+import bisect
 import math
 import random
 from collections.abc import Callable, Sequence
@@ -77,6 +78,28 @@ def best_action(actions: Sequence[int], score: Callable[[int], float], rng: rand
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # games' knowledge may be plain Python
+class WorldBelief(Generic[S]):
+    """A model of what the other seats hold, given what they showed: it redraws the hidden
+    parts it models in each world the search samples (``MctsParams.belief``). It is built
+    from the searching seat's view only, so it cannot reveal what that seat does not see;
+    ``fallbacks`` counts the worlds it left as sampled because its weights were unusable."""
+
+    def __init__(self) -> None:
+        self.fallbacks = 0
+
+    def resample(self, world: S, rng: random.Random) -> None:
+        """Redraw the modelled hidden parts of ``world`` (a world consistent with the view)."""
+        raise NotImplementedError
+
+
+def weighted_index(cumulative: list[float], rng: random.Random) -> int:
+    """An index drawn with probability proportional to the weights whose running sums are
+    ``cumulative`` (positive, finite; one ``rng.random()`` draw)."""
+    i = bisect.bisect_right(cumulative, rng.random() * cumulative[-1])
+    return i if i < len(cumulative) else len(cumulative) - 1
+
+
+@mypyc_attr(allow_interpreted_subclasses=True)  # games' knowledge may be plain Python
 class GameKnowledge(Generic[S]):
     """The knowledge of a game the bots use; these defaults know nothing of any game.
 
@@ -107,6 +130,12 @@ class GameKnowledge(Generic[S]):
     def guided_policy(self) -> RolloutPolicy[S] | None:
         """The game's guided rollout policy (``rollout=guided``), ``None`` when it has none:
         the search then plays uniformly random rollouts (its inlined draw)."""
+        return None
+
+    def belief(self, state: S, player: int, strength: float) -> WorldBelief[S] | None:
+        """The game's model of the other seats' hidden parts for ``player``'s search with
+        ``MctsParams.belief = strength > 0``, built from ``player``'s view only; ``None``: the
+        game has none (the worlds stay uniform)."""
         return None
 
     def root_order(self, state: S, legal: list[int]) -> list[int] | None:

@@ -192,6 +192,7 @@ class Search:
         if rollout not in ROLLOUTS:
             raise ValueError(f"unknown rollout policy {rollout!r} (known: {', '.join(ROLLOUTS)})")
         self.policy = knowledge.guided_policy() if rollout == "guided" else None
+        self.belief = knowledge.belief(state, player, params.belief) if params.belief > 0 else None
         teams = state.teams()
         self.teams: tuple[int, ...] | None = teams if len(set(teams)) < len(teams) else None
         self._next_key = 1
@@ -290,7 +291,10 @@ class Search:
         a world sampled from what the root player may see."""
         if self.iterations + 2 >= len(_SQRT_LOG):
             _grow_tables(self.iterations + 3)
-        return self.root_state.sample_consistent_state(self.player, self.rng)
+        world = self.root_state.sample_consistent_state(self.player, self.rng)
+        if self.belief is not None:
+            self.belief.resample(world, self.rng)
+        return world
 
     def iterate(self) -> None:
         state = self._world()
@@ -625,7 +629,8 @@ class Search:
         root = self.root.stats[self.player] or {}
         # (RAVE creates edges for actions never played: they are not reported.)
         stats = tuple((a, e.visits, e.total) for a, e in root.items() if e.visits)
-        return SearchResult(stats, done, elapsed, self.principal_variation(), interrupted)
+        fallbacks = self.belief.fallbacks if self.belief is not None else 0
+        return SearchResult(stats, done, elapsed, self.principal_variation(), interrupted, fallbacks)
 
     def _decided(self, left: int) -> bool:
         """True when the root action with the most visits leads the next by more than
@@ -906,6 +911,7 @@ class MctsBot:
             principal_variation=pv,
             interrupted=any(r.interrupted for r in results),
             workers=len(results),
+            belief_fallbacks=sum(r.belief_fallbacks for r in results),
         )
         return Decision(action, diag)
 

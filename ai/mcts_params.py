@@ -72,6 +72,18 @@ def _weight(text: str) -> float:
     return value
 
 
+#: The largest belief strength (``MctsParams.belief``): weights ``exp(belief × x)`` of
+#: progress values ``x`` in [0, 1] stay finite and positive.
+MAX_BELIEF: Final = 20.0
+
+
+def _belief(text: str) -> float:
+    value = _weight(text)
+    if value > MAX_BELIEF:
+        raise ValueError(text)
+    return value
+
+
 def _rollout(text: str) -> str:
     if text not in ROLLOUTS:
         raise BotSpecError(f"unknown rollout policy {text!r} (known: {', '.join(ROLLOUTS)})")
@@ -187,6 +199,12 @@ class MctsParams:
     #: AMAF value competes on that value; actions with neither are tried first. ``0`` (spec
     #: ``off``) = plain UCB1. Not with ``prior`` (two root selection rules).
     rave: float = dataclasses.field(default=0.0, metadata=_spec(_weight))
+    #: Belief-weighted determinisation, with ``belief = b > 0`` (at most :data:`MAX_BELIEF`):
+    #: each sampled world's hidden parts that the game's knowledge models
+    #: (:meth:`ai.knowledge.GameKnowledge.belief`) are drawn by how well they explain what
+    #: the other seats showed, the more so the larger ``b``; ``0`` (spec ``off``) = uniformly
+    #: among the worlds consistent with the view, as the engine samples them.
+    belief: float = dataclasses.field(default=0.0, metadata=_spec(_belief))
 
     @property
     def budget(self) -> Budget:
@@ -291,6 +309,9 @@ class SearchResult:
     elapsed: float
     principal_variation: tuple[int, ...]
     interrupted: bool
+    #: Sampled worlds whose belief weights were unusable (all zero or not finite), drawn
+    #: uniformly instead (``MctsParams.belief``).
+    belief_fallbacks: int = 0
 
 
 picklable(MctsParams, Limits, SearchResult)

@@ -236,6 +236,11 @@ def build() -> dict[str, Any]:
                 f"sum by (game, bot) (rate(heka_search_iterations_total{{{SEL}}}[{RI}])) / clamp_min(sum by (game, bot) (rate(heka_search_duration_seconds_sum{{{SEL}}}[{RI}])), 1e-9)",
                 "per second of search {{game}} {{bot}}",
             ),
+            (
+                # Worlds drawn uniformly because a belief model's weights were unusable: 0.
+                f"sum by (game, bot) (rate(heka_belief_fallbacks_total{{{SEL}}}[{RI}]))",
+                "belief fallbacks per second {{game}} {{bot}}",
+            ),
         ],
         x=12,
     )

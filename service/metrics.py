@@ -67,6 +67,11 @@ SEARCH_SECONDS = Histogram(
     ["game", "bot"],
     buckets=SEARCH_BUCKETS,
 )
+BELIEF_FALLBACKS = Counter(
+    "heka_belief_fallbacks_total",
+    "Worlds a search sampled uniformly because its belief weights were unusable (belief=...).",
+    ["game", "bot"],
+)
 SEARCHES_IN_FLIGHT = Gauge(
     "heka_searches_in_flight", "Bot calls admitted and not finished.", multiprocess_mode="livesum"
 )
@@ -201,11 +206,13 @@ def child(metric: Any, *labels: str) -> Any:
     return c
 
 
-def record_search(game: str, bot: str, iterations: int, seconds: float) -> None:
+def record_search(game: str, bot: str, iterations: int, seconds: float, belief_fallbacks: int = 0) -> None:
     child(SEARCHES, game, bot).inc()
     if iterations:
         child(SEARCH_ITERATIONS, game, bot).inc(iterations)
     child(SEARCH_SECONDS, game, bot).observe(seconds)
+    if belief_fallbacks:
+        child(BELIEF_FALLBACKS, game, bot).inc(belief_fallbacks)
 
 
 def bind_address(host: str) -> str:

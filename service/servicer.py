@@ -268,8 +268,9 @@ class GameService(pb_grpc.GameServiceServicer):
 
             start = time.monotonic()
             decision = make_bot(plan.spec).choose(state, seed=seed, deadline=deadline)
+            d = decision.diagnostics
             metrics.record_search(
-                game_name, plan.metric_label, decision.diagnostics.iterations, time.monotonic() - start
+                game_name, plan.metric_label, d.iterations, time.monotonic() - start, d.belief_fallbacks
             )
             return decision.action, decision.diagnostics
         job = SearchJob(

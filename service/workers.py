@@ -157,7 +157,8 @@ def run_search(job: SearchJob) -> SearchResult:
     should_stop = _should_stop(job.cancel_index)
     decision = bot.choose(state, seed=job.seed, budget=budget, deadline=job.deadline, should_stop=should_stop)
     seconds = time.monotonic() - start
-    metrics.record_search(job.game, job.label, decision.diagnostics.iterations, seconds)
+    d = decision.diagnostics
+    metrics.record_search(job.game, job.label, d.iterations, seconds, d.belief_fallbacks)
     return SearchResult(decision.action, decision.diagnostics, seconds)
 
 

@@ -4,16 +4,17 @@ ordering built on it (:mod:`ai.osirium.greedy`)."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 from typing import Final
 
-from ai.knowledge import GameKnowledge, RolloutPolicy
+from ai.knowledge import GameKnowledge, RolloutPolicy, WorldBelief, weighted_index
 from ai.osirium.greedy import OsiriumGreedy
 from engine.osirium import actions as A
 from engine.osirium.board import RITUAL_SIG, links_formed
 from engine.osirium.cards import EXALTATIONS, RITUALS
-from engine.osirium.state import OsiriumState
+from engine.osirium.state import OVER, OsiriumState
 
 #: Scale of the Osirium advantage (in Ankhs) mapped through tanh.
 SCALE: Final = 8.0
@@ -87,6 +88,50 @@ def guided_action(state: OsiriumState, rng: random.Random) -> int:
     return a
 
 
+class ExaltationBelief(WorldBelief[OsiriumState]):
+    """The other seats' secret exaltations (O2.4) weighted by what their own moves showed: a
+    player works toward their exaltation (O1.5), so an exaltation whose condition a seat's
+    completed rituals, principles and broken amulets already go far toward is the likelier.
+    Each seat's weight for exaltation ``x`` is ``exp(strength × progress)``, with ``progress``
+    the part of ``x``'s condition its public record meets; a world's exaltations are drawn
+    jointly (distinct, none the searching seat holds or sees) with probability proportional
+    to the product of their seats' weights.
+
+    Built from the view and the public record alone: the progress is read on a world sampled
+    from the view, whose hidden parts are random."""
+
+    def __init__(self, state: OsiriumState, player: int, strength: float) -> None:
+        super().__init__()
+        shown = state.view(player).exaltations
+        self.seats = [q for q in range(state.player_count) if shown[q] < 0]
+        pool = [x for x in range(len(EXALTATIONS)) if x not in shown]
+        public = state.sample_consistent_state(player, random.Random(0))
+        weight = {
+            (q, x): math.exp(strength * public.exaltation_progress_of(q, x)) for q in self.seats for x in pool
+        }
+        self.assignments: list[tuple[int, ...]] = []
+        self.cumulative: list[float] = []
+        total = 0.0
+        for assignment in itertools.permutations(pool, len(self.seats)):
+            w = 1.0
+            for q, x in zip(self.seats, assignment, strict=True):
+                w *= weight[(q, x)]
+            total += w
+            self.assignments.append(assignment)
+            self.cumulative.append(total)
+
+    def resample(self, world: OsiriumState, rng: random.Random) -> None:
+        if not self.seats or world.phase is OVER:
+            return
+        total = self.cumulative[-1] if self.cumulative else 0.0
+        if not 0.0 < total < math.inf:
+            self.fallbacks += 1  # the world keeps the engine's uniform draw
+            return
+        assignment = self.assignments[weighted_index(self.cumulative, rng)]
+        for q, x in zip(self.seats, assignment, strict=True):
+            world.exaltations[q] = x
+
+
 class OsiriumKnowledge(GameKnowledge[OsiriumState]):
     """Osirium for the search and the greedy baseline.
 
@@ -115,6 +160,9 @@ class OsiriumKnowledge(GameKnowledge[OsiriumState]):
 
     def guided_policy(self) -> RolloutPolicy[OsiriumState]:
         return guided_action
+
+    def belief(self, state: OsiriumState, player: int, strength: float) -> ExaltationBelief:
+        return ExaltationBelief(state, player, strength)
 
     def root_order(self, state: OsiriumState, legal: list[int]) -> list[int]:
         return self._greedy.order(state, legal)

@@ -1160,6 +1160,13 @@ class OsiriumState(State):
         x = EXALTATIONS[self.exaltations[p]]
         return _PROGRESS_BY_EXALTATION[x.id](self, p, x)
 
+    def exaltation_progress_of(self, p: int, exaltation: int) -> float:
+        """How much of exaltation ``exaltation``'s condition (O1.5) seat ``p``'s public record
+        meets now (its completed rituals and their principles, its broken amulets, who ended
+        the game), in [0, 1], whichever exaltation the seat holds."""
+        x = EXALTATIONS[exaltation]
+        return _PROGRESS_BY_EXALTATION[x.id](self, p, x)
+
     def exaltation_met(self, p: int) -> bool:
         """Whether seat ``p``'s exaltation condition holds now (O1.5, scored at the end)."""
         return self.exaltation_progress(p) >= 1.0

@@ -79,10 +79,12 @@ def test_game_ending_fifth_ritual_is_taken(rave: float) -> None:
         assert d.diagnostics.chosen_value > 0.9
 
 
+@pytest.mark.parametrize("belief", [0.0, 4.0])
 @pytest.mark.parametrize("players", [2, 3])
-def test_no_peeking_future_randomness_and_exaltations(players: int) -> None:
+def test_no_peeking_future_randomness_and_exaltations(players: int, belief: float) -> None:
     """O6.4: states differing in the others' secret exaltations (O2.4) and in the hidden
-    future randomness give the same decision and statistics for the same seed."""
+    future randomness give the same decision and statistics for the same seed, with the
+    uniform worlds and with the belief-weighted ones (``belief``)."""
     for s in positions(4, 10 + players, players):
         p = s.current_player()
         other = s.clone()
@@ -93,7 +95,7 @@ def test_no_peeking_future_randomness_and_exaltations(players: int) -> None:
             if q != p:
                 exalt[q] = free.pop()
         assert other.view(p) == s.view(p) and other.serialize() != s.serialize()
-        bot = MctsBot(MctsParams(iterations=80))
+        bot = MctsBot(MctsParams(iterations=80, belief=belief))
         a = bot.choose(s, seed=5)
         b = bot.choose(other, seed=5)
         assert a.action == b.action

@@ -34,6 +34,7 @@ SERVICE_METRICS = {
     "heka_searches_total",
     "heka_search_iterations_total",
     "heka_search_duration_seconds",
+    "heka_belief_fallbacks_total",
     "heka_searches_in_flight",
     "heka_searches_rejected_total",
     "heka_search_queue_length",
