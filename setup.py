@@ -51,6 +51,7 @@ COMPILED = (
     "engine/osirium/invariants.py",
     "engine/osirium/state.py",
     "engine/splitmix.py",
+    "engine/bits.py",
     "ai/knowledge.py",
     "ai/mcts.py",
     "ai/mcts_params.py",

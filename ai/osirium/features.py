@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from typing import Final
 
+from engine.bits import popcount
 from engine.osirium.board import RITUAL_SIG, TYPE_COLOUR
 from engine.osirium.cards import EXALTATIONS, HIDDEN_SLOT, RITUALS, RITUALS_TO_END
 from engine.osirium.state import OsiriumState
@@ -68,13 +69,13 @@ def seat_features(state: OsiriumState) -> list[list[float]]:
     """The features (:data:`NAMES`) of every seat, each from its own view."""
     n = state.player_count
     sets = state.sets_by_signature() if state.links else None
-    board = [state.colour_cells[c].bit_count() for c in range(_COLOURS)]
+    board = [popcount(state.colour_cells[c]) for c in range(_COLOURS)]
     scores = [state.ankhs[q] + len(state.broken[q]) for q in range(n)]
     done = [len(state.completed[q]) for q in range(n)]
     broken = [len(state.broken[q]) for q in range(n)]
     race = max(done) / RITUALS_TO_END
-    links = state.links.bit_count() / 24.0
-    filled = state.occupied.bit_count() / 16.0
+    links = popcount(state.links) / 24.0
+    filled = popcount(state.occupied) / 16.0
     # What every seat shows everyone: castable and progress terms of its face-up rituals.
     public_castable = [0.0] * n
     public_progress = [0.0] * n

@@ -33,6 +33,7 @@ from collections.abc import Callable
 from typing import Final
 
 from ai.knowledge import EPS, best_action
+from engine.bits import popcount
 from engine.osirium import actions as A
 from engine.osirium.board import (
     CANON_ROTS,
@@ -208,7 +209,7 @@ class _Context:
     def wants_advanced(self) -> bool:
         """Refill from the advanced pile (O5.5): a busy board, or an exaltation that wants
         advanced or big rituals."""
-        return self.occupied.bit_count() >= 6 or self.exaltation_kind in (
+        return popcount(self.occupied) >= 6 or self.exaltation_kind in (
             ExaltationKind.ADVANCED,
             ExaltationKind.RITUAL_SIZE,
         )
@@ -230,7 +231,7 @@ class _Context:
         best = 0.0
         for m, sig in self._sets(links, colour_cells, must):
             for rid in self.my_sigs.get(sig, ()):
-                best = max(best, self.ritual_value(rid, m.bit_count(), fifth_check=False))
+                best = max(best, self.ritual_value(rid, popcount(m), fifth_check=False))
         return best
 
     def _best_opp_cast(self, links: int, colour_cells: list[int], must: int) -> float:
@@ -271,11 +272,11 @@ class _Context:
     def cast_value(self, action: int) -> float:
         slot, principle, mask = A.decode_cast(action)
         rid = self.ritual_slots[slot]
-        value = self.ritual_value(rid, mask.bit_count(), principle)
+        value = self.ritual_value(rid, popcount(mask), principle)
         if len(self.completed) + 1 >= RITUALS_TO_END:
             # O5.6: this cast ends the game; take it only when it wins on what is known.
             r = RITUALS[rid]
-            mine = self._final_estimate(r.ankhs(principle) + min(r.breaks(principle), mask.bit_count()))
+            mine = self._final_estimate(r.ankhs(principle) + min(r.breaks(principle), popcount(mask)))
             others = [q for q in range(self.n) if self.teams[q] != self.teams[self.player]]
             best_other = max((self.public_totals[q] + 2 for q in others), default=0)
             if mine <= best_other:

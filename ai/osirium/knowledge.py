@@ -11,6 +11,7 @@ from typing import Final
 
 from ai.knowledge import GameKnowledge, RolloutPolicy, WorldBelief, weighted_index
 from ai.osirium.greedy import OsiriumGreedy
+from engine.bits import popcount
 from engine.osirium import actions as A
 from engine.osirium.board import RITUAL_SIG, links_formed
 from engine.osirium.cards import EXALTATIONS, RITUALS
@@ -61,7 +62,7 @@ def evaluate(state: OsiriumState) -> tuple[float, ...]:
 def new_links(arrows: list[int], action: int) -> int:
     """How many links (O4.1) the placement ``action`` would form with the amulets around it."""
     cell, piece = A.PLACEMENT_ARROWS[action - A.PLACE]
-    return links_formed(arrows, cell, piece).bit_count()
+    return popcount(links_formed(arrows, cell, piece))
 
 
 def guided_action(state: OsiriumState, rng: random.Random) -> int:

@@ -69,6 +69,7 @@ from engine.aton.board import (
 )
 from engine.aton.flow import ExchangeChoice, Phase, Reason
 from engine.aton.view import AtonView, render
+from engine.bits import popcount
 from engine.core import (
     SECRET_ACTION,
     TERMINAL,
@@ -360,17 +361,17 @@ class AtonState(State):
         if ph is PLACE_PHASE:
             o = self.owned
             allowed = _UP_TO_TEMPLE[self.cartouches[self.current][2]]
-            return (allowed & ~(o[0] | o[1])).bit_count()
+            return popcount(allowed & ~(o[0] | o[1]))
         if ph is REMOVE_PHASE:
             allowed = _UP_TO_TEMPLE[self.cartouches[self.current][2]]
-            return (allowed & self.owned[self.removal_target]).bit_count()
+            return popcount(allowed & self.owned[self.removal_target])
         if ph is ARRANGE_PHASE:
             h = self.hands[self.current]
             return len(ARRANGE_BY_HAND[64 * h[0] + 16 * h[1] + 4 * h[2] + h[3] - 85])
         if ph is EXCHANGE_PHASE:
             return 2
         if ph is RESET_PHASE:
-            return (_TEMPLE_MASKS[self.reset_temple] & self.owned[self.current]).bit_count()
+            return popcount(_TEMPLE_MASKS[self.reset_temple] & self.owned[self.current])
         return 0
 
     def legal_action_at(self, index: int) -> int:
@@ -1164,14 +1165,14 @@ class AtonState(State):
         e, f = o0 & _TEMPLE_MASKS[2], o1 & _TEMPLE_MASKS[2]
         g, h = o0 & _TEMPLE_MASKS[3], o1 & _TEMPLE_MASKS[3]
         return Tally(
-            ((a.bit_count(), b.bit_count()), (c.bit_count(), d.bit_count()),
-             (e.bit_count(), f.bit_count()), (g.bit_count(), h.bit_count())),
-            ((o0 & _YELLOW_MASK).bit_count(), (o1 & _YELLOW_MASK).bit_count()),
-            ((o0 & _GREEN_MASK).bit_count(), (o1 & _GREEN_MASK).bit_count()),
-            ((o0 & _GREY_MASK).bit_count(), (o1 & _GREY_MASK).bit_count()),
-            ((o0 & _BLUE_MASK).bit_count(), (o1 & _BLUE_MASK).bit_count()),
-            ((o0 & _BONUS_1_MASK).bit_count() + 2 * (o0 & _BONUS_2_MASK).bit_count(),
-             (o1 & _BONUS_1_MASK).bit_count() + 2 * (o1 & _BONUS_2_MASK).bit_count()),
+            ((popcount(a), popcount(b)), (popcount(c), popcount(d)),
+             (popcount(e), popcount(f)), (popcount(g), popcount(h))),
+            (popcount(o0 & _YELLOW_MASK), popcount(o1 & _YELLOW_MASK)),
+            (popcount(o0 & _GREEN_MASK), popcount(o1 & _GREEN_MASK)),
+            (popcount(o0 & _GREY_MASK), popcount(o1 & _GREY_MASK)),
+            (popcount(o0 & _BLUE_MASK), popcount(o1 & _BLUE_MASK)),
+            (popcount(o0 & _BONUS_1_MASK) + 2 * popcount(o0 & _BONUS_2_MASK),
+             popcount(o1 & _BONUS_1_MASK) + 2 * popcount(o1 & _BONUS_2_MASK)),
         )  # fmt: skip
 
     def validate(self) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from engine.bits import popcount
 from engine.osirium.cards import AMULETS, COLOUR_LETTERS, COLOURS, PATTERNS, RITUALS, E, N, S, W
 
 SIZE: Final = 4
@@ -252,11 +253,17 @@ RITUAL_SIG: Final[tuple[int, ...]] = tuple(colour_signature(r.requirement) for r
 
 def set_signature(mask: int, colour_cells: list[int]) -> int:
     """The colour signature (:func:`colour_signature`) of the amulets on the cells of
-    ``mask``, given the cells of each colour."""
-    sig = 0
-    for i, cm in enumerate(colour_cells):
-        sig |= (mask & cm).bit_count() << (3 * i)
-    return sig
+    ``mask``, given the cells of each colour (the four colours unrolled: the search counts
+    the signatures of many candidate sets)."""
+    return (
+        popcount(mask & colour_cells[0])
+        | popcount(mask & colour_cells[1]) << 3
+        | popcount(mask & colour_cells[2]) << 6
+        | popcount(mask & colour_cells[3]) << 9
+    )
+
+
+assert len(COLOURS) == 4  # set_signature unrolls the colours
 
 
 def sets_by_signature(links: int, colour_cells: list[int]) -> dict[int, list[int]]:

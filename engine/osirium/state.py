@@ -26,6 +26,7 @@ import random
 from collections.abc import Callable, Sequence
 from typing import Final, Self
 
+from engine.bits import popcount
 from engine.core import (
     TERMINAL,
     Event,
@@ -151,7 +152,7 @@ def _ritual_filter(rid: int, colour_cells: list[int]) -> tuple[int, int, int]:
     allowed = 0
     for c, k in _RITUAL_NEEDS[rid]:
         cells = colour_cells[c]
-        if cells.bit_count() < k:
+        if popcount(cells) < k:
             return -1, 0, 0
         allowed |= cells
     return RITUAL_SIZE[rid], allowed, RITUAL_SIG[rid]
@@ -434,7 +435,7 @@ class OsiriumState(State):
             left = self.breaks_left - 1
             s = self.cast_cells
             last = self.last_broken
-            return [A.BREAK + c for c in cells_of(s) if c > last and (s & _HIGHER[c]).bit_count() >= left]
+            return [A.BREAK + c for c in cells_of(s) if c > last and popcount(s & _HIGHER[c]) >= left]
         if ph is REFILL:
             out = []
             if self.simple_rituals:
@@ -528,7 +529,7 @@ class OsiriumState(State):
                 last = self.last_broken
                 n = 0
                 for c in cell_tuple(s):
-                    if c > last and (s & _HIGHER[c]).bit_count() >= left:
+                    if c > last and popcount(s & _HIGHER[c]) >= left:
                         n += 1
                 return n
             if ph is PLACE:
@@ -555,7 +556,7 @@ class OsiriumState(State):
         if not self.powers_used[p]:
             n += self._power_count(p, occ)
         if can_place and not full:
-            empty = CELLS - occ.bit_count()
+            empty = CELLS - popcount(occ)
             types = 0
             for t in hand:
                 types |= 1 << t
@@ -595,7 +596,7 @@ class OsiriumState(State):
             self._casts = 0
             return 0
         for m in connected_sets(self.links):
-            size = m.bit_count()
+            size = popcount(m)
             if size == size0 and not m & ~allowed0 and set_signature(m, colour_cells) == sig0:
                 n += 2
             if size == size1 and not m & ~allowed1 and set_signature(m, colour_cells) == sig1:
@@ -608,7 +609,7 @@ class OsiriumState(State):
     def _power_count(self, p: int, occ: int) -> int:
         power = _POWER[self.deities[p]]
         if power is _ANUBIS:
-            return occ.bit_count()
+            return popcount(occ)
         n = 0
         if power is _BASTET:
             for t in self.market:
@@ -629,7 +630,7 @@ class OsiriumState(State):
         if power is _ISIS and occ and occ != FULL:
             for c in cell_tuple(occ):
                 n += len(CANON_ROTS[board_t[c]])
-            return n * (CELLS - occ.bit_count())
+            return n * (CELLS - popcount(occ))
         return 0
 
     def legal_action_at(self, index: int) -> int:
@@ -650,7 +651,7 @@ class OsiriumState(State):
                 s = self.cast_cells
                 last = self.last_broken
                 for c in cell_tuple(s):
-                    if c > last and (s & _HIGHER[c]).bit_count() >= left:
+                    if c > last and popcount(s & _HIGHER[c]) >= left:
                         if k == 0:
                             return A.BREAK + c
                         k -= 1
@@ -968,7 +969,7 @@ class OsiriumState(State):
         self.completed[p].append(rid * 2 + principle)
         gain = r.chaos_ankhs if principle == CHAOS else r.order_ankhs
         self.ankhs[p] += gain  # O5.2
-        breaks = min(r.chaos_breaks if principle == CHAOS else r.order_breaks, mask.bit_count())
+        breaks = min(r.chaos_breaks if principle == CHAOS else r.order_breaks, popcount(mask))
         self.started = True
         self.cast_cells = mask
         self.cast_slot = slot

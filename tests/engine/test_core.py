@@ -8,6 +8,7 @@ import random
 import pytest
 
 from engine import splitmix
+from engine.bits import popcount
 from engine.core import (
     Event,
     GameDescriptor,
@@ -155,6 +156,16 @@ def test_splitmix_shuffle_is_the_generators_shuffle() -> None:
             got = list(range(n))
             assert splitmix.shuffle(state, got) == ref.state
             assert got == expected
+
+
+def test_popcount_is_bit_count() -> None:
+    """engine.bits.popcount (machine arithmetic in the compiled build) against int.bit_count
+    on every mask width the engines use and at the edges of its range."""
+    values = [0, 1, 2, 3, (1 << 16) - 1, (1 << 24) - 1, (1 << 48) - 1, 1 << 62, (1 << 63) - 1]
+    rng = random.Random(3)
+    values += [rng.getrandbits(bits) for bits in (4, 16, 24, 48, 62, 63) for _ in range(200)]
+    for x in values:
+        assert popcount(x) == x.bit_count(), x
 
 
 def test_chance_keys_need_the_secret() -> None:
