@@ -69,7 +69,7 @@ from engine.aton.board import (
 )
 from engine.aton.flow import ExchangeChoice, Phase, Reason
 from engine.aton.view import AtonView, render
-from engine.bits import popcount
+from engine.bits import low_bit, popcount
 from engine.core import (
     SECRET_ACTION,
     TERMINAL,
@@ -1256,7 +1256,7 @@ def nth_square(mask: int, k: int) -> int:
     """The ``k``-th lowest square (set bit) of ``mask``; ``-1`` when it has fewer."""
     for _ in range(k):
         mask &= mask - 1
-    return (mask & -mask).bit_length() - 1
+    return low_bit(mask)
 
 
 def tally(board: list[int] | tuple[int, ...]) -> Tally:

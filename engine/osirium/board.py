@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from engine.bits import popcount
+from engine.bits import low_bit, popcount
 from engine.osirium.cards import AMULETS, COLOUR_LETTERS, COLOURS, PATTERNS, RITUALS, E, N, S, W
 
 SIZE: Final = 4
@@ -199,7 +199,7 @@ def _enumerate_sets(links: int) -> tuple[int, ...]:
     m = links
     while m:
         low = m & -m
-        a, b = EDGE_CELLS[low.bit_length() - 1]
+        a, b = EDGE_CELLS[low_bit(low)]
         nbr[a] |= 1 << b
         nbr[b] |= 1 << a
         m ^= low
@@ -222,7 +222,7 @@ def _enumerate_sets(links: int) -> tuple[int, ...]:
             while ext:
                 wb = ext & -ext
                 ext ^= wb
-                nw = nbr[wb.bit_length() - 1]
+                nw = nbr[low_bit(wb)]
                 stack.append((sub | wb, size + 1, ext | (nw & ~closed & higher), closed | nw))
     out.sort()
     return tuple(out)
@@ -284,7 +284,7 @@ def cells_of(mask: int) -> list[int]:
     out = []
     while mask:
         low = mask & -mask
-        out.append(low.bit_length() - 1)
+        out.append(low_bit(low))
         mask ^= low
     return out
 

@@ -8,7 +8,7 @@ import random
 import pytest
 
 from engine import splitmix
-from engine.bits import popcount
+from engine.bits import low_bit, popcount
 from engine.core import (
     Event,
     GameDescriptor,
@@ -158,14 +158,15 @@ def test_splitmix_shuffle_is_the_generators_shuffle() -> None:
             assert got == expected
 
 
-def test_popcount_is_bit_count() -> None:
-    """engine.bits.popcount (machine arithmetic in the compiled build) against int.bit_count
-    on every mask width the engines use and at the edges of its range."""
+def test_popcount_and_low_bit_are_the_int_methods() -> None:
+    """engine.bits (machine arithmetic in the compiled build) against int.bit_count and
+    int.bit_length on every mask width the engines use and at the edges of its range."""
     values = [0, 1, 2, 3, (1 << 16) - 1, (1 << 24) - 1, (1 << 48) - 1, 1 << 62, (1 << 63) - 1]
     rng = random.Random(3)
     values += [rng.getrandbits(bits) for bits in (4, 16, 24, 48, 62, 63) for _ in range(200)]
     for x in values:
         assert popcount(x) == x.bit_count(), x
+        assert low_bit(x) == (x & -x).bit_length() - 1, x
 
 
 def test_chance_keys_need_the_secret() -> None:
