@@ -744,7 +744,6 @@ class AtonState(State):
         self.revealed[p] = 4
         cart = self.cartouches[p]
         c2 = cart[1]
-        limit = SLOTS * cart[2]  # A6.1: temples 1..v are squares 0..12v-1
         if events is not None:
             where = "temple 1 only" if cart[2] == 1 else f"temples 1-{cart[2]}"
             events.append(
@@ -769,7 +768,8 @@ class AtonState(State):
                         )
                     )
             else:
-                n = min(self.board[:limit].count(target), required)
+                # A6.1: temples 1..v (cartouche 3) are squares 0..12v-1
+                n = min(popcount(self.owned[target] & _UP_TO_TEMPLE[cart[2]]), required)
                 if events is not None:
                     whose = "their own" if target == p else f"seat {target}'s"
                     events.append(
@@ -792,7 +792,8 @@ class AtonState(State):
         p = self.current
         cart = self.cartouches[p]
         q = min(cart[3], self.stock[p])
-        e = self.board[: SLOTS * cart[2]].count(-1)
+        o = self.owned
+        e = popcount(_UP_TO_TEMPLE[cart[2]] & ~(o[0] | o[1]))
         n = q if q < e else e
         self.overflow = q - n
         self.removal_target = -1
@@ -901,12 +902,10 @@ class AtonState(State):
 
     def _next_reset(self, events: list[Event] | None) -> None:
         """A8.4: next (player, temple) with a counter of that player; [house] skip others."""
-        b = self.board
         while self.reset_turn < 2:
             p = self.reset_first if self.reset_turn == 0 else 1 - self.reset_first
             while self.reset_temple < 4:
-                lo = SLOTS * self.reset_temple
-                if p in b[lo : lo + SLOTS]:
+                if self.owned[p] & _TEMPLE_MASKS[self.reset_temple]:
                     self.phase = RESET_PHASE
                     self.current = p
                     return
