@@ -29,14 +29,23 @@ def _count(v: i64) -> i64:
     return v & 0x7F
 
 
+#: Whether this module runs compiled (its functions are then native, not Python functions):
+#: run as Python, the int methods are the faster way (C, where the arithmetic above is not).
+_COMPILED: Final = type(_count).__name__ != "function"
+
+
 def popcount(x: int) -> int:
     """``x.bit_count()`` for ``0 <= x < 2**63`` (every mask of the engines)."""
-    return _count(x)
+    if _COMPILED:
+        return _count(x)
+    return x.bit_count()
 
 
 def low_bit(x: int) -> int:
     """The index of the lowest set bit of ``x``, ``(x & -x).bit_length() - 1``, for
     ``0 <= x < 2**63`` (``-1`` for 0)."""
+    if not _COMPILED:
+        return (x & -x).bit_length() - 1
     v: i64 = x
     if v == 0:
         return -1

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from engine import splitmix
+from engine import _build, bits, splitmix
 from engine.bits import low_bit, popcount
 from engine.core import (
     Event,
@@ -167,6 +167,10 @@ def test_popcount_and_low_bit_are_the_int_methods() -> None:
     for x in values:
         assert popcount(x) == x.bit_count(), x
         assert low_bit(x) == (x & -x).bit_length() - 1, x
+    # The arithmetic itself, whichever path the build takes (compiled: this one).
+    for x in values:
+        assert bits._count(x) == x.bit_count(), x
+    assert _build.is_compiled(bits) == bits._COMPILED
 
 
 def test_chance_keys_need_the_secret() -> None:
