@@ -279,9 +279,12 @@ def test_another_seats_secret_decisions_may_be_minus_one(stub: Any) -> None:
     full = review(stub, state=token, actions=actions, seat=0, trusted_backend=True, seed=4)
     mine = review(stub, state=token, actions=seen, seat=0, viewer=0, checkpoints=tokens, seed=4)
     assert [bare(m) for m in moves_of(mine)] == [bare(m) for m in moves_of(full)]
-    # With only the last token, seat 1's secret decisions cannot be found (too many at once).
-    err = first_error(stub, request(state=token, actions=seen, seat=0, viewer=0, seed=4))
+    # Without the token of the game after the last action, nothing shows that the actions
+    # seen are the game's: refused, naming the checkpoints.
+    no_last = request(state=token, actions=seen, seat=0, viewer=0, checkpoints=tokens[:-1], seed=4)
+    err = first_error(stub, no_last)
     assert error_details(err)[0] == "checkpoints"
+    assert "after the last action" in err.details()
     # An explicit guess at seat 1's secret decision is refused, right or wrong: the answer
     # would tell whether the guess was seat 1's arrangement.
     k = seen.index(SECRET_ACTION)
