@@ -134,6 +134,9 @@ _COMPLETED: Final[tuple[tuple[int, Principle], ...]] = tuple(
 _ANUBIS, _BASTET, _SETH, _ISIS = Power.BREAK, Power.MARKET, Power.ROTATE, Power.MOVE
 _HIGHER: Final[tuple[int, ...]] = tuple(FULL & ~((2 << c) - 1) for c in range(CELLS))
 _NUM_EXALTATIONS: Final = len(EXALTATIONS)
+#: An index past the end of any list of legal actions: OsiriumState._find then counts them
+#: (small enough to stay a machine integer in the compiled build).
+_PAST_END: Final = 1 << 30
 #: Amulets of each ritual (O5.1), by id.
 RITUAL_SIZE: Final[tuple[int, ...]] = tuple(r.size for r in RITUALS)
 #: Each ritual's (colour, amulets of that colour) for the colours it requires (O5.1).
@@ -511,59 +514,113 @@ class OsiriumState(State):
 
     # Counting and indexing the legal actions without the list: a rollout draws one
     # action by its index (engine.core.playout), and in the main phase the list is long
-    # (up to a few hundred ids, each boxed). Both walk the blocks of _main_actions in the
-    # same order; tests/engine/test_legal_index.py checks them against the list.
+    # (up to a few hundred ids, each boxed). One walk over the blocks of legal_actions, in
+    # its order, does both (_find); the conformance suite and
+    # tests/engine/osirium/test_osirium_legal_index.py check it against the list.
 
     def num_legal_actions(self) -> int:
-        ph = self.phase
-        if ph is not MAIN:
-            if ph is DRAW:
-                n = 1 if self.draw_pile or self.discard else 0
-                for t in self.market:
-                    if t >= 0:
-                        n += 1
-                return n
-            if ph is BREAK:
-                left = self.breaks_left - 1
-                s = self.cast_cells
-                last = self.last_broken
-                n = 0
-                for c in cell_tuple(s):
-                    if c > last and popcount(s & _HIGHER[c]) >= left:
-                        n += 1
-                return n
-            if ph is PLACE:
-                n = 0
-                types = 0
-                for t in self.hands[self.current]:
-                    if not types >> t & 1:
-                        types |= 1 << t
-                        n += len(TYPE_OTYPES[t])
-                return n
+        if self.phase is REFILL or self.phase is OVER:
             return len(self.legal_actions())
+        return -1 - self._find(_PAST_END)
+
+    def legal_action_at(self, index: int) -> int:
+        if self.phase is REFILL or self.phase is OVER:
+            legal = self.legal_actions()
+            if not 0 <= index < len(legal):
+                raise IndexError(f"osirium: legal action index {index} out of range")
+            return legal[index]
+        a = self._find(index) if index >= 0 else -1
+        if a < 0:
+            raise IndexError(f"osirium: legal action index {index} out of range")
+        return a
+
+    def _find(self, k: int) -> int:
+        """The ``k``-th legal action (``k >= 0``) of the draw, break, place or main phase,
+        or ``-1 - n`` when there are only ``n <= k``."""
+        n = 0  # the actions walked past
+        ph = self.phase
+        if ph is DRAW:
+            market = self.market
+            for j in range(MARKET_SIZE):
+                if market[j] >= 0:
+                    if k == n:
+                        return A.DRAW + j
+                    n += 1
+            if self.draw_pile or self.discard:
+                if k == n:
+                    return A.DRAW_PILE
+                n += 1
+            return -1 - n
+        if ph is BREAK:
+            left = self.breaks_left - 1
+            s = self.cast_cells
+            last = self.last_broken
+            for c in cell_tuple(s):
+                if c > last and popcount(s & _HIGHER[c]) >= left:
+                    if k == n:
+                        return A.BREAK + c
+                    n += 1
+            return -1 - n
         p = self.current
         hand = self.hands[p]
-        n = 0
+        types = 0
+        for t in hand:
+            types |= 1 << t
+        if ph is PLACE:
+            for t in range(NUM_TYPES):
+                if types >> t & 1:
+                    ots = TYPE_OTYPES[t]
+                    if k < n + len(ots):
+                        return A.PLACE + ots[k - n] * CELLS + self.clear_cell
+                    n += len(ots)
+            return -1 - n
+        # The main phase (O3), in the order of _main_actions.
         if not self.started:
+            if k == n:
+                return A.PASS
             n += 1
         if self.placed or not hand:
+            if k == n:
+                return A.END
             n += 1
         occ = self.occupied
         full = occ == FULL
         can_place = hand and not self.placed
         if can_place and full:
+            if k < n + CELLS:
+                return A.CLEAR + k - n
             n += CELLS
         if not self.powers_used[p]:
-            n += self._power_count(p, occ)
+            found = self._find_power(p, occ, k - n)
+            if found >= 0:
+                return found
+            n += -1 - found
         if can_place and not full:
             empty = CELLS - popcount(occ)
-            types = 0
-            for t in hand:
-                types |= 1 << t
             for t in range(NUM_TYPES):
                 if types >> t & 1:
-                    n += len(TYPE_OTYPES[t]) * empty
-        return n + self.num_cast_actions()
+                    ots = TYPE_OTYPES[t]
+                    m = len(ots) * empty
+                    if k < n + m:
+                        i = k - n
+                        return A.PLACE + ots[i // empty] * CELLS + cell_tuple(FULL & ~occ)[i % empty]
+                    n += m
+        casts = self.num_cast_actions()
+        if k < n + casts:
+            i = k - n
+            sets = self.sets_by_signature()
+            slots = self.ritual_slots[p]
+            for j in range(RITUAL_SLOTS):
+                rid = slots[j]
+                if rid >= 0:
+                    ms = sets.get(RITUAL_SIG[rid])
+                    if ms:
+                        m = len(ms)
+                        if i < 2 * m:
+                            base = A.CAST + j * 2 * A.MASKS - 1
+                            return base + ms[i] if i < m else base + A.MASKS + ms[i - m]
+                        i -= 2 * m
+        return -1 - (n + casts)
 
     def num_cast_actions(self) -> int:
         """How many of the legal actions are casts (O5.1): the last ones, cast ids being
@@ -606,130 +663,22 @@ class OsiriumState(State):
         self._casts = n
         return n
 
-    def _power_count(self, p: int, occ: int) -> int:
+    def _find_power(self, p: int, occ: int, k: int) -> int:
+        """The ``k``-th action of seat ``p``'s power block (O7), or ``-1 - n`` when the
+        block has only ``n <= k``."""
         power = _POWER[self.deities[p]]
         if power is _ANUBIS:
-            return popcount(occ)
+            n = popcount(occ)
+            return A.ANUBIS + cell_tuple(occ)[k] if k < n else -1 - n
         n = 0
-        if power is _BASTET:
-            for t in self.market:
-                if t >= 0:
-                    n += 1
-            return n
-        board_t = self.cell_type
-        if power is _SETH:
-            arrows = self.cell_arrows
-            for c in cell_tuple(occ):
-                t = board_t[c]
-                ta = TYPE_ARROWS[t]
-                a = arrows[c]
-                for r in CANON_ROTS[t]:
-                    if ta[r] != a:
-                        n += 1
-            return n
-        if power is _ISIS and occ and occ != FULL:
-            for c in cell_tuple(occ):
-                n += len(CANON_ROTS[board_t[c]])
-            return n * (CELLS - popcount(occ))
-        return 0
-
-    def legal_action_at(self, index: int) -> int:
-        ph = self.phase
-        k = index
-        if ph is not MAIN:
-            if ph is DRAW:
-                market = self.market
-                for j in range(MARKET_SIZE):
-                    if market[j] >= 0:
-                        if k == 0:
-                            return A.DRAW + j
-                        k -= 1
-                if k == 0 and (self.draw_pile or self.discard):
-                    return A.DRAW_PILE
-            elif ph is BREAK:
-                left = self.breaks_left - 1
-                s = self.cast_cells
-                last = self.last_broken
-                for c in cell_tuple(s):
-                    if c > last and popcount(s & _HIGHER[c]) >= left:
-                        if k == 0:
-                            return A.BREAK + c
-                        k -= 1
-            elif ph is PLACE:
-                types = 0
-                for t in self.hands[self.current]:
-                    types |= 1 << t
-                for t in range(NUM_TYPES):
-                    if types >> t & 1:
-                        ots = TYPE_OTYPES[t]
-                        if k < len(ots):
-                            return A.PLACE + ots[k] * CELLS + self.clear_cell
-                        k -= len(ots)
-            elif 0 <= k < len(legal := self.legal_actions()):
-                return legal[k]
-            raise IndexError(f"osirium: legal action index {index} out of range")
-        p = self.current
-        hand = self.hands[p]
-        if not self.started:
-            if k == 0:
-                return A.PASS
-            k -= 1
-        if self.placed or not hand:
-            if k == 0:
-                return A.END
-            k -= 1
-        occ = self.occupied
-        full = occ == FULL
-        can_place = hand and not self.placed
-        if can_place and full:
-            if k < CELLS:
-                return A.CLEAR + k
-            k -= CELLS
-        if not self.powers_used[p]:
-            m = self._power_count(p, occ)
-            if k < m:
-                return self._power_at(p, occ, k)
-            k -= m
-        if can_place and not full:
-            empties = cell_tuple(FULL & ~occ)
-            empty = len(empties)
-            types = 0
-            for t in hand:
-                types |= 1 << t
-            for t in range(NUM_TYPES):
-                if types >> t & 1:
-                    ots = TYPE_OTYPES[t]
-                    m = len(ots) * empty
-                    if k < m:
-                        return A.PLACE + ots[k // empty] * CELLS + empties[k % empty]
-                    k -= m
-        if self.links:
-            sets = self.sets_by_signature()
-            slots = self.ritual_slots[p]
-            for j in range(RITUAL_SLOTS):
-                rid = slots[j]
-                if rid >= 0:
-                    ms = sets.get(RITUAL_SIG[rid])
-                    if ms:
-                        m = len(ms)
-                        if k < 2 * m:
-                            base = A.CAST + j * 2 * A.MASKS - 1
-                            return base + ms[k] if k < m else base + A.MASKS + ms[k - m]
-                        k -= 2 * m
-        raise IndexError(f"osirium: legal action index {index} out of range")
-
-    def _power_at(self, p: int, occ: int, k: int) -> int:
-        """The ``k``-th action of the seat's power block (``k`` below its count)."""
-        power = _POWER[self.deities[p]]
-        if power is _ANUBIS:
-            return A.ANUBIS + cell_tuple(occ)[k]
         if power is _BASTET:
             market = self.market
             for j in range(MARKET_SIZE):
                 if market[j] >= 0:
-                    if k == 0:
+                    if k == n:
                         return A.BASTET + j
-                    k -= 1
+                    n += 1
+            return -1 - n
         board_t = self.cell_type
         if power is _SETH:
             arrows = self.cell_arrows
@@ -739,20 +688,21 @@ class OsiriumState(State):
                 a = arrows[c]
                 for r in CANON_ROTS[t]:
                     if ta[r] != a:
-                        if k == 0:
+                        if k == n:
                             return A.SETH + c * 4 + r
-                        k -= 1
-        if power is _ISIS:
+                        n += 1
+            return -1 - n
+        if power is _ISIS and occ and occ != FULL:
             empties = cell_tuple(FULL & ~occ)
             empty = len(empties)
             for src in cell_tuple(occ):
                 rots = CANON_ROTS[board_t[src]]
                 m = len(rots) * empty
-                if k < m:
-                    d, r = divmod(k, len(rots))
+                if k < n + m:
+                    d, r = divmod(k - n, len(rots))
                     return A.ISIS + src * CELLS * 4 + empties[d] * 4 + rots[r]
-                k -= m
-        raise IndexError("osirium: power action index out of range")
+                n += m
+        return -1 - n
 
     # ------------------------------------------------------------------------------
     # Applying actions
