@@ -341,8 +341,7 @@ class AtonState(State):
             t = self.removal_target
             return [REMOVE_BASE + i for i in range(SLOTS * self.cartouches[self.current][2]) if b[i] == t]
         if ph is ARRANGE_PHASE:  # A3.3: distinct assignments only
-            h = self.hands[self.current]
-            return list(ARRANGE_BY_HAND[64 * h[0] + 16 * h[1] + 4 * h[2] + h[3] - 85])
+            return list(self._arrangements())
         if ph is EXCHANGE_PHASE:  # A3.2
             return [0, 1]
         if ph is RESET_PHASE:  # A8.4: one of their own counters in that temple
@@ -356,50 +355,48 @@ class AtonState(State):
     # rollout draws one action by its index); the same order as legal_actions, checked by
     # the conformance suite.
 
-    def num_legal_actions(self) -> int:
+    def _squares(self) -> tuple[int, int]:
+        """In a phase whose actions are squares (A6.3 place, A6.2 remove, A8.4 reset): the
+        id of square 0's action and the mask of the squares allowed; else (-1, 0)."""
         ph = self.phase
         if ph is PLACE_PHASE:
             o = self.owned
-            allowed = _UP_TO_TEMPLE[self.cartouches[self.current][2]]
-            return popcount(allowed & ~(o[0] | o[1]))
+            return PLACE_BASE, _UP_TO_TEMPLE[self.cartouches[self.current][2]] & ~(o[0] | o[1])
         if ph is REMOVE_PHASE:
-            allowed = _UP_TO_TEMPLE[self.cartouches[self.current][2]]
-            return popcount(allowed & self.owned[self.removal_target])
-        if ph is ARRANGE_PHASE:
-            h = self.hands[self.current]
-            return len(ARRANGE_BY_HAND[64 * h[0] + 16 * h[1] + 4 * h[2] + h[3] - 85])
-        if ph is EXCHANGE_PHASE:
-            return 2
+            return REMOVE_BASE, _UP_TO_TEMPLE[self.cartouches[self.current][2]] & self.owned[
+                self.removal_target
+            ]
         if ph is RESET_PHASE:
-            return popcount(_TEMPLE_MASKS[self.reset_temple] & self.owned[self.current])
-        return 0
+            return RESET_BASE, _TEMPLE_MASKS[self.reset_temple] & self.owned[self.current]
+        return -1, 0
+
+    def _arrangements(self) -> tuple[int, ...]:
+        """A3.3: the distinct arrangements of the hand of the seat to act."""
+        h = self.hands[self.current]
+        return ARRANGE_BY_HAND[64 * h[0] + 16 * h[1] + 4 * h[2] + h[3] - 85]
+
+    def num_legal_actions(self) -> int:
+        base, mask = self._squares()
+        if base >= 0:
+            return popcount(mask)
+        ph = self.phase
+        if ph is ARRANGE_PHASE:
+            return len(self._arrangements())
+        return 2 if ph is EXCHANGE_PHASE else 0
 
     def legal_action_at(self, index: int) -> int:
+        base, mask = self._squares()
         ph = self.phase
-        k = index
-        if ph is PLACE_PHASE:
-            o = self.owned
-            mask = _UP_TO_TEMPLE[self.cartouches[self.current][2]] & ~(o[0] | o[1])
-            sq = nth_square(mask, k) if k >= 0 else -1
+        if base >= 0:
+            sq = nth_square(mask, index) if index >= 0 else -1
             if sq >= 0:
-                return PLACE_BASE + sq
-        elif ph is REMOVE_PHASE:
-            mask = _UP_TO_TEMPLE[self.cartouches[self.current][2]] & self.owned[self.removal_target]
-            sq = nth_square(mask, k) if k >= 0 else -1
-            if sq >= 0:
-                return REMOVE_BASE + sq
+                return base + sq
         elif ph is ARRANGE_PHASE:
-            h = self.hands[self.current]
-            arrangements = ARRANGE_BY_HAND[64 * h[0] + 16 * h[1] + 4 * h[2] + h[3] - 85]
-            if 0 <= k < len(arrangements):
-                return arrangements[k]
-        elif ph is EXCHANGE_PHASE:
-            if 0 <= k < 2:
-                return k
-        elif ph is RESET_PHASE:
-            sq = nth_square(_TEMPLE_MASKS[self.reset_temple] & self.owned[self.current], k) if k >= 0 else -1
-            if sq >= 0:
-                return RESET_BASE + sq
+            arrangements = self._arrangements()
+            if 0 <= index < len(arrangements):
+                return arrangements[index]
+        elif ph is EXCHANGE_PHASE and 0 <= index < 2:
+            return index
         raise IndexError(f"aton: legal action index {index} out of range")
 
     def is_legal(self, action: int) -> bool:
