@@ -52,6 +52,26 @@ def _mul_lo(al: i64, bl: i64) -> i64:
     return (al * (bl & _M16) + (((al * (bl >> 16)) & _M16) << 16)) & _M32
 
 
+def _output(zh: i64, zl: i64) -> tuple[i64, i64]:
+    """SplitMix64's output for the (already advanced) state ``zh:zl``, as (high, low) halves."""
+    # y = (z ^ (z >> 30)) * C1
+    yl: i64 = zl ^ (((zl >> 30) | (zh << 2)) & _M32)
+    yh: i64 = zh ^ (zh >> 30)
+    h: i64 = _mul_hi(yh, yl, _C1_HI, _C1_LO)
+    yl = _mul_lo(yl, _C1_LO)
+    yh = h
+    # y = (y ^ (y >> 27)) * C2
+    yl ^= ((yl >> 27) | (yh << 5)) & _M32
+    yh ^= yh >> 27
+    h = _mul_hi(yh, yl, _C2_HI, _C2_LO)
+    yl = _mul_lo(yl, _C2_LO)
+    yh = h
+    # y ^ (y >> 31)
+    yl ^= ((yl >> 31) | (yh << 1)) & _M32
+    yh ^= yh >> 31
+    return yh, yl
+
+
 def next64_halves(state: int, count: int, out: list[int]) -> int:
     """Append to ``out`` the next ``count`` SplitMix64 outputs after ``state`` (an int in
     [0, 2**64)), each as its low then its high 32 bits; return the new state."""
@@ -62,21 +82,7 @@ def next64_halves(state: int, count: int, out: list[int]) -> int:
         zl += _GOLDEN_LO
         zh = (zh + _GOLDEN_HI + (zl >> 32)) & _M32
         zl &= _M32
-        # y = (z ^ (z >> 30)) * C1
-        yl: i64 = zl ^ (((zl >> 30) | (zh << 2)) & _M32)
-        yh: i64 = zh ^ (zh >> 30)
-        h: i64 = _mul_hi(yh, yl, _C1_HI, _C1_LO)
-        yl = _mul_lo(yl, _C1_LO)
-        yh = h
-        # y = (y ^ (y >> 27)) * C2
-        yl ^= ((yl >> 27) | (yh << 5)) & _M32
-        yh ^= yh >> 27
-        h = _mul_hi(yh, yl, _C2_HI, _C2_LO)
-        yl = _mul_lo(yl, _C2_LO)
-        yh = h
-        # y ^ (y >> 31)
-        yl ^= ((yl >> 31) | (yh << 1)) & _M32
-        yh ^= yh >> 31
+        yh, yl = _output(zh, zl)
         out.append(yl)
         out.append(yh)
     # Back to a Python int (the state may exceed a signed 64-bit integer).
@@ -99,17 +105,7 @@ def shuffle(state: int, x: list[Any]) -> int:
         zl += _GOLDEN_LO
         zh = (zh + _GOLDEN_HI + (zl >> 32)) & _M32
         zl &= _M32
-        yl: i64 = zl ^ (((zl >> 30) | (zh << 2)) & _M32)
-        yh: i64 = zh ^ (zh >> 30)
-        h: i64 = _mul_hi(yh, yl, _C1_HI, _C1_LO)
-        yl = _mul_lo(yl, _C1_LO)
-        yh = h
-        yl ^= ((yl >> 27) | (yh << 5)) & _M32
-        yh ^= yh >> 27
-        h = _mul_hi(yh, yl, _C2_HI, _C2_LO)
-        yl = _mul_lo(yl, _C2_LO)
-        yh = h
-        yl ^= ((yl >> 31) | (yh << 1)) & _M32
+        yl = _output(zh, zl)[1]
         m: i64 = i + 1
         mask: i64 = 1
         while mask < m:
