@@ -41,7 +41,15 @@ from engine.core import State
 from engine.osirium.state import OsiriumState
 
 FORMAT: Final = "heka-learned-evaluation"
-FORMAT_VERSION: Final = 1
+#: Version 1: a linear model over the seat's own features; version 2 adds ``kind``
+#: (``linear``, ``mlp``) and ``inputs`` (``seat``, ``table``), and ``network`` for ``mlp``.
+FORMAT_VERSION: Final = 2
+FORMAT_VERSIONS: Final[tuple[int, ...]] = (1, 2)
+LINEAR_MODEL: Final = "linear"
+MLP_MODEL: Final = "mlp"
+MODEL_KINDS: Final[tuple[str, ...]] = (LINEAR_MODEL, MLP_MODEL)
+#: The most hidden units a file may ask for (inference cost grows with them).
+MAX_HIDDEN: Final = 64
 #: Environment variable naming the directory of the model files (default: ``ai/models/``).
 MODEL_DIR_ENV: Final = "HEKA_MODEL_DIR"
 #: The models the ``expert`` preset needs: (game, players).
@@ -57,34 +65,98 @@ class ModelError(ValueError):
     """A model file that is missing or not valid (the message names the file and the fault)."""
 
 
-def _aton_rows(state: State) -> list[list[float]]:
-    return aton_features.seat_features(cast(AtonState, state))
+def _aton_rows(state: State, public: list[list[float]] | None) -> list[list[float]]:
+    return aton_features.seat_features(cast(AtonState, state), public)
 
 
-def _osirium_rows(state: State) -> list[list[float]]:
-    return osirium_features.seat_features(cast(OsiriumState, state))
+def _osirium_rows(state: State, public: list[list[float]] | None) -> list[list[float]]:
+    return osirium_features.seat_features(cast(OsiriumState, state), public)
 
 
-#: Per game: the feature names and the function giving every seat's features (from its view).
-FEATURES: Final[dict[str, tuple[tuple[str, ...], Callable[[State], list[list[float]]]]]] = {
-    "aton": (aton_features.NAMES, _aton_rows),
-    "osirium": (osirium_features.NAMES, _osirium_rows),
+@dataclasses.dataclass(frozen=True, slots=True)
+class GameFeatures:
+    """One game's features: a seat's own (:attr:`names`, from its view) and what each seat
+    shows the table (:attr:`public_names`; :attr:`relative` columns are held against seat 0
+    and shifted to the modelled seat's)."""
+
+    names: tuple[str, ...]
+    public_names: tuple[str, ...]
+    relative: tuple[int, ...]
+    #: ``rows(state, public)``: every seat's own row; appends every seat's public row to
+    #: ``public`` when given.
+    rows: Callable[[State, list[list[float]] | None], list[list[float]]]
+
+
+FEATURES: Final[dict[str, GameFeatures]] = {
+    "aton": GameFeatures(
+        aton_features.NAMES, aton_features.PUBLIC_NAMES, aton_features.PUBLIC_RELATIVE, _aton_rows
+    ),
+    "osirium": GameFeatures(
+        osirium_features.NAMES, osirium_features.PUBLIC_NAMES, osirium_features.PUBLIC_RELATIVE, _osirium_rows
+    ),
 }
 
+#: A model's inputs: the seat's own features (``seat``), or those followed by every other
+#: seat's public row in seat order after it (``table``).
+SEAT_INPUTS: Final = "seat"
+TABLE_INPUTS: Final = "table"
+INPUTS: Final[tuple[str, ...]] = (SEAT_INPUTS, TABLE_INPUTS)
 
-def feature_names(game: str) -> tuple[str, ...]:
+
+def _game_features(game: str) -> GameFeatures:
     entry = FEATURES.get(game)
     if entry is None:
         raise ModelError(f"no learned evaluation for the game {game!r} (known: {', '.join(FEATURES)})")
-    return entry[0]
+    return entry
+
+
+def feature_names(game: str, inputs: str = SEAT_INPUTS, players: int = 2) -> tuple[str, ...]:
+    """The input names of a model of ``game`` (with ``players`` seats for ``table`` inputs):
+    the other seats' public columns are ``next1_NAME``, ``next2_NAME``... in seat order."""
+    entry = _game_features(game)
+    if inputs == SEAT_INPUTS:
+        return entry.names
+    if inputs != TABLE_INPUTS:
+        raise ModelError(f"unknown model inputs {inputs!r} (known: {', '.join(INPUTS)})")
+    out = list(entry.names)
+    for k in range(1, players):
+        out.extend(f"next{k}_{name}" for name in entry.public_names)
+    return tuple(out)
 
 
 def seat_features(state: State) -> list[list[float]]:
     """Every seat's features (:data:`FEATURES`), each from that seat's view."""
-    entry = FEATURES.get(state.game.name)
-    if entry is None:
-        raise ModelError(f"no learned evaluation for the game {state.game.name!r}")
-    return entry[1](state)
+    return _game_features(state.game.name).rows(state, None)
+
+
+def table_rows(
+    seat: list[list[float]], public: list[list[float]], relative: tuple[int, ...]
+) -> list[list[float]]:
+    """Every seat's ``table`` inputs: its own row, then each other seat's public row in seat
+    order after it, the ``relative`` columns taken against the modelled seat's."""
+    n = len(seat)
+    out: list[list[float]] = []
+    for p in range(n):
+        row = list(seat[p])
+        mine = public[p]
+        for k in range(1, n):
+            theirs = public[(p + k) % n]
+            if relative:
+                theirs = list(theirs)
+                for i in relative:
+                    theirs[i] -= mine[i]
+            row.extend(theirs)
+        out.append(row)
+    return out
+
+
+def table_features(state: State) -> list[list[float]]:
+    """Every seat's ``table`` inputs (:func:`table_rows`), each from views only: its own
+    features and what the other seats show the table."""
+    entry = _game_features(state.game.name)
+    public: list[list[float]] = []
+    seat = entry.rows(state, public)
+    return table_rows(seat, public, entry.relative)
 
 
 # ---------------------------------------------------------------------------------------
@@ -93,8 +165,10 @@ def seat_features(state: State) -> list[list[float]]:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class LinearModel:
-    """A validated model file: ``P(seat wins) = sigmoid(bias + weights · features)``."""
+class Model:
+    """A validated model file. ``linear``: ``P(seat wins) = sigmoid(bias + weights · x)``;
+    ``mlp``: one hidden layer, ``h = tanh(hidden_bias + hidden · x)``, then
+    ``P = sigmoid(bias + weights · h)``; ``x`` the seat's inputs (:attr:`inputs`)."""
 
     game: str
     players: int
@@ -105,6 +179,11 @@ class LinearModel:
     training: Mapping[str, Any]
     checksum: str
     path: str = ""
+    kind: str = LINEAR_MODEL
+    inputs: str = SEAT_INPUTS
+    #: ``mlp`` only: one row of input weights per hidden unit, and their biases.
+    hidden: tuple[tuple[float, ...], ...] = ()
+    hidden_bias: tuple[float, ...] = ()
 
 
 def model_dir() -> Path:
@@ -142,7 +221,7 @@ def _number(value: object) -> float | None:
     return f if math.isfinite(f) else None
 
 
-def parse_model(data: object, where: str, game: str | None = None, players: int | None = None) -> LinearModel:
+def parse_model(data: object, where: str, game: str | None = None, players: int | None = None) -> Model:
     """Validate a model file's decoded JSON (``where`` names it in errors)."""
 
     def bad(what: str) -> ModelError:
@@ -153,8 +232,12 @@ def parse_model(data: object, where: str, game: str | None = None, players: int 
     d = cast(dict[str, Any], data)
     if d.get("format") != FORMAT:
         raise bad(f"format is {d.get('format')!r}, expected {FORMAT!r}")
-    if d.get("version") != FORMAT_VERSION:
-        raise bad(f"format version {d.get('version')!r} is not supported (this build reads {FORMAT_VERSION})")
+    version = d.get("version")
+    if isinstance(version, bool) or version not in FORMAT_VERSIONS:
+        raise bad(
+            f"format version {version!r} is not supported (this build reads "
+            f"{', '.join(map(str, FORMAT_VERSIONS))})"
+        )
     g = d.get("game")
     if not isinstance(g, str) or g not in FEATURES:
         raise bad(f"unknown game {g!r} (known: {', '.join(FEATURES)})")
@@ -165,22 +248,53 @@ def parse_model(data: object, where: str, game: str | None = None, players: int 
         raise bad(f"bad player count {n!r}")
     if players is not None and n != players:
         raise bad(f"is for {n} players, expected {players}")
+    kind, inputs = LINEAR_MODEL, SEAT_INPUTS
+    if version == 2:
+        k, i = d.get("kind"), d.get("inputs")
+        if not isinstance(k, str) or k not in MODEL_KINDS:
+            raise bad(f"unknown kind {k!r} (known: {', '.join(MODEL_KINDS)})")
+        if not isinstance(i, str) or i not in INPUTS:
+            raise bad(f"unknown inputs {i!r} (known: {', '.join(INPUTS)})")
+        kind, inputs = k, i
     names = d.get("features")
-    want = feature_names(g)
+    want = feature_names(g, inputs, n)
     if not isinstance(names, list) or tuple(names) != want:
         raise bad(
             f"its features {names!r} are not the ones this build computes for {g} ({list(want)!r}): "
             "retrain it with `heka train`"
         )
-    weights = d.get("weights")
-    if not isinstance(weights, list) or len(weights) != len(want):
-        raise bad(f"needs {len(want)} weights, one per feature")
-    ws: list[float] = []
-    for i, w in enumerate(weights):
-        f = _number(w)
-        if f is None:
-            raise bad(f"weight {i} ({want[i]}) is not a finite number: {w!r}")
-        ws.append(f)
+
+    def numbers(value: object, size: int, what: str) -> tuple[float, ...]:
+        if not isinstance(value, list) or len(value) != size:
+            raise bad(f"{what} must be a list of {size} numbers")
+        out: list[float] = []
+        for i, w in enumerate(value):
+            f = _number(w)
+            if f is None:
+                raise bad(f"{what}: entry {i} is not a finite number: {w!r}")
+            out.append(f)
+        return tuple(out)
+
+    hidden: tuple[tuple[float, ...], ...] = ()
+    hidden_bias: tuple[float, ...] = ()
+    if kind == MLP_MODEL:
+        network = d.get("network")
+        if not isinstance(network, dict):
+            raise bad("an mlp model needs a network object (hidden_weights, hidden_bias)")
+        rows = network.get("hidden_weights")
+        if not isinstance(rows, list) or not 1 <= len(rows) <= MAX_HIDDEN:
+            raise bad(f"network.hidden_weights must list 1 to {MAX_HIDDEN} hidden units")
+        hidden = tuple(
+            numbers(row, len(want), f"network.hidden_weights[{j}] (one weight per feature)")
+            for j, row in enumerate(rows)
+        )
+        hidden_bias = numbers(network.get("hidden_bias"), len(hidden), "network.hidden_bias")
+        ws = numbers(d.get("weights"), len(hidden), "weights (one per hidden unit)")
+    else:
+        weights = d.get("weights")
+        if not isinstance(weights, list) or len(weights) != len(want):
+            raise bad(f"needs {len(want)} weights, one per feature")
+        ws = numbers(weights, len(want), "weights")
     bias = _number(d.get("bias"))
     if bias is None:
         raise bad(f"bias is not a finite number: {d.get('bias')!r}")
@@ -191,10 +305,10 @@ def parse_model(data: object, where: str, game: str | None = None, players: int 
     actual = checksum(d)
     if stated != actual:
         raise bad(f"checksum mismatch (file says {stated!r}, content gives {actual!r}): the file was altered")
-    return LinearModel(g, n, want, tuple(ws), bias, training, actual, where)
+    return Model(g, n, want, ws, bias, training, actual, where, kind, inputs, hidden, hidden_bias)
 
 
-def load_model(path: Path | str, game: str | None = None, players: int | None = None) -> LinearModel:
+def load_model(path: Path | str, game: str | None = None, players: int | None = None) -> Model:
     """Read and validate the model file at ``path`` (:class:`ModelError` if it cannot)."""
     p = Path(path)
     try:
@@ -227,20 +341,47 @@ def sigmoid(z: float) -> float:
 
 
 class LearnedEvaluation:
-    """The search's evaluator from a :class:`LinearModel` (see the module docstring)."""
+    """The search's evaluator from a :class:`Model` (see the module docstring)."""
 
-    def __init__(self, model: LinearModel) -> None:
+    def __init__(self, model: Model) -> None:
         self.model = model
         self.weights = list(model.weights)
         self.bias = model.bias
-        self.rows = FEATURES[model.game][1]
+        self.mlp = model.kind == MLP_MODEL
+        self.hidden = [list(row) for row in model.hidden]
+        self.hidden_bias = list(model.hidden_bias)
+        entry = FEATURES[model.game]
+        self.rows = entry.rows
+        self.table = model.inputs == TABLE_INPUTS
+        self.relative = entry.relative
+
+    def inputs(self, state: State) -> list[list[float]]:
+        """Every seat's model inputs, each from views only."""
+        if not self.table:
+            return self.rows(state, None)
+        public: list[list[float]] = []
+        seat = self.rows(state, public)
+        return table_rows(seat, public, self.relative)
 
     def chances(self, state: State) -> list[float]:
         """Each seat's modelled chance to win, from its own view's features."""
         w = self.weights
         b = self.bias
         out: list[float] = []
-        for row in self.rows(state):
+        if self.mlp:
+            hidden = self.hidden
+            hb = self.hidden_bias
+            for row in self.inputs(state):
+                z = b
+                for j in range(len(hidden)):
+                    unit = hidden[j]
+                    a = hb[j]
+                    for i in range(len(unit)):
+                        a += unit[i] * row[i]
+                    z += w[j] * math.tanh(a)
+                out.append(sigmoid(z))
+            return out
+        for row in self.inputs(state):
             z = b
             for i in range(len(w)):
                 z += w[i] * row[i]
@@ -274,7 +415,7 @@ def learned_evaluation(game: str, players: int) -> LearnedEvaluation:
     return found
 
 
-def check_models(directory: Path | None = None) -> list[LinearModel]:
+def check_models(directory: Path | None = None) -> list[Model]:
     """Load and validate every model the ``expert`` preset needs (:data:`EXPECTED`); the
     first problem raises :class:`ModelError` (file and fault)."""
     out = []

@@ -21,11 +21,15 @@ The same arguments give the same file (no times in it).
 from __future__ import annotations
 
 import dataclasses
+import gzip
+import json
+import math
 import random
 import shlex
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from pathlib import Path
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -33,7 +37,20 @@ import numpy.typing as npt
 from ai.api import make_bot
 from ai.arena import derive_seed
 from ai.games import knowledge_for
-from ai.learned import FORMAT, FORMAT_VERSION, feature_names, model_json, seat_features
+from ai.learned import (
+    FEATURES,
+    FORMAT,
+    INPUTS,
+    LINEAR_MODEL,
+    MAX_HIDDEN,
+    MLP_MODEL,
+    MODEL_KINDS,
+    SEAT_INPUTS,
+    TABLE_INPUTS,
+    feature_names,
+    model_json,
+    table_rows,
+)
 from engine import get_game
 
 FloatArray = npt.NDArray[np.float64]
@@ -53,13 +70,28 @@ class TrainConfig:
     every: int = 4
     l2: float = 0.01
     holdout: float = 0.2
+    #: ``linear`` (logistic regression) or ``mlp`` (one hidden layer of ``hidden`` units).
+    model: str = LINEAR_MODEL
+    hidden: int = 16
+    #: ``seat`` (the seat's own features) or ``table`` (and every other seat's public row).
+    inputs: str = SEAT_INPUTS
+    #: The label's share taken from the search: ``(1 - w) · outcome + w · searched value``
+    #: where the seat's value was searched at the sampled position (:func:`labels`).
+    search_weight: float = 0.0
 
     def command(self) -> str:
         """The ``heka train`` command line that reproduces this run."""
+        extra = ""
+        if self.model != LINEAR_MODEL:
+            extra += f" --model {self.model} --hidden {self.hidden}"
+        if self.inputs != SEAT_INPUTS:
+            extra += f" --inputs {self.inputs}"
+        if self.search_weight:
+            extra += f" --search-weight {self.search_weight:g}"
         return (
             f"heka train --game {self.game} --players {self.players} --games {self.games} "
             f"--seed {self.seed} --bot {shlex.quote(self.bot)} --every {self.every} "
-            f"--l2 {self.l2:g} --holdout {self.holdout:g}"
+            f"--l2 {self.l2:g} --holdout {self.holdout:g}" + extra
         )
 
 
@@ -72,6 +104,13 @@ class Dataset:
     games: list[int] = dataclasses.field(default_factory=list)
     #: The game's heuristic value of the seat (for the comparison in the summary).
     heuristic: list[float] = dataclasses.field(default_factory=list)
+    #: Every seat's public row at the sample's position (``table`` inputs; the public rows of
+    #: one position, shared by its samples: :func:`ai.learned.table_rows`).
+    tables: list[list[float]] = dataclasses.field(default_factory=list)
+    #: The seat's value in [0, 1] as searched by the self-play bot at the sampled position
+    #: (the acting seat's root value; with two seats, the other seat's is its complement),
+    #: NaN where the position was not searched for it (forced moves, other seats of 3-4).
+    search: list[float] = dataclasses.field(default_factory=list)
     positions: int = 0
     plies: int = 0
 
@@ -84,22 +123,42 @@ def play_game(config: TrainConfig, index: int, data: Dataset) -> None:
     rng = random.Random(derive_seed(config.seed, "train-bots", index))
     offset = rng.randrange(config.every)
     knowledge = knowledge_for(game)
+    relative = FEATURES[config.game].relative
     rows: list[list[float]] = []
+    tables: list[list[float]] = []
     values: list[float] = []
+    searched: list[float] = []
     seats: list[int] = []
     ply = 0
     while not state.is_terminal():
-        if ply % config.every == offset:
-            for p, row in enumerate(seat_features(state)):
+        sampled = ply % config.every == offset
+        if sampled:
+            public: list[list[float]] = []
+            seat = FEATURES[config.game].rows(state, public)
+            for p, row in enumerate(seat):
                 rows.append(row)
                 seats.append(p)
+            tables.extend(row[len(seat[0]) :] for row in table_rows(seat, public, relative))
             values.extend(knowledge.evaluate(state))
             data.positions += 1
-        action = bot.choose(state, seed=rng.getrandbits(63)).action
-        state.apply(action)
+        actor = state.current_player()
+        decision = bot.choose(state, seed=rng.getrandbits(63))
+        if sampled:
+            n = config.players
+            found = [math.nan] * n
+            d = decision.diagnostics
+            if d.actions and d.iterations > 0:
+                v = min(1.0, max(0.0, (d.chosen_value + 1.0) / 2.0))
+                found[actor] = v
+                if n == 2:
+                    found[1 - actor] = 1.0 - v
+            searched.extend(found)
+        state.apply(decision.action)
         ply += 1
     returns = state.returns()
     data.features.extend(rows)
+    data.tables.extend(tables)
+    data.search.extend(searched)
     data.labels.extend((returns[p] + 1.0) / 2.0 for p in seats)
     data.games.extend(index for _ in seats)
     data.heuristic.extend(values)
@@ -119,6 +178,8 @@ def extend(data: Dataset, part: Dataset) -> None:
     data.labels.extend(part.labels)
     data.games.extend(part.games)
     data.heuristic.extend(part.heuristic)
+    data.tables.extend(part.tables)
+    data.search.extend(part.search)
     data.positions += part.positions
     data.plies += part.plies
 
@@ -164,6 +225,53 @@ def generate(
     return data
 
 
+SAMPLES_FORMAT: Final = "heka-train-samples"
+
+
+def _self_play(config: TrainConfig) -> dict[str, Any]:
+    """What decides a run's samples (the fit's options do not)."""
+    return {
+        "game": config.game,
+        "players": config.players,
+        "games": config.games,
+        "seed": config.seed,
+        "bot": config.bot,
+        "every": config.every,
+    }
+
+
+def save_samples(path: Path, config: TrainConfig, data: Dataset) -> None:
+    """Write ``data`` (gzipped JSON) with the self-play that made it."""
+    body = {"format": SAMPLES_FORMAT, "version": 1, "self_play": _self_play(config)}
+    body.update(dataclasses.asdict(data))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with gzip.open(tmp, "wt", encoding="utf-8") as f:
+        json.dump(body, f, separators=(",", ":"), allow_nan=True)
+    tmp.replace(path)
+
+
+def load_samples(path: Path, config: TrainConfig) -> Dataset:
+    """The samples in ``path``; a ValueError naming the difference if they come from
+    another self-play than ``config``'s."""
+    try:
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            body = json.load(f)
+    except (OSError, ValueError, EOFError) as exc:
+        raise ValueError(f"{path}: not a samples file ({exc})") from None
+    if not isinstance(body, dict) or body.get("format") != SAMPLES_FORMAT or body.get("version") != 1:
+        raise ValueError(f"{path}: not a samples file of format {SAMPLES_FORMAT} version 1")
+    want = _self_play(config)
+    have = body.get("self_play")
+    if have != want:
+        raise ValueError(f"{path}: its samples come from another self-play ({have}), not {want}")
+    names = [f.name for f in dataclasses.fields(Dataset)]
+    try:
+        return Dataset(**{k: body[k] for k in names})
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"{path}: samples file lacks a field ({exc})") from None
+
+
 # ---------------------------------------------------------------------------------------
 # Fit and metrics
 # ---------------------------------------------------------------------------------------
@@ -198,6 +306,72 @@ def fit_logistic(x: FloatArray, y: FloatArray, l2: float, iterations: int = 50) 
     return weights, bias
 
 
+def fit_mlp(
+    x: FloatArray, y: FloatArray, hidden: int, l2: float, *, seed: int, epochs: int = 40, batch: int = 256
+) -> tuple[FloatArray, FloatArray, FloatArray, float]:
+    """One hidden layer of ``hidden`` tanh units and a sigmoid output, minimising mean
+    cross-entropy (soft labels allowed) + ``l2 / 2 · |weights|²`` by Adam on seeded
+    mini-batches, on standardised inputs. Returns the hidden weights (``hidden × k``) and
+    biases mapped back to the raw inputs, the output weights and bias."""
+    rng = np.random.default_rng(seed)
+    mean = x.mean(axis=0)
+    std = x.std(axis=0)
+    std[std < 1e-12] = 1.0
+    z = (x - mean) / std
+    n, k = z.shape
+    w1 = rng.normal(0.0, 1.0 / math.sqrt(k), size=(k, hidden))
+    b1 = np.zeros(hidden)
+    w2 = rng.normal(0.0, 1.0 / math.sqrt(hidden), size=hidden)
+    b2 = np.zeros(1)
+    params = [w1, b1, w2, b2]
+    m = [np.zeros_like(q) for q in params]
+    v = [np.zeros_like(q) for q in params]
+    beta1, beta2, eps = 0.9, 0.999, 1e-8
+    step = 0
+    for epoch in range(epochs):
+        lr = 3e-3 * (0.5 * (1.0 + math.cos(math.pi * epoch / epochs)))
+        order = rng.permutation(n)
+        for start in range(0, n, batch):
+            idx = order[start : start + batch]
+            xb, yb = z[idx], y[idx]
+            h = np.tanh(xb @ w1 + b1)
+            p = _sigmoid(h @ w2 + b2[0])
+            d = (p - yb) / len(idx)
+            g2 = h.T @ d + l2 * w2
+            gb2 = np.array([d.sum()])
+            dh = np.outer(d, w2) * (1.0 - h * h)
+            g1 = xb.T @ dh + l2 * w1
+            gb1 = dh.sum(axis=0)
+            step += 1
+            for i, g in enumerate((g1, gb1, g2, gb2)):
+                m[i] = beta1 * m[i] + (1 - beta1) * g
+                v[i] = beta2 * v[i] + (1 - beta2) * g * g
+                mh = m[i] / (1 - beta1**step)
+                vh = v[i] / (1 - beta2**step)
+                params[i] -= lr * mh / (np.sqrt(vh) + eps)
+    raw_w1: FloatArray = (w1 / std[:, None]).T
+    raw_b1: FloatArray = b1 - (mean / std) @ w1
+    return raw_w1, raw_b1, w2, float(b2[0])
+
+
+def mlp_predict(x: FloatArray, w1: FloatArray, b1: FloatArray, w2: FloatArray, b2: float) -> FloatArray:
+    """The network's chances for the rows of ``x`` (raw inputs; ``w1`` is ``hidden × k``)."""
+    return _sigmoid(np.tanh(x @ w1.T + b1) @ w2 + b2)
+
+
+def training_labels(data: Dataset, weight: float) -> FloatArray:
+    """Each sample's label: its outcome, or ``(1 - weight) · outcome + weight · searched
+    value`` where the position was searched for its seat."""
+    y = np.asarray(data.labels, dtype=np.float64)
+    if not weight or not data.search:
+        return y
+    s = np.asarray(data.search, dtype=np.float64)
+    have = ~np.isnan(s)
+    out = y.copy()
+    out[have] = (1.0 - weight) * y[have] + weight * s[have]
+    return out
+
+
 def metrics(p: FloatArray, y: FloatArray) -> dict[str, float]:
     """Log-loss, accuracy on decided labels (win or loss) with ``p > 0.5``, Brier score."""
     q = np.clip(p, 1e-12, 1 - 1e-12)
@@ -221,9 +395,12 @@ def fit(config: TrainConfig, data: Dataset) -> TrainResult:
     """Split by game, fit, measure; the model payload (without checksum) and a summary."""
     if not data.labels:
         raise ValueError("no samples: play more games")
-    names = feature_names(config.game)
+    names = feature_names(config.game, config.inputs, config.players)
     x = np.asarray(data.features, dtype=np.float64)
+    if config.inputs == TABLE_INPUTS:
+        x = np.hstack([x, np.asarray(data.tables, dtype=np.float64).reshape(len(x), -1)])
     y = np.asarray(data.labels, dtype=np.float64)
+    target = training_labels(data, config.search_weight)
     g = np.asarray(data.games)
     h = np.asarray(data.heuristic, dtype=np.float64)
     test_games = set(
@@ -235,10 +412,23 @@ def fit(config: TrainConfig, data: Dataset) -> TrainResult:
     train = ~test
     if not train.any():
         raise ValueError("every game is held out: lower --holdout or play more games")
-    weights, bias = fit_logistic(x[train], y[train], config.l2)
-    weights = np.asarray([_round(float(w)) for w in weights])
-    bias = _round(bias)
-    p = _sigmoid(x @ weights + bias)
+    network: dict[str, Any] | None = None
+    if config.model == MLP_MODEL:
+        w1, b1, weights, bias = fit_mlp(x[train], target[train], config.hidden, config.l2, seed=config.seed)
+        w1 = np.asarray([[_round(float(w)) for w in row] for row in w1])
+        b1 = np.asarray([_round(float(w)) for w in b1])
+        weights = np.asarray([_round(float(w)) for w in weights])
+        bias = _round(bias)
+        p = mlp_predict(x, w1, b1, weights, bias)
+        network = {
+            "hidden_weights": [[float(w) for w in row] for row in w1],
+            "hidden_bias": [float(w) for w in b1],
+        }
+    else:
+        weights, bias = fit_logistic(x[train], target[train], config.l2)
+        weights = np.asarray([_round(float(w)) for w in weights])
+        bias = _round(bias)
+        p = _sigmoid(x @ weights + bias)
     split: dict[str, Any] = {}
     for name, mask in (("train", train), ("test", test)):
         if not mask.any():
@@ -261,19 +451,23 @@ def fit(config: TrainConfig, data: Dataset) -> TrainResult:
         "samples": len(data.labels),
         "every": config.every,
         "l2": config.l2,
-        "label": "the seat's final return mapped to [0, 1] (win 1, shared 0.5, loss 0)",
+        "label": "the seat's final return mapped to [0, 1] (win 1, shared 0.5, loss 0)"
+        + (
+            f", {config.search_weight:g} of it replaced by the seat's searched value where searched"
+            if config.search_weight
+            else ""
+        ),
         "metrics": split,
     }
-    payload: dict[str, Any] = {
-        "format": FORMAT,
-        "version": FORMAT_VERSION,
-        "game": config.game,
-        "players": config.players,
-        "features": list(names),
-        "weights": [float(w) for w in weights],
-        "bias": bias,
-        "training": training,
-    }
+    payload: dict[str, Any] = {"format": FORMAT}
+    if config.model == LINEAR_MODEL and config.inputs == SEAT_INPUTS:
+        payload["version"] = 1  # the first format, as the shipped linear models
+    else:
+        payload.update(version=2, kind=config.model, inputs=config.inputs)
+    payload.update(game=config.game, players=config.players, features=list(names))
+    if network is not None:
+        payload["network"] = network
+    payload.update(weights=[float(w) for w in weights], bias=bias, training=training)
     return TrainResult(payload, {"metrics": split, "positions": data.positions, "plies": data.plies})
 
 
@@ -281,9 +475,12 @@ def train(
     config: TrainConfig,
     progress: Callable[[int, Dataset], None] | None = None,
     runner: GameRunner | None = None,
+    samples: Path | None = None,
 ) -> tuple[str, dict[str, Any]]:
     """Run the whole pipeline (the self-play on ``runner`` when given: :func:`generate`); the
-    model file's text and a summary (with seconds)."""
+    model file's text and a summary (with seconds). With ``samples``, the self-play's samples
+    are read from that file when it exists (written by an earlier run of the same self-play:
+    :func:`load_samples`), else written there, so that several fits share one self-play."""
     if config.games < 1:
         raise ValueError("--games must be at least 1")
     if config.every < 1:
@@ -294,10 +491,23 @@ def train(
     d = game.descriptor
     if not d.min_players <= config.players <= d.max_players:
         raise ValueError(f"{config.game} is played by {d.min_players} to {d.max_players} players")
-    feature_names(config.game)
+    if config.model not in MODEL_KINDS:
+        raise ValueError(f"--model must be one of {', '.join(MODEL_KINDS)}")
+    if config.inputs not in INPUTS:
+        raise ValueError(f"--inputs must be one of {', '.join(INPUTS)}")
+    if not 1 <= config.hidden <= MAX_HIDDEN:
+        raise ValueError(f"--hidden must be in [1, {MAX_HIDDEN}]")
+    if not 0.0 <= config.search_weight <= 1.0:
+        raise ValueError("--search-weight must be in [0, 1]")
+    feature_names(config.game, config.inputs, config.players)
     make_bot(config.bot)
     t0 = time.perf_counter()
-    data = generate(config, progress, runner)
+    data = load_samples(samples, config) if samples is not None and samples.exists() else None
+    loaded = data is not None
+    if data is None:
+        data = generate(config, progress, runner)
+        if samples is not None:
+            save_samples(samples, config, data)
     t1 = time.perf_counter()
     result = fit(config, data)
     t2 = time.perf_counter()
@@ -307,8 +517,15 @@ def train(
         samples=len(data.labels),
         play_seconds=t1 - t0,
         fit_seconds=t2 - t1,
-        weights=dict(zip(result.payload["features"], result.payload["weights"], strict=True)),
         bias=result.payload["bias"],
+        weights=(
+            dict(zip(result.payload["features"], result.payload["weights"], strict=True))
+            if "network" not in result.payload
+            else None
+        ),
+        hidden=len(result.payload["network"]["hidden_bias"]) if "network" in result.payload else 0,
+        samples_file=str(samples) if samples is not None else None,
+        samples_loaded=loaded,
     )
     return model_json(result.payload), summary
 
@@ -319,7 +536,12 @@ def format_summary(config: TrainConfig, summary: dict[str, Any], path: str) -> s
         f"{config.game}, {config.players} players: {summary['games']} self-play games of {config.bot}, "
         f"{summary['plies']} plies, {summary['positions']} positions, {summary['samples']} samples "
         f"(one per seat)",
-        f"time: self-play {summary['play_seconds']:.1f} s, fit {summary['fit_seconds']:.2f} s",
+        (
+            f"samples read from {summary['samples_file']}"
+            if summary.get("samples_loaded")
+            else f"time: self-play {summary['play_seconds']:.1f} s"
+        )
+        + f", fit {summary['fit_seconds']:.2f} s",
     ]
     for name in ("train", "test"):
         m = summary["metrics"].get(name)
@@ -332,9 +554,12 @@ def format_summary(config: TrainConfig, summary: dict[str, Any], path: str) -> s
             + (f" (heuristic {heur:.3f})" if heur is not None else "")
             + f", Brier {m['brier']:.4f}"
         )
-    lines.append("weights (raw features):")
-    for k, v in summary["weights"].items():
-        lines.append(f"  {k:24s} {v:+.4f}")
-    lines.append(f"  {'bias':24s} {summary['bias']:+.4f}")
+    if summary["weights"] is None:
+        lines.append(f"network: {summary['hidden']} hidden tanh units over the {config.inputs} inputs")
+    else:
+        lines.append("weights (raw features):")
+        for k, v in summary["weights"].items():
+            lines.append(f"  {k:24s} {v:+.4f}")
+        lines.append(f"  {'bias':24s} {summary['bias']:+.4f}")
     lines.append(f"model written to {path}")
     return "\n".join(lines)

@@ -95,9 +95,26 @@ def decisions(count: int) -> Iterator[tuple[str, str]]:
                 yield f"{label}-pos{i:02d}-{name}", f"{d.action} {d.diagnostics.iterations} {stats}"
 
 
+def _with_checksum(payload: dict[str, object]) -> dict[str, object]:
+    from ai.learned import checksum
+
+    return {**payload, "checksum": checksum(payload)}
+
+
 def learned(count: int) -> Iterator[tuple[str, str]]:
-    """The learned evaluation (features, values) and a short expert search per position."""
-    from ai.learned import learned_evaluation, seat_features
+    """The learned evaluation (features, values), a seeded network over every seat's public
+    situation (version-2 ``mlp``/``table`` files) and a short expert search per position."""
+    import random
+
+    from ai.learned import (
+        FORMAT,
+        LearnedEvaluation,
+        feature_names,
+        learned_evaluation,
+        parse_model,
+        seat_features,
+        table_features,
+    )
 
     seeded = _load(ROOT / "bench/seeded_decisions.py", "_seeded_decisions")
     expert = make_bot("mcts:expert,iterations=300,ms=none")
@@ -105,9 +122,37 @@ def learned(count: int) -> Iterator[tuple[str, str]]:
         label = f"{game}{players}{'t' if options else ''}"
         positions: list[tuple[int, State, int]] = seeded.positions(game, players, options, count)  # type: ignore[attr-defined]
         evaluation = learned_evaluation(game, players)
+        names = feature_names(game, "table", players)
+        rng = random.Random(players)
+        network = LearnedEvaluation(
+            parse_model(
+                _with_checksum(
+                    {
+                        "format": FORMAT,
+                        "version": 2,
+                        "kind": "mlp",
+                        "inputs": "table",
+                        "game": game,
+                        "players": players,
+                        "features": list(names),
+                        "network": {
+                            "hidden_weights": [[rng.uniform(-0.5, 0.5) for _ in names] for _ in range(6)],
+                            "hidden_bias": [rng.uniform(-0.2, 0.2) for _ in range(6)],
+                        },
+                        "weights": [rng.uniform(-1, 1) for _ in range(6)],
+                        "bias": 0.1,
+                        "training": {},
+                    }
+                ),
+                "identity",
+                game,
+                players,
+            )
+        )
         for i, s, _ in positions:
             values = evaluation.evaluate(s)
             yield f"{label}-pos{i:02d}-features", repr(seat_features(s)) + repr(list(values))
+            yield f"{label}-pos{i:02d}-table", repr(table_features(s)) + repr(list(network.evaluate(s)))
             d = expert.choose(s, seed=7919 * i + 1)
             stats = [(a.action, a.visits, a.mean_value) for a in d.diagnostics.actions]
             yield f"{label}-pos{i:02d}-expert", f"{d.action} {d.diagnostics.iterations} {stats}"

@@ -50,13 +50,22 @@ NAMES: Final[tuple[str, ...]] = (
     "opp_revealed",  # the opponent's revealed cartouches, summed / 16
 )
 
+#: What a seat shows the table (A10): its row of :data:`NAMES` less its own cards, for the
+#: inputs of a model over every seat's public situation (``inputs: "table"``, :mod:`ai.learned`).
+PUBLIC_NAMES: Final[tuple[str, ...]] = tuple(n for n in NAMES if n != "own_cards")
+#: Columns of :data:`PUBLIC_NAMES` to make relative to the modelled seat (none: every column
+#: of a seat's row is already its own against the other's).
+PUBLIC_RELATIVE: Final[tuple[int, ...]] = ()
+_OWN_CARDS: Final = NAMES.index("own_cards")
+
 _YELLOW_SQUARES: Final = len(YELLOW)
 _GREEN_SQUARES: Final = len(GREEN)
 _HEURISTIC_SCALE: Final = 12.0
 
 
-def seat_features(state: AtonState) -> list[list[float]]:
-    """The features (:data:`NAMES`) of seats 0 and 1, each from its own view."""
+def seat_features(state: AtonState, public: list[list[float]] | None = None) -> list[list[float]]:
+    """The features (:data:`NAMES`) of seats 0 and 1, each from its own view. With ``public``,
+    also appends each seat's public row (:data:`PUBLIC_NAMES`)."""
     t = tally(state.board)
     proj = [0, 0]
     for _, p0, p1 in scoring_lines(t):
@@ -115,6 +124,9 @@ def seat_features(state: AtonState) -> list[list[float]]:
                 opp_revealed / 16.0,
             ]
         )
+    if public is not None:
+        for row in rows:
+            public.append(row[:_OWN_CARDS] + row[_OWN_CARDS + 1 :])
     return rows
 
 

@@ -46,6 +46,23 @@ NAMES: Final[tuple[str, ...]] = (
     "heuristic",  # the heuristic's advantage from the seat's view (others' exaltations unknown)
 )
 
+#: What every seat shows the table (O6.1), for the inputs of a model over every seat's public
+#: situation (``inputs: "table"``, :mod:`ai.learned`): a seat's row, relative to the seat whose
+#: chance is modelled (``p``), in the order of :func:`seat_features`' ``public`` rows.
+PUBLIC_NAMES: Final[tuple[str, ...]] = (
+    "score_vs_seat",  # this seat's score - p's, / 5
+    "completed",  # its completed rituals / 5
+    "castable_best",  # the best Order Ankhs castable now from its face-up rituals, / 8
+    "ritual_progress",  # its face-up rituals' progress on the board, / 8
+    "broken",  # its broken amulets / 10
+    "hand",  # its hand size / 4
+    "power_unused",
+    "to_move",
+)
+#: Columns of :data:`PUBLIC_NAMES` held relative to seat 0 in the public rows, made relative
+#: to the modelled seat by :func:`ai.learned.table_rows`.
+PUBLIC_RELATIVE: Final[tuple[int, ...]] = (0,)
+
 _COLOURS: Final = 4
 #: Order Ankhs and the colour requirement of each ritual, by id.
 _ORDER_ANKHS: Final[tuple[int, ...]] = tuple(r.order_ankhs for r in RITUALS)
@@ -65,8 +82,10 @@ def _progress(rid: int, board: list[int], hand: list[int] | None) -> float:
     return _ORDER_ANKHS[rid] / (1 + missing)
 
 
-def seat_features(state: OsiriumState) -> list[list[float]]:
-    """The features (:data:`NAMES`) of every seat, each from its own view."""
+def seat_features(state: OsiriumState, public: list[list[float]] | None = None) -> list[list[float]]:
+    """The features (:data:`NAMES`) of every seat, each from its own view. With ``public``,
+    also appends each seat's public row (:data:`PUBLIC_NAMES`, its score relative to seat 0's:
+    :func:`ai.learned.table_rows` shifts it to each seat's)."""
     n = state.player_count
     sets = state.sets_by_signature() if state.links else None
     board = [popcount(state.colour_cells[c]) for c in range(_COLOURS)]
@@ -90,6 +109,19 @@ def seat_features(state: OsiriumState) -> list[list[float]]:
             progress += _progress(rid, board, None)
         public_castable[q] = best
         public_progress[q] = progress
+        if public is not None:
+            public.append(
+                [
+                    (scores[q] - scores[0]) / 5.0,
+                    done[q] / RITUALS_TO_END,
+                    best / 8.0,
+                    progress / 8.0,
+                    broken[q] / 10.0,
+                    len(state.hands[q]) / 4.0,
+                    0.0 if state.powers_used[q] else 1.0,
+                    1.0 if q == state.current else 0.0,
+                ]
+            )
     rows: list[list[float]] = []
     for p in range(n):
         # Own information: hand, exaltation, the face-down ritual.

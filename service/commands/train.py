@@ -7,6 +7,7 @@ import argparse
 import contextlib
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 
@@ -38,6 +39,35 @@ def register(sub: Any) -> None:
         type=float,
         default=0.2,
         help="fraction of the games held out for the metrics (default: 0.2)",
+    )
+    p.add_argument(
+        "--model",
+        choices=("linear", "mlp"),
+        default="linear",
+        help="linear: logistic regression (default); mlp: one hidden layer of --hidden tanh units",
+    )
+    p.add_argument("--hidden", type=int, default=16, help="hidden units of an mlp model (default: 16)")
+    p.add_argument(
+        "--inputs",
+        choices=("seat", "table"),
+        default="seat",
+        help="seat: the seat's own features (default); table: also every other seat's public row",
+    )
+    p.add_argument(
+        "--search-weight",
+        type=float,
+        default=0.0,
+        metavar="W",
+        help="share of a sample's label taken from the self-play bot's searched value of the "
+        "position, where it searched for the seat (default 0: the game's outcome only)",
+    )
+    p.add_argument(
+        "--samples",
+        metavar="PATH",
+        default=None,
+        help="samples file: read the self-play's samples from it when it exists (same game, "
+        "players, games, seed, bot and --every), else write them there; several fits then "
+        "share one self-play",
     )
     p.add_argument(
         "--out",
@@ -95,6 +125,10 @@ def run(args: argparse.Namespace) -> int:
         every=args.every,
         l2=args.l2,
         holdout=args.holdout,
+        model=args.model,
+        hidden=args.hidden,
+        inputs=args.inputs,
+        search_weight=args.search_weight,
     )
     if args.ray_timeout is not None and not args.ray:
         print("heka train: --ray-timeout goes with --ray ADDRESS", file=sys.stderr)
@@ -124,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"heka train: playing on {ray_games.describe_cluster(args.ray, cpus)}", file=sys.stderr)
         bar = ProgressBar(config.games, enabled=not args.no_progress)
         try:
-            text, summary = train(config, progress, runner)
+            text, summary = train(config, progress, runner, Path(args.samples) if args.samples else None)
         except (EngineError, BotSpecError, ModelError, ValueError) as exc:
             print(f"heka train: {exc}", file=sys.stderr)
             return 2

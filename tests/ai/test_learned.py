@@ -268,3 +268,137 @@ def test_training_is_reproducible_from_its_seed(game: str, players: int) -> None
     assert model.training["games"] == 3 and summary["samples"] == model.training["samples"] > 0
     other, _ = train(TrainConfig(game, players, games=3, seed=6, bot="mcts:iterations=10,ms=none", every=6))
     assert other != text
+
+
+# ---------------------------------------------------------------------------------------
+# Every seat's public situation, networks, searched labels
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("game,players", CONFIGS)
+def test_table_inputs_read_only_the_seats_view(game: str, players: int) -> None:
+    """A10 / O6: a seat's ``table`` inputs (its own features, then what each other seat
+    shows the table) are the same in every state re-dealt consistently with its view; the
+    public part matches each other seat's public situation in seat order after it."""
+    names = feature_names(game, learned.TABLE_INPUTS, players)
+    own = len(feature_names(game))
+    public = learned.FEATURES[game].public_names
+    assert len(names) == own + (players - 1) * len(public)
+    for s in positions(game, players, 10, 17 + players):
+        rows = learned.table_features(s)
+        assert [r[:own] for r in rows] == seat_features(s)
+        assert all(len(r) == len(names) and all(math.isfinite(v) for v in r) for r in rows)
+        for p in range(players):
+            for k in range(3):
+                other = s.sample_consistent_state(p, random.Random(31 * p + k))
+                assert learned.table_features(other)[p] == rows[p], (game, players, p)
+
+
+def test_table_inputs_follow_the_seat_order() -> None:
+    """Osirium: the first public column of another seat is its score against the modelled
+    seat's (O8.2): seat p's ``next1`` column is seat p+1's lead over p."""
+    for s in positions("osirium", 3, 6, 4):
+        rows = learned.table_features(s)
+        o = s  # OsiriumState
+        scores = [o.ankhs[q] + len(o.broken[q]) for q in range(3)]  # type: ignore[attr-defined]
+        own = len(feature_names("osirium"))
+        width = len(learned.FEATURES["osirium"].public_names)
+        for p in range(3):
+            for k in (1, 2):
+                lead = rows[p][own + (k - 1) * width]
+                assert lead == pytest.approx((scores[(p + k) % 3] - scores[p]) / 5.0)
+
+
+def _network_file(game: str, players: int, inputs: str, hidden: int, seed: int) -> dict[str, object]:
+    names = feature_names(game, inputs, players)
+    rng = random.Random(seed)
+    return {
+        "format": learned.FORMAT,
+        "version": 2,
+        "kind": learned.MLP_MODEL,
+        "inputs": inputs,
+        "game": game,
+        "players": players,
+        "features": list(names),
+        "network": {
+            "hidden_weights": [[rng.uniform(-0.5, 0.5) for _ in names] for _ in range(hidden)],
+            "hidden_bias": [rng.uniform(-0.2, 0.2) for _ in range(hidden)],
+        },
+        "weights": [rng.uniform(-1, 1) for _ in range(hidden)],
+        "bias": 0.1,
+        "training": {},
+    }
+
+
+@pytest.mark.parametrize("game,players", CONFIGS)
+def test_a_network_over_the_table_evaluates_as_written(game: str, players: int) -> None:
+    """A version-2 ``mlp`` file: the search's chances are the network's, computed here
+    independently from the file's numbers."""
+    payload = _network_file(game, players, learned.TABLE_INPUTS, 5, players)
+    model = learned.parse_model(json.loads(model_json(payload)), "net", game, players)
+    assert model.kind == "mlp" and model.inputs == "table" and len(model.hidden) == 5
+    ev = learned.LearnedEvaluation(model)
+    net = payload["network"]
+    assert isinstance(net, dict)
+    for s in positions(game, players, 4, 9):
+        want = []
+        for row in learned.table_features(s):
+            z = 0.1
+            for w, unit, b in zip(payload["weights"], net["hidden_weights"], net["hidden_bias"], strict=True):  # type: ignore[call-overload]
+                z += w * math.tanh(b + sum(u * x for u, x in zip(unit, row, strict=True)))
+            want.append(1.0 / (1.0 + math.exp(-z)))
+        assert ev.chances(s) == pytest.approx(want, rel=1e-9)
+        v = ev.evaluate(s)
+        assert all(-1 < x < 1 for x in v)
+
+
+@pytest.mark.parametrize(
+    "change,message",
+    [
+        ({"kind": "forest"}, "unknown kind 'forest'"),
+        ({"inputs": "everything"}, "unknown inputs 'everything'"),
+        ({"network": None}, "needs a network object"),
+        ({"network": {"hidden_weights": [], "hidden_bias": []}}, "1 to 64 hidden units"),
+        ({"network": {"hidden_weights": [[0.0]], "hidden_bias": [0.0]}}, "one weight per feature"),
+        ({"weights": [1.0]}, "weights (one per hidden unit)"),
+        ({"inputs": "seat"}, "retrain it"),
+    ],
+)
+def test_a_bad_network_file_is_a_clear_error(change: dict[str, object], message: str) -> None:
+    payload = _network_file("osirium", 3, learned.TABLE_INPUTS, 3, 1)
+    payload.update(change)
+    with pytest.raises(ModelError) as info:
+        learned.parse_model(json.loads(model_json(payload)), "bad-net", "osirium", 3)
+    assert "bad-net" in str(info.value) and message in str(info.value)
+
+
+def test_training_a_network_on_searched_labels(tmp_path: Path) -> None:
+    """``--model mlp --inputs table --search-weight``: reproducible from its seed; the
+    samples file serves a second fit without self-play and refuses another self-play's
+    config; searched labels are the acting seat's root value (two seats: complements)."""
+    pytest.importorskip("numpy")
+    from learn.train import TrainConfig, generate, load_samples, train, training_labels
+
+    config = TrainConfig(
+        "osirium", 2, games=3, seed=5, bot="mcts:iterations=20,ms=none", every=3,
+        model="mlp", hidden=4, inputs="table", search_weight=0.5,
+    )  # fmt: skip
+    samples = tmp_path / "s.json.gz"
+    text, summary = train(config, samples=samples)
+    assert samples.exists() and not summary["samples_loaded"]
+    again, summary2 = train(config, samples=samples)
+    assert again == text and summary2["samples_loaded"]
+    model = learned.parse_model(json.loads(text), "tiny", "osirium", 2)
+    assert (model.kind, model.inputs, len(model.hidden)) == ("mlp", "table", 4)
+    assert "--model mlp --hidden 4 --inputs table --search-weight 0.5" in model.training["command"]
+    data = load_samples(samples, config)
+    assert repr(data) == repr(generate(config))  # NaN (not searched) is not equal to itself
+    s = data.search
+    searched = [i for i in range(0, len(s), 2) if not math.isnan(s[i])]
+    assert searched and all(s[i] + s[i + 1] == pytest.approx(1.0) for i in searched)
+    y = training_labels(data, 0.5)
+    for i in searched:
+        assert y[i] == pytest.approx(0.5 * data.labels[i] + 0.5 * s[i])
+    other = TrainConfig("osirium", 2, games=3, seed=6, bot="mcts:iterations=20,ms=none", every=3)
+    with pytest.raises(ValueError, match="another self-play"):
+        train(other, samples=samples)
