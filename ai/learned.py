@@ -348,8 +348,10 @@ class LearnedEvaluation:
         self.weights = list(model.weights)
         self.bias = model.bias
         self.mlp = model.kind == MLP_MODEL
-        self.hidden = [list(row) for row in model.hidden]
+        #: The hidden units' input weights, unit after unit, in one flat list.
+        self.hidden = [w for row in model.hidden for w in row]
         self.hidden_bias = list(model.hidden_bias)
+        self.width = len(model.features)
         entry = FEATURES[model.game]
         self.rows = entry.rows
         self.table = model.inputs == TABLE_INPUTS
@@ -371,13 +373,15 @@ class LearnedEvaluation:
         if self.mlp:
             hidden = self.hidden
             hb = self.hidden_bias
+            k = self.width
             for row in self.inputs(state):
                 z = b
-                for j in range(len(hidden)):
-                    unit = hidden[j]
+                base = 0
+                for j in range(len(hb)):
                     a = hb[j]
-                    for i in range(len(unit)):
-                        a += unit[i] * row[i]
+                    for i in range(k):
+                        a += hidden[base + i] * row[i]
+                    base += k
                     z += w[j] * math.tanh(a)
                 out.append(sigmoid(z))
             return out
