@@ -1,6 +1,7 @@
-"""The learned evaluation: a logistic model of each seat's chance to win, fitted to the
-outcomes of self-play games (``heka train``), read by the search at its rollout cut-off
-(``mcts:expert``, ``mcts:...,eval=learned``; ``docs/search.md``, ``docs/training.md``).
+"""The learned evaluation: a model of each seat's chance to win (logistic, or a network of one
+hidden layer), fitted to the outcomes of self-play games (``heka train``), read by the
+search at its rollout cut-off (``mcts:expert``, ``mcts:...,eval=learned``;
+``docs/search.md``, ``docs/training.md``).
 
 A model is one small JSON file per game and player count in ``ai/models/``
 (``aton-2p.json``, ``osirium-4p.json``...; ``HEKA_MODEL_DIR`` names another directory)::
@@ -11,9 +12,11 @@ A model is one small JSON file per game and player count in ``ai/models/``
      "checksum": "sha256:<hex of the canonical JSON of every other field>"}
 
 The features of a seat (:mod:`ai.aton.features`, :mod:`ai.osirium.features`) are functions of
-that seat's view only. A seat's chance is ``P = sigmoid(bias + weights · features)``; the
-search's value of seat ``p`` is ``2 · P_p / ΣP − 1`` (the seats' chances normalised to one
-winner, mapped to the returns' [-1, 1]; with 2 players, exactly zero-sum). Inference is
+that seat's view only. A seat's chance is ``P = sigmoid(bias + weights · features)``
+(version 2 files may instead hold a network, and may add every other seat's public row to the
+inputs: :class:`Model`, ``docs/training.md``); the search's value of seat ``p`` is
+``2 · P_p / ΣP − 1`` (the seats' chances normalised to one winner, mapped to the returns'
+[-1, 1]; with 2 players, exactly zero-sum). Inference is
 standard library only; fitting (numpy) lives in :mod:`learn.train`, outside ``ai/``.
 
 Every file is validated when it is loaded (format, version, game, player count, the feature
