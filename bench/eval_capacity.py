@@ -6,7 +6,9 @@ bot, deals, sampling every 4th ply, one sample per seat labelled by its final re
 out a seeded fifth of the games, whole, and fits on the rest:
 
 * logistic regression over the seat's own features (the shipped model's form);
-* the same over the seat's features and the other seats' (in seat order after it);
+* the same over the seat's features and the other seats' (in seat order after it): their
+  whole rows, their own hands and secrets included, so these lines peek and bound what no
+  seat could use (``heka train --inputs table`` keeps what the other seats show the table);
 * small neural networks (16, and 32×16 hidden units) over both;
 * gradient-boosted trees over both — a model of much larger capacity than anything the
   search could afford at its cut-off: a ceiling for what these features hold.
