@@ -5,6 +5,7 @@ explicit path (service/commands/outputs.py)."""
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 from pathlib import Path
 
@@ -182,3 +183,28 @@ def test_a_check_holds_the_anchors_at_the_tables_ratings(
     capsys.readouterr()
     assert main([*base, "--anchors", "random;greedy;mcts:medium,ms=none"]) == 2
     assert "does not rate the anchor(s) mcts:medium,ms=none" in capsys.readouterr().err
+
+
+def test_train_fits_a_network_from_a_samples_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--samples`` keeps the self-play; a second fit with other model options reads it
+    (and says so); an option out of range is exit 2 naming it."""
+    pytest.importorskip("numpy", reason="heka train needs the train extra (numpy)")
+    monkeypatch.chdir(tmp_path)
+    samples = ["--samples", "s.json.gz"]
+    assert main([*TRAIN, *samples, "--out", "linear.json"]) == 0
+    assert "time: self-play" in capsys.readouterr().out
+    net = ["--model", "mlp", "--hidden", "3", "--inputs", "table", "--search-weight", "0.5"]
+    assert main([*TRAIN, *samples, *net, "--out", "net.json"]) == 0
+    out = capsys.readouterr().out
+    assert "samples read from s.json.gz" in out and "3 hidden tanh units over the table inputs" in out
+    data = json.loads((tmp_path / "net.json").read_text())
+    assert (data["version"], data["kind"], data["inputs"]) == (2, "mlp", "table")
+    assert json.loads((tmp_path / "linear.json").read_text())["version"] == 1
+    for bad, message in (
+        (["--hidden", "0"], "--hidden must be in [1, 64]"),
+        (["--search-weight", "2"], "--search-weight must be in [0, 1]"),
+    ):
+        assert main([*TRAIN, "--model", "mlp", *bad, "--out", "x.json"]) == 2
+        assert message in capsys.readouterr().err
