@@ -462,7 +462,15 @@ def review_validation() -> str:
         lines += [
             f"**{GAME_NAMES[a['game']]}, {a['players']} players**: {len(rows)} levels, "
             f"{a['games']} games each against `{a['opponent']}`, reviewer `{a['preset']}`"
-            + (f", ratings from `{a['table']}` (measured, not shipped)" if a.get("table") else "")
+            + (
+                (
+                    f", ratings from the shipped table `{a['table']}`"
+                    if str(a["table"]).startswith("ai/ladders/")
+                    else f", ratings from `{a['table']}` (measured, not shipped)"
+                )
+                if a.get("table")
+                else ""
+            )
             + ". "
             f"Spearman's rank correlation of accuracy with rating: **{rho:.2f}**.",
             "",
