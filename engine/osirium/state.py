@@ -540,12 +540,10 @@ class OsiriumState(State):
         n = 0  # the actions walked past
         ph = self.phase
         if ph is DRAW:
-            market = self.market
-            for j in range(MARKET_SIZE):
-                if market[j] >= 0:
-                    if k == n:
-                        return A.DRAW + j
-                    n += 1
+            found = self._find_market(A.DRAW, k)
+            if found >= 0:
+                return found
+            n = -1 - found
             if self.draw_pile or self.discard:
                 if k == n:
                     return A.DRAW_PILE
@@ -663,6 +661,18 @@ class OsiriumState(State):
         self._casts = n
         return n
 
+    def _find_market(self, base: int, k: int) -> int:
+        """The ``k``-th action ``base + j`` over the market's filled slots ``j`` (a draw,
+        Bastet's take), or ``-1 - n`` when there are only ``n <= k``."""
+        market = self.market
+        n = 0
+        for j in range(MARKET_SIZE):
+            if market[j] >= 0:
+                if k == n:
+                    return base + j
+                n += 1
+        return -1 - n
+
     def _find_power(self, p: int, occ: int, k: int) -> int:
         """The ``k``-th action of seat ``p``'s power block (O7), or ``-1 - n`` when the
         block has only ``n <= k``."""
@@ -670,15 +680,9 @@ class OsiriumState(State):
         if power is _ANUBIS:
             n = popcount(occ)
             return A.ANUBIS + cell_tuple(occ)[k] if k < n else -1 - n
-        n = 0
         if power is _BASTET:
-            market = self.market
-            for j in range(MARKET_SIZE):
-                if market[j] >= 0:
-                    if k == n:
-                        return A.BASTET + j
-                    n += 1
-            return -1 - n
+            return self._find_market(A.BASTET, k)
+        n = 0
         board_t = self.cell_type
         if power is _SETH:
             arrows = self.cell_arrows
