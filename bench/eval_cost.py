@@ -24,14 +24,13 @@ import shutil
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from search_ab import positions  # noqa: E402
+from search_ab import positions, search_cost  # noqa: E402
 
 from ai.api import make_bot  # noqa: E402
 from ai.learned import EXPECTED, MODEL_DIR_ENV, model_path  # noqa: E402
@@ -51,14 +50,7 @@ def rate(spec: str, states: list[object], model_dir: Path | None) -> float:
         os.environ.pop(MODEL_DIR_ENV, None)
     else:
         os.environ[MODEL_DIR_ENV] = str(model_dir)
-    bot = make_bot(spec)
-    iterations = 0
-    cpu = 0.0
-    for i, s in enumerate(states):
-        c0 = time.process_time()
-        d = bot.choose(s, seed=i)  # type: ignore[arg-type]
-        cpu += time.process_time() - c0
-        iterations += d.diagnostics.iterations
+    iterations, cpu = search_cost(make_bot(spec), states)
     return iterations / cpu
 
 

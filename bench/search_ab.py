@@ -26,6 +26,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = ("aton:2", "osirium:2", "osirium:3", "osirium:4")
@@ -53,6 +54,19 @@ def positions(game: str, players: int, count: int, seed: int) -> list[object]:
     return out[:count]
 
 
+def search_cost(bot: Any, states: list[object]) -> tuple[int, float]:
+    """Search every state once with ``bot`` (seed = its index): the iterations and the CPU
+    seconds of the searches alone."""
+    iterations = 0
+    cpu = 0.0
+    for i, s in enumerate(states):
+        c0 = time.process_time()
+        d = bot.choose(s, seed=i)
+        cpu += time.process_time() - c0
+        iterations += d.diagnostics.iterations
+    return iterations, cpu
+
+
 def sample(args: argparse.Namespace) -> dict[str, float]:
     """One sample in this process: the search's iterations and the engine's actions per CPU
     second, on this configuration."""
@@ -64,14 +78,7 @@ def sample(args: argparse.Namespace) -> dict[str, float]:
 
     game, players = args.config.split(":")
     states = positions(game, int(players), args.positions, args.seed)
-    bot = make_bot(args.spec)
-    iterations = 0
-    cpu = 0.0
-    for i, s in enumerate(states):
-        c0 = time.process_time()
-        d = bot.choose(s, seed=i)  # type: ignore[arg-type]
-        cpu += time.process_time() - c0
-        iterations += d.diagnostics.iterations
+    iterations, cpu = search_cost(make_bot(args.spec), states)
     g = get_game(game)
     rng = random.Random(args.seed)
     actions = 0
