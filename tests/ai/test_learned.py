@@ -299,8 +299,7 @@ def test_table_inputs_follow_the_seat_order() -> None:
     seat's (O8.2): seat p's ``next1`` column is seat p+1's lead over p."""
     for s in positions("osirium", 3, 6, 4):
         rows = learned.table_features(s)
-        o = s  # OsiriumState
-        scores = [o.ankhs[q] + len(o.broken[q]) for q in range(3)]  # type: ignore[attr-defined]
+        scores = [s.ankhs[q] + len(s.broken[q]) for q in range(3)]  # type: ignore[attr-defined]
         own = len(feature_names("osirium"))
         width = len(learned.FEATURES["osirium"].public_names)
         for p in range(3):
