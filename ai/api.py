@@ -19,7 +19,7 @@ from ai.bot import (
 )
 from ai.greedy import make_greedy
 from ai.mcts import make_mcts
-from ai.purebuild import PureBuildBot
+from ai.purebuild import checkout_bot, pure_bot
 
 __all__ = [
     "ActionStat",
@@ -43,7 +43,7 @@ _FACTORIES: dict[str, Callable[[str], Bot]] = {
 
 
 def bot_kinds() -> list[str]:
-    return ["random", *sorted(_FACTORIES), "pure"]
+    return ["random", *sorted(_FACTORIES), "pure", "checkout"]
 
 
 def split_bot_specs(text: str) -> list[str]:
@@ -77,7 +77,9 @@ def make_bot(spec: str) -> Bot:
             raise BotSpecError("the random bot takes no parameters")
         return RandomBot()
     if kind == "pure":  # pure:<spec>: <spec> decided by the pure-Python build (ai/purebuild.py)
-        return PureBuildBot(params.strip(), make_bot)
+        return pure_bot(params.strip(), make_bot)
+    if kind == "checkout":  # checkout:<path>:<spec>: decided by another checkout (ai/purebuild.py)
+        return checkout_bot(params, make_bot)
     factory = _FACTORIES.get(kind)
     if factory is None:
         raise BotSpecError(f"unknown bot kind {kind!r} (known: {', '.join(bot_kinds())})")

@@ -127,6 +127,33 @@ def test_a_pure_bot_decides_in_a_pure_python_helper_like_the_bot_itself() -> Non
         make_bot("pure:mcts:nonsense=1")
 
 
+def test_a_checkout_bot_decides_in_a_helper_of_that_checkout_like_the_bot_itself(tmp_path: Path) -> None:
+    """``checkout:<path>:<spec>`` (ai/purebuild.py, for arenas of one commit against another):
+    the helper runs the checkout at the path, here this one, so its decisions are this bot's."""
+    from ai.api import BotSpecError, make_bot
+
+    state = get_game("osirium").new_initial_state(3, 4)
+    for _ in range(5):
+        state.apply(state.legal_actions()[-1])
+    other = make_bot(f"checkout:{ROOT}:mcts:easy,ms=none")
+    here = make_bot("mcts:easy,ms=none")
+    try:
+        assert other.name == f"checkout:{ROOT}:mcts:easy,ms=none"
+        for seed in (1, 2):
+            a, b = other.choose(state, seed=seed), here.choose(state, seed=seed)
+            assert a.action == b.action
+            assert a.diagnostics.actions == b.diagnostics.actions
+        assert other._helper().pid != os.getpid()  # type: ignore[attr-defined]
+    finally:
+        other.close()  # type: ignore[attr-defined]
+    with pytest.raises(BotSpecError, match="needs a path and a bot spec"):
+        make_bot(f"checkout:{ROOT}")
+    with pytest.raises(BotSpecError, match="not a heka checkout"):
+        make_bot(f"checkout:{tmp_path}:mcts:easy")
+    with pytest.raises(BotSpecError):
+        make_bot(f"checkout:{ROOT}:mcts:nonsense=1")
+
+
 #: Class reflection that the compiled build does not support: a mypyc class has no
 #: ``__slots__``, no instance ``__dict__`` and no attribute annotations to read at run time.
 _REFLECTION_ATTRIBUTES = frozenset({"__slots__", "__dict__", "__annotations__", "__weakref__"})
