@@ -5,7 +5,8 @@ seeded random games (every few plies, from the deal to the end, only real choice
 same in both checkouts. A *sample* searches each of them once with ``--spec`` (by default
 ``mcts:medium``, 1,000 iterations, no time cap) and plays ``--playouts`` random games with
 the engine's fast path (``engine.core.playout``); it reports iterations per CPU second of
-the search and actions per CPU second of the engine. Samples of the two checkouts alternate,
+the search, its CPU milliseconds per decision (a preset's time per move on an iteration
+budget) and actions per CPU second of the engine. Samples of the two checkouts alternate,
 ``--runs`` of each, each in a fresh process; the medians and their ratio are printed.
 
     .venv/bin/python bench/search_ab.py --baseline /path/to/old-checkout
@@ -30,6 +31,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = ("aton:2", "osirium:2", "osirium:3", "osirium:4")
+#: What a sample reports, in both checkouts (this script runs in each, on its modules).
+_MEASURES = ("it_per_cpu_s", "actions_per_cpu_s", "ms_per_decision")
 
 
 def positions(game: str, players: int, count: int, seed: int) -> list[object]:
@@ -67,7 +70,7 @@ def search_cost(bot: Any, states: list[object]) -> tuple[int, float]:
     return iterations, cpu
 
 
-def sample(args: argparse.Namespace) -> dict[str, float]:
+def sample(args: argparse.Namespace) -> dict[str, Any]:
     """One sample in this process: the search's iterations and the engine's actions per CPU
     second, on this configuration."""
     import random
@@ -86,17 +89,22 @@ def sample(args: argparse.Namespace) -> dict[str, float]:
     for k in range(args.playouts):
         actions += playout(g.new_initial_state(int(players), k), rng)
     engine_cpu = time.process_time() - c0
-    return {"build": build(), "it_per_cpu_s": iterations / cpu, "actions_per_cpu_s": actions / engine_cpu}
+    return {
+        "build": build(),
+        "it_per_cpu_s": iterations / cpu,
+        "ms_per_decision": 1000 * cpu / len(states),
+        "actions_per_cpu_s": actions / engine_cpu,
+    }
 
 
-def run_sample(root: Path, config: str, args: argparse.Namespace) -> dict[str, float]:
+def run_sample(root: Path, config: str, args: argparse.Namespace) -> dict[str, Any]:
     command = [
         str(root / ".venv/bin/python"), str(Path(__file__).resolve()), "--sample", "--root", str(root),
         "--config", config, "--spec", args.spec, "--positions", str(args.positions),
         "--playouts", str(args.playouts), "--seed", str(args.seed),
     ]  # fmt: skip
     out = subprocess.run(command, cwd=root, capture_output=True, text=True, check=True).stdout
-    result: dict[str, float] = json.loads(out.strip().splitlines()[-1])
+    result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
     return result
 
 
@@ -123,24 +131,26 @@ def main() -> None:
     checkouts = {"baseline": args.baseline.resolve(), "this": ROOT}
     print(f"spec {args.spec}, {args.positions} positions and {args.playouts} random games per sample, "
           f"{args.runs} samples per checkout (medians); baseline {checkouts['baseline']}")  # fmt: skip
-    print(f"{'config':<11} {'search it/cpu-s':>27} {'engine actions/cpu-s':>31}")
-    print(f"{'':<11} {'baseline':>9} {'this':>8} {'ratio':>8} {'baseline':>11} {'this':>9} {'ratio':>9}")
+    print(f"{'config':<11} {'search it/cpu-s':>27} {'engine actions/cpu-s':>31} {'CPU ms/decision':>19}")
+    print(f"{'':<11} {'baseline':>9} {'this':>8} {'ratio':>8} {'baseline':>11} {'this':>9} {'ratio':>9}"
+          f" {'baseline':>9} {'this':>9}")  # fmt: skip
     report: dict[str, object] = {"spec": args.spec, "positions": args.positions, "runs": args.runs}
     report["configs"] = {}
     for config in args.configs.split(","):
-        samples: dict[str, list[dict[str, float]]] = {k: [] for k in checkouts}
+        samples: dict[str, list[dict[str, Any]]] = {k: [] for k in checkouts}
         for _ in range(args.runs):
             for name, root in checkouts.items():
                 samples[name].append(run_sample(root, config, args))
         med = {
-            name: {k: statistics.median(s[k] for s in runs) for k in ("it_per_cpu_s", "actions_per_cpu_s")}
+            name: {k: statistics.median(s[k] for s in runs) for k in _MEASURES}
             for name, runs in samples.items()
         }
         b, t = med["baseline"], med["this"]
         print(
             f"{config:<11} {b['it_per_cpu_s']:>9.0f} {t['it_per_cpu_s']:>8.0f} "
             f"{t['it_per_cpu_s'] / b['it_per_cpu_s']:>7.2f}x {b['actions_per_cpu_s']:>11.0f} "
-            f"{t['actions_per_cpu_s']:>9.0f} {t['actions_per_cpu_s'] / b['actions_per_cpu_s']:>8.2f}x",
+            f"{t['actions_per_cpu_s']:>9.0f} {t['actions_per_cpu_s'] / b['actions_per_cpu_s']:>8.2f}x"
+            f" {b['ms_per_decision']:>9.1f} {t['ms_per_decision']:>9.1f}",
             flush=True,
         )
         report["configs"][config] = {"medians": med, "samples": samples}  # type: ignore[index]
