@@ -131,7 +131,7 @@ class AtonGreedy:
         if decision == Phase.RESET:
             return best_action(legal, lambda a: -square_value(board, player, a - RESET_BASE), rng)
         if decision == Phase.ARRANGE:
-            ctx = _ArrangeContext(view, player)
+            ctx = ArrangeContext(view, player)
             return best_action(legal, lambda a: ctx.score(ARRANGEMENTS[a - ARRANGE_BASE]), rng)
         if decision == Phase.EXCHANGE:
             return EXCHANGE if self._should_exchange(view, player, rng) else KEEP
@@ -158,7 +158,7 @@ class AtonGreedy:
 
     def _should_exchange(self, view: AtonView, player: int, rng: random.Random) -> bool:
         hand = list(view.hand)
-        ctx = _ArrangeContext(view, player)
+        ctx = ArrangeContext(view, player)
         current = ctx.best_hand_score(hand)
         # My deck's composition: 36 cards minus discards and hand (A10.1 + own hand).
         deck: list[int] = []
@@ -174,7 +174,7 @@ class AtonGreedy:
         return total / self.EXCHANGE_SAMPLES > current + self.EXCHANGE_MARGIN
 
 
-class _ArrangeContext:
+class ArrangeContext:
     """Precomputed square values for scoring arrangements (A3.3) from a view."""
 
     def __init__(self, view: AtonView, player: int) -> None:

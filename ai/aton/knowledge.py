@@ -1,16 +1,21 @@
 """What the bots know about Aton: the heuristic evaluator, the guided rollout policy and the
-defaults measured for them (``bench/mcts_tune.py``, ``docs/search.md``), and the greedy
-baseline (:mod:`ai.aton.greedy`)."""
+defaults measured for them (``bench/mcts_tune.py``, ``docs/search.md``), the greedy
+baseline (:mod:`ai.aton.greedy`) and the opt-in model of the opponent's hidden cartouches."""
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import math
 import random
 from typing import Final
 
-from ai.aton.greedy import AtonGreedy
-from ai.knowledge import GameKnowledge, RolloutPolicy
+from ai.aton.greedy import ArrangeContext, AtonGreedy
+from ai.knowledge import GameKnowledge, RolloutPolicy, WorldBelief, weighted_index
 from engine.aton.board import (
+    ARRANGE_BASE,
+    ARRANGE_BY_HAND,
+    ARRANGEMENTS,
     BONUS,
     GREEN,
     KINDS,
@@ -22,8 +27,13 @@ from engine.aton.board import (
     RESET_BASE,
     SLOTS,
     YELLOW,
+    arrange_action,
+    cartouche_1_points,
+    hand_key,
 )
+from engine.aton.flow import Phase
 from engine.aton.state import AtonState, scoring_lines
+from engine.aton.view import AtonView
 
 #: Scale of the Aton advantage (in points) mapped through tanh.
 SCALE: Final = 12.0
@@ -119,6 +129,118 @@ def guided_action(state: AtonState, rng: random.Random) -> int:
     return a if va >= vb else b
 
 
+class ArrangementBelief(WorldBelief[AtonState]):
+    """The opponent's committed cartouches that are not yet revealed (A3.3, A3.4), drawn from a
+    model of how they arrange rather than uniformly: among the distinct arrangements of a
+    hand, arrangement ``a`` has probability ``exp(strength × score(a))`` over the hand's sum,
+    ``score`` being the greedy baseline's arrangement score (:class:`ArrangeContext`) from what
+    the opponent saw when committing. The hidden cards themselves keep the engine's prior (drawn
+    one by one from the opponent's unseen cards), each completion of the revealed cartouches
+    weighted by the model's probability of the whole arrangement against the engine's
+    (uniform among the hand's distinct arrangements): a seat that put a 4 on cartouche 1
+    holds, likelier, what goes with that. At strength 0 it is the engine's draw.
+
+    Built from the view alone: the unseen cards are counted on a world sampled from the view,
+    and the score's context is the view with every cartouche hidden and cartouche 1's points
+    taken back (counters placed since, within the round, are not taken back: a model of the
+    opponent, not a replay). Nothing is modelled before the opponent commits, nor once all
+    four cards are revealed."""
+
+    def __init__(self, state: AtonState, player: int, strength: float) -> None:
+        super().__init__()
+        o = 1 - player
+        view = state.view(player)
+        self.opponent = o
+        #: The opponent's hidden cartouches (0-based), and each completion of them with its
+        #: weight and the weights' running sums.
+        self.hidden: list[int] = []
+        self.outcomes: list[tuple[int, ...]] = []
+        self.weights: list[float] = []
+        self.cumulative: list[float] = []
+        committed = view.committed[o] and not view.hand_sizes[o]
+        if view.decision is Phase.OVER or not committed or view.revealed[o] >= 4:
+            return
+        r = view.revealed[o]
+        known = view.cartouches[o][:r]
+        self.hidden = list(range(r, 4))
+        public = state.sample_consistent_state(player, random.Random(0))
+        unseen = [0] * 5
+        for v in public.decks[o] + public.hands[o] + [public.cartouches[o][i] for i in self.hidden]:
+            unseen[v] += 1
+        ctx = ArrangeContext(_when_committing(view), o)
+        policy: dict[int, dict[int, float]] = {}  # hand key -> arrangement id -> probability
+        total = 0.0
+        for tail in itertools.product(range(1, 5), repeat=len(self.hidden)):
+            prior = 1.0
+            left = unseen[:]
+            n = sum(left)
+            for v in tail:
+                prior *= left[v] / n
+                left[v] -= 1
+                n -= 1
+            if prior <= 0.0:
+                continue
+            cards = (*known, *tail)
+            key = hand_key(sorted(cards))
+            probability = policy.get(key)
+            if probability is None:
+                probability = policy[key] = _softmax(ctx, ARRANGE_BY_HAND[key], strength)
+            # The engine's draw gives each order of a hand the same chance, 1 in its distinct
+            # arrangements: the model's probability replaces that (the same draw at strength 0).
+            weight = prior * len(probability) * probability[arrange_action(cards)]
+            total += weight
+            self.outcomes.append(tail)
+            self.weights.append(weight)
+            self.cumulative.append(total)
+
+    def resample(self, world: AtonState, rng: random.Random) -> None:
+        if not self.hidden or world.phase is Phase.OVER:
+            return
+        total = self.cumulative[-1] if self.cumulative else 0.0
+        if not 0.0 < total < math.inf:
+            self.fallbacks += 1  # the world keeps the engine's uniform draw
+            return
+        tail = self.outcomes[weighted_index(self.cumulative, rng)]
+        cart = world.cartouches[self.opponent]
+        deck = world.decks[self.opponent]
+        # The drawn cards come from the deck and the world's hidden cards go back in their
+        # places: a uniform position among the deck's cards of a value keeps its order uniform.
+        spare = [cart[i] for i in self.hidden]
+        needed: list[int] = []
+        for v in tail:
+            if v in spare:
+                spare.remove(v)
+            else:
+                needed.append(v)
+        for v, back in zip(needed, spare, strict=True):
+            places = [k for k, x in enumerate(deck) if x == v]
+            deck[places[min(int(rng.random() * len(places)), len(places) - 1)]] = back
+        for i, v in zip(self.hidden, tail, strict=True):
+            cart[i] = v
+
+
+def _when_committing(view: AtonView) -> AtonView:
+    """``view`` as the seats saw it when they committed their arrangements this round: no
+    cartouche revealed, cartouche 1's points (A4.1) not yet scored."""
+    scores = list(view.scores)
+    if view.revealed[0] and view.revealed[1]:
+        c = view.cartouches
+        for p in (0, 1):
+            scores[p] -= cartouche_1_points(c[p][0], c[1 - p][0])
+    hidden = (0, 0, 0, 0)
+    before = (scores[0], scores[1])
+    return dataclasses.replace(view, cartouches=(hidden, hidden), revealed=(0, 0), scores=before)
+
+
+def _softmax(ctx: ArrangeContext, arrangements: tuple[int, ...], strength: float) -> dict[int, float]:
+    """Each arrangement id's probability, ``exp(strength × score)`` normalised."""
+    scores = [ctx.score(ARRANGEMENTS[a - ARRANGE_BASE]) for a in arrangements]
+    top = max(scores)
+    weights = [math.exp(strength * (x - top)) for x in scores]
+    total = sum(weights)
+    return {a: w / total for a, w in zip(arrangements, weights, strict=True)}
+
+
 class AtonKnowledge(GameKnowledge[AtonState]):
     """Aton for the search and the greedy baseline. Defaults measured with
     ``bench/mcts_tune.py`` (``bench/results/notes/2026-11-29-search-defaults.md``): guided
@@ -141,3 +263,6 @@ class AtonKnowledge(GameKnowledge[AtonState]):
 
     def greedy_action(self, state: AtonState, rng: random.Random) -> int:
         return self._greedy.choose(state, rng)
+
+    def belief(self, state: AtonState, player: int, strength: float) -> ArrangementBelief:
+        return ArrangementBelief(state, player, strength)
