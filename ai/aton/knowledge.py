@@ -212,9 +212,15 @@ class ArrangementBelief(WorldBelief[AtonState]):
                 spare.remove(v)
             else:
                 needed.append(v)
-        for v, back in zip(needed, spare, strict=True):
-            places = [k for k, x in enumerate(deck) if x == v]
-            deck[places[min(int(rng.random() * len(places)), len(places) - 1)]] = back
+        taken: list[int] = []
+        for v in needed:
+            places = [k for k, x in enumerate(deck) if x == v and k not in taken]
+            if not places:  # a world the model's counts do not fit: keep the engine's draw
+                self.fallbacks += 1
+                return
+            taken.append(places[min(int(rng.random() * len(places)), len(places) - 1)])
+        for k, back in zip(taken, spare, strict=True):
+            deck[k] = back
         for i, v in zip(self.hidden, tail, strict=True):
             cart[i] = v
 

@@ -300,6 +300,17 @@ def test_aton_belief_seeded_falls_back_and_rests_before_commitment() -> None:
     before = world.serialize()
     belief.resample(world, random.Random(3))
     assert world.serialize() == before and belief.fallbacks == 1
+    # A world whose deck cannot give the drawn cards (the model's counts do not fit it) is
+    # left as drawn and counted too, never an error.
+    fresh = ArrangementBelief(s, p, 1.0)
+    world = s.sample_consistent_state(p, random.Random(2))
+    o = 1 - p
+    world.decks[o] = []  # only the face-down cards themselves are left to draw from
+    cards = sorted(world.cartouches[o][2:])
+    for k in range(20):
+        fresh.resample(world, random.Random(k))
+        assert world.decks[o] == [] and sorted(world.cartouches[o][2:]) == cards
+    assert fresh.fallbacks >= 10
     opening = get_game("aton").new_initial_state(2, 3)
     assert isinstance(opening, AtonState)
     assert ArrangementBelief(opening, 0, 1.0).hidden == []
