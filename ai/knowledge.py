@@ -86,6 +86,17 @@ class WorldBelief(Generic[S]):
 
     def __init__(self) -> None:
         self.fallbacks = 0
+        #: Running sums of the weights of the outcomes a subclass lists.
+        self.cumulative: list[float] = []
+
+    def draw(self, rng: random.Random) -> int:
+        """The index of an outcome drawn by its weight, or -1 when the weights are unusable
+        (none, or not finite): counted in ``fallbacks``, the world keeps the engine's draw."""
+        total = self.cumulative[-1] if self.cumulative else 0.0
+        if not 0.0 < total < math.inf:
+            self.fallbacks += 1
+            return -1
+        return weighted_index(self.cumulative, rng)
 
     def resample(self, world: S, rng: random.Random) -> None:
         """Redraw the modelled hidden parts of ``world`` (a world consistent with the view)."""

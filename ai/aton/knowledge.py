@@ -11,7 +11,7 @@ import random
 from typing import Final
 
 from ai.aton.greedy import ArrangeContext, AtonGreedy
-from ai.knowledge import GameKnowledge, RolloutPolicy, WorldBelief, weighted_index
+from ai.knowledge import GameKnowledge, RolloutPolicy, WorldBelief
 from engine.aton.board import (
     ARRANGE_BASE,
     ARRANGE_BY_HAND,
@@ -156,7 +156,6 @@ class ArrangementBelief(WorldBelief[AtonState]):
         self.hidden: list[int] = []
         self.outcomes: list[tuple[int, ...]] = []
         self.weights: list[float] = []
-        self.cumulative: list[float] = []
         committed = view.committed[o] and not view.hand_sizes[o]
         if view.decision is Phase.OVER or not committed or view.revealed[o] >= 4:
             return
@@ -196,11 +195,10 @@ class ArrangementBelief(WorldBelief[AtonState]):
     def resample(self, world: AtonState, rng: random.Random) -> None:
         if not self.hidden or world.phase is Phase.OVER:
             return
-        total = self.cumulative[-1] if self.cumulative else 0.0
-        if not 0.0 < total < math.inf:
-            self.fallbacks += 1  # the world keeps the engine's uniform draw
+        k = self.draw(rng)
+        if k < 0:
             return
-        tail = self.outcomes[weighted_index(self.cumulative, rng)]
+        tail = self.outcomes[k]
         cart = world.cartouches[self.opponent]
         deck = world.decks[self.opponent]
         # The drawn cards come from the deck and the world's hidden cards go back in their

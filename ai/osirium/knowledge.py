@@ -9,7 +9,7 @@ import math
 import random
 from typing import Final
 
-from ai.knowledge import GameKnowledge, RolloutPolicy, WorldBelief, weighted_index
+from ai.knowledge import GameKnowledge, RolloutPolicy, WorldBelief
 from ai.osirium.greedy import OsiriumGreedy
 from engine.bits import popcount
 from engine.osirium import actions as A
@@ -111,7 +111,6 @@ class ExaltationBelief(WorldBelief[OsiriumState]):
             (q, x): math.exp(strength * public.exaltation_progress_of(q, x)) for q in self.seats for x in pool
         }
         self.assignments: list[tuple[int, ...]] = []
-        self.cumulative: list[float] = []
         total = 0.0
         for assignment in itertools.permutations(pool, len(self.seats)):
             w = 1.0
@@ -124,11 +123,10 @@ class ExaltationBelief(WorldBelief[OsiriumState]):
     def resample(self, world: OsiriumState, rng: random.Random) -> None:
         if not self.seats or world.phase is OVER:
             return
-        total = self.cumulative[-1] if self.cumulative else 0.0
-        if not 0.0 < total < math.inf:
-            self.fallbacks += 1  # the world keeps the engine's uniform draw
+        k = self.draw(rng)
+        if k < 0:
             return
-        assignment = self.assignments[weighted_index(self.cumulative, rng)]
+        assignment = self.assignments[k]
         for q, x in zip(self.seats, assignment, strict=True):
             world.exaltations[q] = x
 

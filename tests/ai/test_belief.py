@@ -79,9 +79,14 @@ def test_the_belief_reads_the_view_only() -> None:
         other = hidden_twin(s, 17)
         a, b = ExaltationBelief(s, p, 4.0), ExaltationBelief(other, p, 4.0)
         assert (a.seats, a.assignments, a.cumulative) == (b.seats, b.assignments, b.cumulative)
-        bot = MctsBot(MctsParams(iterations=80, belief=4.0))
-        da, db = bot.choose(s, seed=5), bot.choose(other, seed=5)
-        assert da.action == db.action and da.diagnostics.actions == db.diagnostics.actions
+        assert_same_search(s, other, 4.0)
+
+
+def assert_same_search(s: State, other: State, strength: float) -> None:
+    """A search with belief decides the same, with the same statistics, on both states."""
+    bot = MctsBot(MctsParams(iterations=80, belief=strength))
+    da, db = bot.choose(s, seed=5), bot.choose(other, seed=5)
+    assert da.action == db.action and da.diagnostics.actions == db.diagnostics.actions
 
 
 def test_a_strong_belief_draws_the_exaltation_the_record_meets() -> None:
@@ -282,9 +287,7 @@ def test_aton_belief_reads_the_view_only() -> None:
         assert other.view(p) == s.view(p) and other.serialize() != s.serialize()
         a, b = ArrangementBelief(s, p, 2.0), ArrangementBelief(other, p, 2.0)
         assert (a.hidden, a.outcomes, a.cumulative) == (b.hidden, b.outcomes, b.cumulative)
-        bot = MctsBot(MctsParams(iterations=80, belief=2.0))
-        da, db = bot.choose(s, seed=5), bot.choose(other, seed=5)
-        assert da.action == db.action and da.diagnostics.actions == db.diagnostics.actions
+        assert_same_search(s, other, 2.0)
 
 
 def test_aton_belief_seeded_falls_back_and_rests_before_commitment() -> None:
