@@ -186,12 +186,45 @@ class GameRecord:
     #: The actions played, in order: the game replays from its deal seed (``heka review``).
     #: Empty in the records of earlier releases.
     actions: tuple[int, ...] = ()
+    #: CPU seconds spent in ``choose`` per seat, and the game's CPU seconds in all, in the
+    #: process that played it: unlike the wall-clock figures above, unaffected by other work
+    #: on the machine or a paused run. A bot that decides in a helper process (``pure:``,
+    #: ``checkout:``) is not counted. Empty and None in the records of earlier releases.
+    think_cpu: tuple[float, ...] = ()
+    cpu_seconds: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
         d["seconds"] = round(self.seconds, 4)
         d["think_seconds"] = [round(t, 4) for t in self.think_seconds]
+        d["think_cpu"] = [round(t, 4) for t in self.think_cpu]
+        d["cpu_seconds"] = None if self.cpu_seconds is None else round(self.cpu_seconds, 4)
         return d
+
+    @property
+    def cost(self) -> float:
+        """The game's seconds of one core: its CPU time where recorded, else its wall time."""
+        return self.seconds if self.cpu_seconds is None else self.cpu_seconds
+
+
+def timed_records(records: Sequence[GameRecord]) -> tuple[list[GameRecord], bool]:
+    """The records to read a cost from, and whether it is CPU time: those that record CPU
+    time when any does (a run resumed across releases mixes both), else all of them."""
+    cpu = [r for r in records if r.cpu_seconds is not None]
+    return (cpu, True) if cpu else (list(records), False)
+
+
+def seconds_per_decision(records: Sequence[GameRecord]) -> dict[str, float]:
+    """Each bot's mean seconds per decision over ``records`` (:func:`timed_records`: CPU
+    time where recorded)."""
+    timed, cpu = timed_records(records)
+    think: dict[str, float] = {}
+    decisions: dict[str, int] = {}
+    for r in timed:
+        for seat, spec in enumerate(r.seats):
+            think[spec] = think.get(spec, 0.0) + (r.think_cpu if cpu else r.think_seconds)[seat]
+            decisions[spec] = decisions.get(spec, 0) + r.decisions[seat]
+    return {spec: think[spec] / n for spec, n in decisions.items() if n}
 
 
 def _distinct_arrangements(items: Sequence[str]) -> list[tuple[str, ...]]:
@@ -363,20 +396,22 @@ def nearest_anchors(config: ArenaConfig, ratings: Mapping[str, float]) -> dict[s
 def play_game(game: Game, task: GameTask, players: int, options: Mapping[str, Any]) -> GameRecord:
     """Play one arena game to the end with fresh bots (a bot's illegal action raises
     :class:`ArenaError`)."""
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     state = game.new_initial_state(players, task.deal_seed, dict(options))
     bots = {spec: make_bot(spec) for spec in dict.fromkeys(task.seats)}
     rng = random.Random(task.bot_seed)
     think = [0.0] * players
+    think_cpu = [0.0] * players
     decisions = [0] * players
     plies = 0
     played: list[int] = []
     while not state.is_terminal():
         player = state.current_player()
         spec = task.seats[player]
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         decision = bots[spec].choose(state, seed=rng.getrandbits(63))
         think[player] += time.perf_counter() - t
+        think_cpu[player] += time.process_time() - c
         decisions[player] += 1
         if decision.action not in state.legal_actions():
             raise ArenaError(
@@ -404,6 +439,8 @@ def play_game(game: Game, task: GameTask, players: int, options: Mapping[str, An
         think_seconds=tuple(think),
         decisions=tuple(decisions),
         actions=tuple(played),
+        think_cpu=tuple(think_cpu),
+        cpu_seconds=time.process_time() - c0,
     )
 
 
@@ -558,10 +595,10 @@ def pairing_stats(pairing: Pairing, records: Sequence[GameRecord]) -> PairingSta
     tally = Counter(game_side_result(r, pairing.a, pairing.b) for r in records)
     reasons = Counter(r.reason for r in records)
 
+    per_decision = seconds_per_decision(records)
+
     def ms(spec: str) -> float:
-        t = sum(r.think_seconds[s] for r in records for s in range(len(r.seats)) if r.seats[s] == spec)
-        d = sum(r.decisions[s] for r in records for s in range(len(r.seats)) if r.seats[s] == spec)
-        return 1000.0 * t / d if d else 0.0
+        return 1000.0 * per_decision.get(spec, 0.0)
 
     return PairingStats(
         pairing=pairing,
@@ -616,6 +653,8 @@ def records_from_json(data: Mapping[str, Any]) -> list[GameRecord]:
                     think_seconds=tuple(float(t) for t in g["think_seconds"]),
                     decisions=tuple(int(d) for d in g["decisions"]),
                     actions=tuple(int(a) for a in g.get("actions", ())),
+                    think_cpu=tuple(float(t) for t in g.get("think_cpu") or ()),
+                    cpu_seconds=None if g.get("cpu_seconds") is None else float(g["cpu_seconds"]),
                 )
             )
     except (KeyError, TypeError, ValueError) as exc:

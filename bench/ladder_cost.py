@@ -4,13 +4,15 @@
     python3 bench/ladder_cost.py                                 # the measured 2-player runs
     python3 bench/ladder_cost.py LADDER.json[,CHECK.json] ...    # others: a ladder, its check
 
-Each game record's ``seconds`` is the game's time in its worker process, one game per core:
-one core's time. A level's cost is the mean over its games (a candidate's games are against
-the anchors; the games between anchors are counted apart). The games of a run on N cores take
-their total over N, but no less than the run's longest game, plus Ray's overhead per game
-(bench/results/ray_overhead.txt) counted for every game as if it were not shared out between
-the cores: that is the estimate; a longest game that starts last adds up to its own length
-(the bound). A check measures its ladder's table, so it runs after the ladder.
+A game's cost is one core's time: its ``cpu_seconds`` (the CPU time of the worker process
+that played it, one game per core) where recorded, else its ``seconds`` (wall time in its
+worker, which other work on the machine or a paused run inflates: an upper bound). A level's
+cost is the mean over its games that record CPU time, or over all its games where none does (a
+candidate's games are against the anchors; the games between anchors are counted apart). The
+games of a run on N cores take their total over N, but no less than the run's longest game,
+plus Ray's overhead per game (bench/results/ray_overhead.txt) counted for every game as if it
+were not shared out between the cores: that is the estimate; a longest game that starts last
+adds up to its own length (the bound). A check measures its ladder's table, so it runs after the ladder.
 
 Prints figures, asserts nothing. scripts/gen_figures.py reads the same figures from here for
 docs/ray.md.
@@ -31,7 +33,7 @@ RESULTS = Path(__file__).resolve().parent / "results"
 MEASURED = (
     ("Aton, 2 players", RESULTS / "ladder_aton2.json", RESULTS / "check_aton2.json"),
     ("Osirium, 2 players", RESULTS / "ladder_osirium2_measured.json", RESULTS / "check_osirium2.json"),
-    # Played at nice 19 beside other work: its games' seconds are upper bounds.
+    # Played at nice 19 beside other work, before games recorded CPU time: upper bounds.
     ("Osirium, 3 players", RESULTS / "ladder_osirium3_50.json", RESULTS / "check_osirium3.json"),
 )
 CORES = (2, 16, 128)
@@ -43,18 +45,27 @@ def load(path: Path) -> dict[str, Any]:
     return data
 
 
+def game_cost(game: dict[str, Any]) -> float:
+    """One core's seconds of a game: its CPU time where recorded, else its wall time."""
+    cpu = game.get("cpu_seconds")
+    return float(game["seconds"] if cpu is None else cpu)
+
+
 @dataclasses.dataclass(frozen=True)
 class RunCost:
-    """The games of one run: how many, their seconds in all, and the longest."""
+    """The games of one run: how many, their seconds in all, the longest, and how many of
+    them record CPU time."""
 
     games: int
     seconds: float
     longest: float
+    cpu_games: int = 0
 
     @classmethod
     def of(cls, run: dict[str, Any]) -> RunCost:
-        secs = [g["seconds"] for g in run["games"]]
-        return cls(len(secs), sum(secs), max(secs, default=0.0))
+        secs = [game_cost(g) for g in run["games"]]
+        cpu = sum(1 for g in run["games"] if g.get("cpu_seconds") is not None)
+        return cls(len(secs), sum(secs), max(secs, default=0.0), cpu)
 
     def wall(self, cores: int, overhead: float) -> float:
         """The estimate on ``cores`` cores with Ray's ``overhead`` seconds per game."""
@@ -71,14 +82,19 @@ def sequence(runs: list[RunCost], cores: int, overhead: float) -> tuple[float, f
 
 
 def level_costs(run: dict[str, Any]) -> dict[str, tuple[int, float]]:
-    """Each candidate's games (against the anchors) and their mean seconds; the games between
-    anchors under :data:`ANCHOR_GAMES`."""
+    """Each candidate's games (against the anchors) and their mean seconds (over the games
+    that record CPU time, where any does); the games between anchors under
+    :data:`ANCHOR_GAMES`."""
     anchors = set(run.get("anchors", []))
-    per: dict[str, list[float]] = collections.defaultdict(list)
+    per: dict[str, list[dict[str, Any]]] = collections.defaultdict(list)
     for g in run["games"]:
         others = set(g["seats"]) - anchors
-        per[next(iter(others)) if others else ANCHOR_GAMES].append(g["seconds"])
-    return {name: (len(secs), sum(secs) / len(secs)) for name, secs in per.items()}
+        per[next(iter(others)) if others else ANCHOR_GAMES].append(g)
+    out = {}
+    for name, games in per.items():
+        timed = [g for g in games if g.get("cpu_seconds") is not None] or games
+        out[name] = (len(games), sum(game_cost(g) for g in timed) / len(timed))
+    return out
 
 
 def ray_overhead(path: Path = RESULTS / "ray_overhead.txt") -> float:
@@ -104,8 +120,15 @@ def report(label: str, ladder: Path, check: Path | None, overhead: float) -> lis
     for path, data in runs:
         cost = RunCost.of(data)
         costs.append(cost)
+        timing = (
+            "CPU time"
+            if cost.cpu_games == cost.games
+            else "wall time"
+            if not cost.cpu_games
+            else f"CPU time in {cost.cpu_games}, wall time in the rest"
+        )
         lines.append(
-            f"  {path.name}: {cost.games} games, {cost.seconds:.0f} s of games (longest "
+            f"  {path.name}: {cost.games} games, {cost.seconds:.0f} s of games ({timing}; longest "
             f"{cost.longest:.0f} s), wall {data['seconds']:.0f} s on {data['workers']} workers"
         )
         for name, (games, mean) in sorted(level_costs(data).items(), key=lambda kv: kv[1][1]):

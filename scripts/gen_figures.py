@@ -160,15 +160,13 @@ def rating_ranges() -> str:
 
 
 def _decision_ms(run: Path) -> dict[str, float]:
-    """Mean wall-clock milliseconds per decision of each bot over a run's games."""
-    data = json.loads(run.read_text(encoding="utf-8"))
-    think: dict[str, float] = {}
-    decisions: dict[str, int] = {}
-    for g in data["games"]:
-        for seat, spec in enumerate(g["seats"]):
-            think[spec] = think.get(spec, 0.0) + g["think_seconds"][seat]
-            decisions[spec] = decisions.get(spec, 0) + g["decisions"][seat]
-    return {s: 1000 * think[s] / decisions[s] for s in think if decisions[s]}
+    """Mean milliseconds per decision of each bot over a run's games (CPU time where its games
+    record it: ai.arena.seconds_per_decision)."""
+    _imports()
+    from ai.arena import records_from_json, seconds_per_decision
+
+    records = records_from_json(json.loads(run.read_text(encoding="utf-8")))
+    return {spec: 1000 * s for spec, s in seconds_per_decision(records).items()}
 
 
 def preset_strength() -> str:

@@ -40,6 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script from anywhere
     sys.path.insert(0, str(ROOT))
 
+from ai.arena import records_from_json, seconds_per_decision  # noqa: E402
 from ai.ladder import RatingTable, display_name, read_table  # noqa: E402
 
 OUT = ROOT / "docs" / "img"
@@ -271,21 +272,16 @@ class Run:
 def read_run(title: str, source: str) -> Run:
     """A ladder run's ratings and each bot's mean thinking time per decision over its games."""
     data = json.loads((ROOT / source).read_text(encoding="utf-8"))
-    seconds: dict[str, float] = {}
-    decisions: dict[str, int] = {}
-    for game in data["games"]:
-        for seat, spec in enumerate(game["seats"]):
-            seconds[spec] = seconds.get(spec, 0.0) + game["think_seconds"][seat]
-            decisions[spec] = decisions.get(spec, 0) + game["decisions"][seat]
+    per_decision = seconds_per_decision(records_from_json(data))  # CPU time where recorded
     bots = tuple(
         RunBot(
             display_name(r["name"]),
             float(r["elo"]),
             float(r["ci95"]),
-            1000.0 * seconds[r["name"]] / decisions[r["name"]],
+            1000.0 * per_decision[r["name"]],
         )
         for r in data["ratings"]["bots"]
-        if decisions.get(r["name"])
+        if r["name"] in per_decision
     )
     return Run(
         title,
@@ -386,7 +382,8 @@ def strength_time_figure(runs: Sequence[Run]) -> bytes:
         fig,
         [
             "Each bot's rating and interval from its run's own games; its time: the thinking time of all its "
-            "decisions in those games over their number, wall clock on the machine of the run "
+            "decisions in those games over their number (CPU time where the games record it, else wall "
+            "clock) on the machine of the run "
             "(bench/results/README.md). "
             "Grey points: easy with a sampling temperature (temp=...), which costs what easy costs; "
             "it. N: MCTS with N iterations. random and greedy decide in under a millisecond: dotted lines.",

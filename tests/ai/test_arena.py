@@ -26,6 +26,8 @@ from ai.arena import (
     play_game,
     records_from_json,
     run_arena,
+    seconds_per_decision,
+    timed_records,
 )
 from engine.core import (
     ActionInfo,
@@ -490,6 +492,37 @@ def test_records_survive_the_json_round_trip() -> None:
     assert [r.scores for r in back] == [r.scores for r in result.records]
     with pytest.raises(ArenaError, match="not an arena results file"):
         records_from_json({"games": [{"index": 0}]})
+
+
+def test_games_record_their_cpu_time_and_earlier_files_still_load() -> None:
+    result = run_arena(ArenaConfig("aton", ("mcts:iterations=20,ms=none", "random"), games=2, seed=3))
+    for r in result.records:
+        assert r.cpu_seconds is not None and len(r.think_cpu) == len(r.seats)
+        assert all(t >= 0 for t in r.think_cpu) and r.cpu_seconds >= sum(r.think_cpu) - 1e-6
+        assert r.cost == r.cpu_seconds
+    data = json.loads(json.dumps(result.to_json()))
+    back = records_from_json(data)
+    assert [(r.think_cpu, r.cpu_seconds) for r in back] == [
+        (tuple(round(t, 4) for t in r.think_cpu), round(r.cpu_seconds or 0, 4)) for r in result.records
+    ]
+    for g in data["games"]:  # a file of an earlier release: wall time only
+        del g["think_cpu"], g["cpu_seconds"]
+    old = records_from_json(data)
+    assert [(r.think_cpu, r.cpu_seconds) for r in old] == [((), None)] * 2
+    assert [r.cost for r in old] == [r.seconds for r in old]
+
+
+def test_the_time_per_decision_reads_cpu_time_where_games_record_it() -> None:
+    wall_only = dataclasses.replace(record(("a", "b"), (0,), (1, -1)), think_seconds=(900.0, 1.0))
+    timed = dataclasses.replace(
+        record(("b", "a"), (0,), (1, -1)), think_seconds=(5.0, 5.0), think_cpu=(2.0, 4.0), cpu_seconds=6.5
+    )
+    # Any record with CPU time: the cost is read from those only (a paused run's wall time
+    # would count 900 s); without any, from the wall time.
+    assert seconds_per_decision([wall_only, timed]) == {"b": 2.0, "a": 4.0}
+    assert seconds_per_decision([wall_only]) == {"a": 900.0, "b": 1.0}
+    assert timed_records([wall_only, timed]) == ([timed], True)
+    assert timed_records([wall_only]) == ([wall_only], False)
 
 
 def test_resuming_refuses_results_of_another_schedule() -> None:

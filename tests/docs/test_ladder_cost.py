@@ -51,6 +51,16 @@ def test_a_level_costs_the_mean_of_its_games_against_the_anchors() -> None:
     assert lc.level_costs(run) == {lc.ANCHOR_GAMES: (2, 1.0), "hard": (2, 15.0), "easy": (1, 1.0)}
 
 
+def test_a_game_costs_its_cpu_time_where_recorded_and_a_level_its_cpu_timed_games() -> None:
+    paused = {**game(["hard", "random"], 3600.0), "cpu_seconds": None}  # wall only, paused
+    timed = [{**game(["hard", "random"], 12.0 + i), "cpu_seconds": 10.0 + i} for i in range(2)]
+    run = {"anchors": ["random"], "games": [paused, *timed, game(["easy", "random"], 2.0)]}
+    cost = lc.RunCost.of(run)
+    assert (cost.games, cost.cpu_games, cost.seconds, cost.longest) == (4, 2, 3600.0 + 21.0 + 2.0, 3600.0)
+    # The level's mean reads its CPU-timed games only; a level without any reads wall time.
+    assert lc.level_costs(run) == {"hard": (3, 10.5), "easy": (1, 2.0)}
+
+
 def test_ray_s_overhead_is_read_from_its_record(tmp_path: Path) -> None:
     assert lc.ray_overhead() > 0
     record = tmp_path / "ray_overhead.txt"

@@ -46,7 +46,10 @@ def cluster() -> Iterator[int]:
 
 def untimed(games: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The games of a --json file without what depends on where they ran (their times)."""
-    return [{k: v for k, v in g.items() if k not in {"seconds", "think_seconds"}} for g in games]
+    return [
+        {k: v for k, v in g.items() if k not in {"seconds", "think_seconds", "cpu_seconds", "think_cpu"}}
+        for g in games
+    ]
 
 
 def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[str, str]:
