@@ -668,7 +668,8 @@ def check_resumable(data: Mapping[str, Any], config: ArenaConfig, players: int) 
 
     The earlier run must have had the same game, bots (in order), seed, players, teams,
     lineup and options; its number of games per pairing may be smaller or larger (the
-    schedule is a prefix-stable sequence, so game *i* is the same game in both). Every kept
+    ``fixed`` design's schedule is a prefix-stable sequence, so game *i* is the same game in
+    both; the ``nearest`` design's is not, and keeps its number). Every kept
     game must match its scheduled seats and seeds, or the file is refused. Games beyond the
     new schedule are dropped. Because a game is a function of its task's seeds, replaying a
     kept game with budgets that do not depend on time would give the same record.
@@ -691,6 +692,12 @@ def check_resumable(data: Mapping[str, Any], config: ArenaConfig, players: int) 
         got = data.get(key, "fixed" if key == "design" else None)
         if got != want:
             raise ArenaError(f"cannot resume: the earlier run's {key} was {got!r}, this run's is {want!r}")
+    if config.design != "fixed" and data.get("games_per_pairing") != config.games:
+        raise ArenaError(
+            f"cannot resume: the earlier run played {data.get('games_per_pairing')!r} games per pair "
+            f"and this one {config.games}; a {config.design}-design run keeps its number (its games "
+            "after the pilot, and their order, follow from it)"
+        )
     records = records_from_json(data)
     _, tasks = make_schedule(config, players, records)
     kept: list[GameRecord] = []

@@ -363,8 +363,9 @@ def ray_cost() -> str:
     lines = [
         _source_note(*paths, "bench/results/ray_overhead.txt"),
         "",
-        "CPU seconds per game of each level of the ladders (a game runs on one core): the mean "
-        "over the level's games against the anchors, the `mcts:easy` temperature levels as a range.",
+        "Seconds of one core per game of each level of the ladders (a game runs on one core; CPU time "
+        "where the games record it, else wall time): the mean over the level's games against the "
+        "anchors, the `mcts:easy` temperature levels as a range.",
         "",
         "| Level | " + " | ".join(label for label, _, _ in measured) + " |",
         "|---|" + "---|" * len(measured),

@@ -342,9 +342,14 @@ def test_a_nearest_ladder_resumed_in_its_second_phase_equals_the_uninterrupted_o
     assert [
         (r.index, r.pairing, r.seats, r.deal_seed, r.bot_seed, r.winners, r.plies) for r in resumed.records
     ] == strip
-    # Another design is another schedule: refused.
+    # Another design is another schedule: refused. So is another number of games per pair:
+    # the anchors' games fill the first phase, so the second phase's games would move.
     with pytest.raises(ArenaError, match="design"):
         check_resumable(data, dataclasses.replace(_near(), design="fixed"), 2)
+    with pytest.raises(
+        ArenaError, match="played 10 games per pair and this one 12; a nearest-design run keeps"
+    ):
+        check_resumable(data, _near(games=12), 2)
 
 
 def test_a_check_in_the_nearest_design_plays_the_anchors_nearest_each_target() -> None:
