@@ -93,6 +93,9 @@ from engine.registry import get_game
 LINEUPS = ("round-robin", "one-vs-rest", "ladder")
 #: Designs of the ladder lineup (the module docstring).
 DESIGNS = ("fixed", "nearest")
+#: The most games one run schedules: its schedule is a list held in memory (a run this long
+#: takes months of one core; a larger measurement is several runs on other seeds).
+MAX_GAMES = 1_000_000
 #: The nearest design's pilot: games of every candidate against every anchor.
 PILOT = 8
 #: The nearest design's anchors per candidate after the pilot.
@@ -303,6 +306,11 @@ def make_schedule(
         raise ArenaError(f"unknown design {config.design!r} (known: {', '.join(DESIGNS)})")
     if config.design != "fixed" and config.lineup != "ladder":
         raise ArenaError(f"the {config.design} design belongs to the ladder lineup")
+    total = scheduled_games(config, players)
+    if total > MAX_GAMES:
+        raise ArenaError(
+            f"{config.games} games per pairing schedule {total:,} games; a run plays at most {MAX_GAMES:,}"
+        )
     pairings = make_pairings(
         config.bots, players, teams=config.teams, lineup=config.lineup, anchors=config.anchors
     )
@@ -632,34 +640,87 @@ def pairwise_results(records: Sequence[GameRecord], players: int, *, teams: bool
 
 
 def records_from_json(data: Mapping[str, Any]) -> list[GameRecord]:
-    """The game records of an arena ``--json`` file (the inverse of ``GameRecord.to_dict``)."""
-    out: list[GameRecord] = []
-    try:
-        for g in data["games"]:
-            out.append(
-                GameRecord(
-                    index=int(g["index"]),
-                    pairing=int(g["pairing"]),
-                    seats=tuple(str(s) for s in g["seats"]),
-                    deal_seed=int(g["deal_seed"]),
-                    bot_seed=int(g["bot_seed"]),
-                    winners=tuple(int(w) for w in g["winners"]),
-                    returns=tuple(float(r) for r in g["returns"]),
-                    scores=tuple(int(x) for x in g["scores"]),
-                    reason=str(g["reason"]),
-                    plies=int(g["plies"]),
-                    rounds=int(g["rounds"]),
-                    seconds=float(g["seconds"]),
-                    think_seconds=tuple(float(t) for t in g["think_seconds"]),
-                    decisions=tuple(int(d) for d in g["decisions"]),
-                    actions=tuple(int(a) for a in g.get("actions", ())),
-                    think_cpu=tuple(float(t) for t in g.get("think_cpu") or ()),
-                    cpu_seconds=None if g.get("cpu_seconds") is None else float(g["cpu_seconds"]),
-                )
-            )
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ArenaError(f"not an arena results file: bad or missing game field ({exc})") from exc
-    return out
+    """The game records of an arena ``--json`` file (the inverse of ``GameRecord.to_dict``).
+    Every field is checked (types, one entry per seat, winners among the seats, finite
+    numbers): a bad record is an :class:`ArenaError` naming the game and the field, never a
+    game silently altered."""
+    games = data.get("games")
+    if not isinstance(games, list):
+        raise ArenaError("not an arena results file: no list of games")
+    return [_record_from_json(g, n) for n, g in enumerate(games)]
+
+
+def _record_from_json(g: object, n: int) -> GameRecord:
+    if not isinstance(g, dict):
+        raise ArenaError(f"not an arena results file: game {n} is not an object")
+
+    def bad(field: str, why: str) -> ArenaError:
+        return ArenaError(f"not an arena results file: game {n}: {field!r} {why}")
+
+    def integer(field: str, low: int | None = 0) -> int:
+        v = g.get(field)
+        if isinstance(v, bool) or not isinstance(v, int) or (low is not None and v < low):
+            raise bad(field, f"must be an integer{'' if low is None else f' >= {low}'}, not {v!r}")
+        return v
+
+    def whole(v: object, field: str) -> int:
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise bad(field, f"must hold integers >= 0, not {v!r}")
+        return v
+
+    def number(v: object, field: str, low: float | None = None) -> float:
+        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+            raise bad(field, f"must hold finite numbers, not {v!r}")
+        if low is not None and v < low:
+            raise bad(field, f"must hold numbers >= {low:g}, not {v!r}")
+        return float(v)
+
+    def items(field: str, default: list[Any] | None = None) -> list[Any]:
+        v = g.get(field, default)
+        if not isinstance(v, list):
+            raise bad(field, f"must be a list, not {v!r}")
+        return v
+
+    seats = items("seats")
+    if not seats or not all(isinstance(x, str) and x for x in seats):
+        raise bad("seats", "must be a list of bot specs")
+    k = len(seats)
+
+    def per_seat(field: str, optional: bool = False) -> list[Any]:
+        v = items(field, [] if optional else None)
+        if len(v) != k and not (optional and not v):
+            raise bad(field, f"must have one entry per seat ({k}), not {len(v)}")
+        return v
+
+    winners = items("winners")
+    if any(isinstance(w, bool) or not isinstance(w, int) or not 0 <= w < k for w in winners):
+        raise bad("winners", f"must be seats 0..{k - 1}, not {winners!r}")
+    actions = items("actions", [])
+    if any(isinstance(a, bool) or not isinstance(a, int) for a in actions):
+        raise bad("actions", "must be a list of action ids")
+    reason = g.get("reason")
+    if not isinstance(reason, str):
+        raise bad("reason", f"must be a string, not {reason!r}")
+    cpu = g.get("cpu_seconds")
+    return GameRecord(
+        index=integer("index"),
+        pairing=integer("pairing"),
+        seats=tuple(seats),
+        deal_seed=integer("deal_seed", None),
+        bot_seed=integer("bot_seed", None),
+        winners=tuple(winners),
+        returns=tuple(number(r, "returns") for r in per_seat("returns")),
+        scores=tuple(whole(x, "scores") for x in per_seat("scores")),
+        reason=reason,
+        plies=integer("plies"),
+        rounds=integer("rounds"),
+        seconds=number(g.get("seconds"), "seconds", 0.0),
+        think_seconds=tuple(number(t, "think_seconds", 0.0) for t in per_seat("think_seconds")),
+        decisions=tuple(whole(d, "decisions") for d in per_seat("decisions")),
+        actions=tuple(actions),
+        think_cpu=tuple(number(t, "think_cpu", 0.0) for t in per_seat("think_cpu", optional=True)),
+        cpu_seconds=None if cpu is None else number(cpu, "cpu_seconds", 0.0),
+    )
 
 
 def check_resumable(data: Mapping[str, Any], config: ArenaConfig, players: int) -> list[GameRecord]:
@@ -674,6 +735,8 @@ def check_resumable(data: Mapping[str, Any], config: ArenaConfig, players: int) 
     new schedule are dropped. Because a game is a function of its task's seeds, replaying a
     kept game with budgets that do not depend on time would give the same record.
     """
+    if not isinstance(data.get("games"), list) or not isinstance(data.get("game"), str):
+        raise ArenaError("not an arena results file (it has no game and list of games)")
     expected = {
         "game": config.game,
         "bots": list(config.bots),

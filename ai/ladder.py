@@ -598,6 +598,8 @@ def parse_table(data: object, where: str) -> RatingTable:
         if isinstance(exc, LadderError):
             raise
         raise LadderError(f"{where}: bad or missing field ({exc})") from exc
+    if table.players < 1 or table.games_per_pair < 1:
+        raise LadderError(f"{where}: 'players' and 'games_per_pair' must be at least 1")
     zero = [b for b in table.bots if b.spec == ZERO]
     if not zero or zero[0].rating != 0.0:
         raise LadderError(f"{where}: {ZERO!r} must be rated, at exactly 0")
@@ -643,6 +645,8 @@ def read_table(path: Path | str) -> RatingTable:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
         raise LadderError(f"{path}: cannot read the rating table ({exc})") from exc
+    except UnicodeDecodeError:
+        raise LadderError(f"{path}: not a rating table (not a text, UTF-8, file)") from None
     return parse_table(data, str(path))
 
 

@@ -18,6 +18,8 @@ import sys
 import time
 from typing import Any, TextIO
 
+from service.commands.files import FileArgError, check_writable, nonempty, read_json
+
 
 def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
@@ -31,6 +33,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--bots",
         default=None,
+        type=nonempty,
         help='comma-separated bot specs, e.g. "mcts:medium,greedy,random"; a key=value item '
         'continues the previous spec ("mcts:medium,ms=none,greedy"); ";" also separates. '
         "Required, except with --ladder (there: the candidates, default every preset, baseline "
@@ -51,6 +54,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--anchors",
         default=None,
+        type=nonempty,
         help='with --ladder: the anchor pool (default "random;greedy;mcts:easy,ms=none;'
         'mcts:medium,ms=none"; must include random)',
     )
@@ -58,6 +62,7 @@ def register(sub: Any) -> None:
         "--ratings",
         metavar="PATH",
         default=None,
+        type=nonempty,
         help="with --ladder: where to write the rating table (default: "
         "heka-results/ladder-GAME-Np.json; the shipped tables are ai/ladders/GAME-Np.json: --ship)",
     )
@@ -73,6 +78,7 @@ def register(sub: Any) -> None:
         "--check",
         metavar="TABLE",
         default=None,
+        type=nonempty,
         help="with --ladder: measure a rating table instead of the candidates: the candidates "
         "are the bots that target ratings play by TABLE (--targets), and the summary gives "
         "each request's measured rating and whether it is within ±75 Elo (docs/ladder.md, "
@@ -100,6 +106,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--targets",
         default=None,
+        type=nonempty,
         help="with --check: comma-separated target ratings (default: every 100 from 100, and "
         "the table's highest)",
     )
@@ -120,6 +127,7 @@ def register(sub: Any) -> None:
         "--ray",
         metavar="ADDRESS",
         default=None,
+        type=nonempty,
         help="play the games as Ray tasks (the ray extra; docs/ray.md): 'local' starts a Ray "
         "instance here (--workers CPUs when above 1, else every core); else a ray.init address "
         "('auto' inside a cluster, HOST:6379, ray://HOST:10001). Same games and table as --workers",
@@ -132,7 +140,13 @@ def register(sub: Any) -> None:
         help="with --ray ADDRESS: how long the cluster may take to answer before the command "
         "gives up, exit 2 (default: 30)",
     )
-    p.add_argument("--json", metavar="PATH", default=None, help="write specs, every game, table and ratings")
+    p.add_argument(
+        "--json",
+        metavar="PATH",
+        type=nonempty,
+        default=None,
+        help="write specs, every game, table and ratings",
+    )
     p.add_argument(
         "--option", action="append", default=[], metavar="NAME=VALUE", help="game option (repeatable)"
     )
@@ -140,6 +154,7 @@ def register(sub: Any) -> None:
         "--resume",
         metavar="PATH",
         default=None,
+        type=nonempty,
         help="keep the finished games of an earlier run's --json file (same game, bots, seed, "
         "players, lineup and options; --games may differ) and play only the rest; PATH may be "
         "the --json path itself",
@@ -223,6 +238,7 @@ def dump_json(data: dict[str, Any]) -> str:
 def run(args: argparse.Namespace) -> int:
     from ai.api import BotSpecError, make_bot, split_bot_specs
     from ai.arena import (
+        MAX_GAMES,
         ArenaConfig,
         ArenaError,
         ArenaResult,
@@ -243,6 +259,7 @@ def run(args: argparse.Namespace) -> int:
         held_anchors,
         ladder_config,
         read_table,
+        table_path,
     )
     from engine import EngineError, get_game
 
@@ -262,6 +279,12 @@ def run(args: argparse.Namespace) -> int:
             raise ArenaError("--targets goes with --check TABLE")
         if args.ray_timeout is not None and not args.ray:
             raise ArenaError("--ray-timeout goes with --ray ADDRESS")
+        if args.ray_timeout is not None and not args.ray_timeout > 0:
+            raise ArenaError(f"--ray-timeout must be a number of seconds above 0, not {args.ray_timeout}")
+        if args.workers < 1:
+            raise ArenaError(f"--workers must be at least 1, not {args.workers}")
+        if args.games < 1:
+            raise ArenaError("--games must be at least 1")
         if args.ship and not args.ladder:
             raise ArenaError("--ship goes with --ladder (a provisional table) or --ladder --check TABLE")
         if args.ship and args.ratings:
@@ -287,6 +310,11 @@ def run(args: argparse.Namespace) -> int:
                 args.players = table.players
                 args.teams = table.teams  # a team table is checked in team games
                 targets = _targets(args.targets) if args.targets else default_check_targets(table)
+                if not targets:
+                    raise ArenaError(
+                        f"--check {args.check}: the table has no target ratings to check (its top is "
+                        f"{table.max_target})"
+                    )
                 checked = check_bots(table, targets)
                 candidates = [level.spec for level in checked.values()]
                 if args.design == "nearest":  # each bot's anchors nearest its target
@@ -329,29 +357,48 @@ def run(args: argparse.Namespace) -> int:
         )
         for spec in specs:
             make_bot(spec)
-        if args.games < 1:
-            raise ArenaError("--games must be at least 1")
+        total = scheduled_games(config, players)
+        if total > MAX_GAMES:
+            raise ArenaError(
+                f"--games {args.games} schedules {total:,} games; a run plays at most {MAX_GAMES:,} "
+                "(split it into runs of other seeds)"
+            )
+        if args.json:
+            check_writable(args.json, "--json")
+        if args.ladder and not args.check:
+            check_writable(ratings_path(args, players), "--ratings" if args.ratings else "the rating table")
+        if args.check and args.ship:
+            check_writable(str(table_path(args.game, players, teams=args.teams)), "the shipped table")
         kept: list[GameRecord] = []
         kept_seconds = 0.0
         if args.resume:
             try:
-                with open(args.resume, encoding="utf-8") as fh:
-                    earlier = json.load(fh)
-            except OSError as exc:
-                raise ArenaError(f"cannot resume: {exc.strerror}: {args.resume}") from exc
-            except json.JSONDecodeError as exc:
-                raise ArenaError(f"cannot resume: {args.resume} is not JSON ({exc})") from exc
+                earlier = read_json(args.resume, "--resume")
+            except FileArgError as exc:
+                raise ArenaError(f"cannot resume: {exc}") from None
             if not isinstance(earlier, dict):
                 raise ArenaError(f"cannot resume: {args.resume} is not an arena results file")
-            kept = check_resumable(earlier, config, players)
-            kept_seconds = float(earlier.get("seconds", 0.0)) if kept else 0.0
+            try:
+                kept = check_resumable(earlier, config, players)
+            except ArenaError as exc:
+                why = str(exc).removeprefix("cannot resume: ")
+                raise ArenaError(f"cannot resume from {args.resume}: {why}") from None
+            seconds = earlier.get("seconds", 0.0)
+            if (
+                isinstance(seconds, bool)
+                or not isinstance(seconds, int | float)
+                or not 0 <= seconds < float("inf")
+            ):
+                raise ArenaError(
+                    f"cannot resume: {args.resume}: 'seconds' must be a number of seconds, not {seconds!r}"
+                )
+            kept_seconds = float(seconds) if kept else 0.0
     except (EngineError, ArenaError, BotSpecError, LadderError, TargetRatingError, ValueError) as exc:
         print(f"heka arena: {exc}", file=sys.stderr)
         return 2
     note = expected_block_note(pairings, args.games)
     if note:
         print(f"heka arena: {note}", file=sys.stderr)
-    total = scheduled_games(config, players)
     design = (
         f"{args.games} games"
         if config.design == "fixed"
@@ -404,7 +451,12 @@ def run(args: argparse.Namespace) -> int:
                 kept_seconds + time.perf_counter() - started,
                 interrupted=True,
             )
-            _write_json(args.json, partial.to_json())
+            try:
+                _write_json(args.json, partial.to_json())
+            except OSError as exc:  # the run goes on; the final write says it again
+                print(
+                    f"\nheka arena: cannot write the checkpoint {args.json}: {exc.strerror}", file=sys.stderr
+                )
 
     # SIGINT (also when started in the background, where it is ignored by default) and
     # SIGTERM stop the arena after the games in progress are dropped, and the games
@@ -444,7 +496,11 @@ def run(args: argparse.Namespace) -> int:
     if checked and not result.interrupted:
         data["check"] = _print_check(args.check, checked, result, held)
     if args.json:
-        _write_json(args.json, data)
+        try:
+            _write_json(args.json, data)
+        except OSError as exc:
+            print(f"\nheka arena: cannot write --json {args.json}: {exc.strerror}", file=sys.stderr)
+            return 1
         print(f"\nresults written to {args.json}")
     if checked:
         if result.interrupted:
@@ -455,7 +511,11 @@ def run(args: argparse.Namespace) -> int:
         if result.interrupted:
             print("\nheka arena: no rating table from an interrupted ladder (--resume it)", file=sys.stderr)
         else:
-            _write_table(args, result, players)
+            try:
+                _write_table(args, result, players)
+            except OSError as exc:
+                print(f"\nheka arena: cannot write the rating table: {exc}", file=sys.stderr)
+                return 1
     return 130 if result.interrupted else 0
 
 
@@ -553,7 +613,11 @@ def _ship_checked(
         print(f"\nheka arena: {args.check}: {exc}", file=sys.stderr)
         return 1
     path = table_path(table.game, players, teams=table.teams)
-    path.write_text(table_json(table), encoding="utf-8")
+    try:
+        path.write_text(table_json(table), encoding="utf-8")
+    except OSError as exc:
+        print(f"\nheka arena: cannot write the shipped table: {exc}", file=sys.stderr)
+        return 1
     state = "provisional" if table.provisional else "measured"
     print(f"\nrating table {args.check} shipped to {path} ({state}; {check.summary()})")
     return 0
@@ -625,6 +689,10 @@ def _write_json(path: str, data: dict[str, Any]) -> None:
     if directory:
         os.makedirs(directory, exist_ok=True)
     tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(dump_json(data))
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(dump_json(data))
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)

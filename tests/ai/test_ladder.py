@@ -233,11 +233,15 @@ def test_malformed_tables_are_refused(tmp_path: Path) -> None:
         {**good, "bots": [b for b in good["bots"] if b["spec"] != "random"]},
         {**good, "bots": [{**b, "rating": "x"} for b in good["bots"]]},
         {k: v for k, v in good.items() if k != "seed"},
+        {**good, "players": 0},
     ):
         path = tmp_path / "t.json"
         path.write_text(json.dumps(bad))
         with pytest.raises(LadderError, match=r"t\.json"):
             read_table(path)
+    path.write_bytes(b"\xff\xfe")
+    with pytest.raises(LadderError, match=r"t\.json: not a rating table \(not a text"):
+        read_table(path)
 
 
 SHIPPED = sorted(TABLE_DIR.glob("*.json"))

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -149,10 +150,107 @@ def test_arena_resume_plays_only_the_missing_games(
     # A file of another arena is refused, and nothing is played.
     code = main([*base, "--games", "6", "--bots", "random,greedy", "--resume", str(path)])
     assert code == 2
-    assert "cannot resume: the earlier run's bots" in capsys.readouterr().err
+    assert f"cannot resume from {path}: the earlier run's bots" in capsys.readouterr().err
     missing = tmp_path / "missing.json"
     assert main([*base, "--resume", str(missing)]) == 2
-    assert "cannot resume: No such file or directory" in capsys.readouterr().err
+    assert (
+        f"cannot resume: --resume {missing}: cannot read it (No such file or directory)"
+        in capsys.readouterr().err
+    )
+
+
+def _bad_copy(path: Path, tmp_path: Path, change: Any) -> Path:
+    data = json.loads(path.read_text())
+    change(data)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data))
+    return bad
+
+
+@pytest.mark.parametrize(
+    "change,message",
+    [
+        (lambda d: d["games"][0].update(winners=[7]), "game 0: 'winners' must be seats 0..1, not [7]"),
+        (
+            lambda d: d["games"][0].update(returns=[1.0]),
+            "game 0: 'returns' must have one entry per seat (2), not 1",
+        ),
+        (
+            lambda d: d["games"][1].update(returns=["nan", 1]),
+            "game 1: 'returns' must hold finite numbers, not 'nan'",
+        ),
+        (lambda d: d["games"][0].update(index=0.7), "game 0: 'index' must be an integer >= 0, not 0.7"),
+        (
+            lambda d: d["games"][0].update(think_seconds=[]),
+            "'think_seconds' must have one entry per seat (2), not 0",
+        ),
+        (lambda d: d["games"][0].update(scores=[1.5, 2]), "'scores' must hold integers >= 0, not 1.5"),
+        (lambda d: d.update(seconds=None), "'seconds' must be a number of seconds, not None"),
+        (lambda d: d.clear(), "not an arena results file"),
+        (lambda d: d.update(games=5), "not an arena results file"),
+    ],
+)
+def test_a_resumed_file_with_a_bad_record_is_refused_naming_game_and_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], change: Any, message: str
+) -> None:
+    path = tmp_path / "run.json"
+    base = [
+        "arena",
+        "--game",
+        "aton",
+        "--bots",
+        "greedy,random",
+        "--seed",
+        "3",
+        "--no-progress",
+        "--games",
+        "2",
+    ]
+    assert main([*base, "--json", str(path)]) == 0
+    capsys.readouterr()
+    bad = _bad_copy(path, tmp_path, change)
+    assert main([*base, "--resume", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and str(bad) in err and "Traceback" not in err
+    assert "pairing(s)" not in err  # refused before the run starts
+
+
+LADDER_TINY = ["--ladder", "--anchors", "random;greedy", "--bots", "mcts:iterations=2,ms=none"]
+
+
+def test_inputs_and_outputs_are_checked_before_any_game(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = ["arena", "--game", "aton", "--bots", "greedy,random", "--games", "2", "--no-progress"]
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    afile = tmp_path / "afile.json"
+    afile.write_text("{}")
+    binary = tmp_path / "binary.json"
+    binary.write_bytes(b"\xff\xfe\x00")
+    cases = [
+        (["--json", str(folder)], f"cannot write --json {folder}: it is a folder"),
+        (["--json", str(afile / "x.json")], f"{afile} is a file, not a folder"),
+        ([*LADDER_TINY, "--ratings", str(folder)], f"cannot write --ratings {folder}: it is a folder"),
+        (["--resume", str(binary)], f"--resume {binary}: not a text (UTF-8) file"),
+        (["--resume", str(folder)], f"--resume {folder}: is a folder, not a file"),
+        (["--workers", "0"], "--workers must be at least 1, not 0"),
+        (["--games", "1000000000000"], "a run plays at most 1,000,000"),
+    ]  # fmt: skip
+    for extra, message in cases:
+        assert main([*base, *extra]) == 2, extra
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err, (extra, err)
+        assert "pairing(s)" not in err, extra  # nothing started
+    assert not list(tmp_path.glob("**/*.tmp"))
+
+
+@pytest.mark.parametrize("flag", ["--json", "--anchors", "--ratings", "--bots", "--resume", "--check"])
+def test_an_empty_value_is_an_error_not_the_default(flag: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["arena", "--ladder", "--game", "aton", "--games", "2", "--no-progress", flag, ""])
+    assert exc.value.code == 2
+    assert f"argument {flag}: needs a value, not an empty string" in capsys.readouterr().err
 
 
 LADDER = [
@@ -364,3 +462,16 @@ def test_the_ray_timeout_defaults_to_the_documented_wait(capsys: pytest.CaptureF
     assert "--ray-timeout goes with --ray ADDRESS" in capsys.readouterr().err
     assert main(["train", *argv]) == 2
     assert "--ray-timeout goes with --ray ADDRESS" in capsys.readouterr().err
+
+
+def test_a_check_of_a_table_without_targets_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    table = json.loads((Path(__file__).resolve().parents[2] / "ai" / "ladders" / "aton-2p.json").read_text())
+    table["bots"] = [b for b in table["bots"] if b["spec"] in ("random", "greedy")]
+    path = tmp_path / "only-random.json"
+    path.write_text(json.dumps(table))
+    code = main(["arena", "--ladder", "--check", str(path), "--anchors", "random;greedy", "--games", "2"])
+    err = capsys.readouterr().err
+    assert code == 2 and f"--check {path}: the table has no target ratings to check (its top is 0)" in err
+    assert "pairing(s)" not in err  # no ladder was played in its place

@@ -1,0 +1,63 @@
+"""The commands' files: an input read with an error that names the file and what is wrong
+with it, and an output path checked before any work, so that a long run never ends in a
+traceback because its result cannot be written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+
+class FileArgError(ValueError):
+    """An input file that cannot be read, or an output path that cannot be written."""
+
+
+def nonempty(text: str) -> str:
+    """An argparse ``type`` for paths and specs: an empty value is an error, not a default."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("needs a value, not an empty string")
+    return text
+
+
+def read_text(path: str, what: str) -> str:
+    """The UTF-8 text of the file ``path`` (``what``: the option or argument naming it)."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except IsADirectoryError:
+        raise FileArgError(f"{what} {path}: is a folder, not a file") from None
+    except OSError as exc:
+        raise FileArgError(f"{what} {path}: cannot read it ({exc.strerror})") from None
+    except UnicodeDecodeError:
+        raise FileArgError(f"{what} {path}: not a text (UTF-8) file") from None
+
+
+def read_json(path: str, what: str) -> Any:
+    """The JSON document of the file ``path`` (:func:`read_text`)."""
+    text = read_text(path, what)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise FileArgError(f"{what} {path}: not JSON ({exc})") from None
+
+
+def check_writable(path: str, what: str) -> None:
+    """Refuse, before any work, an output path that cannot be written: empty, a folder, below
+    a file, or where this process may not write. Missing folders are fine (they are made)."""
+    if not path.strip():
+        raise FileArgError(f"{what} needs a path")
+    target = Path(path).absolute()
+    if target.is_dir():
+        raise FileArgError(f"cannot write {what} {path}: it is a folder")
+    folder = target.parent
+    while not folder.exists():
+        folder = folder.parent
+    if not folder.is_dir():
+        raise FileArgError(f"cannot write {what} {path}: {folder} is a file, not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise FileArgError(f"cannot write {what} {path}: no permission to write in {folder}")
+    if target.exists() and not os.access(target, os.W_OK):
+        raise FileArgError(f"cannot write {what} {path}: no permission to write it")
