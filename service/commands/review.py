@@ -16,6 +16,8 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
+from service.commands.files import nonempty
+
 if TYPE_CHECKING:
     from ai.review import GameReview, MoveReview
     from engine.core import State
@@ -51,7 +53,7 @@ def register(sub: Any) -> None:
     p.add_argument("--seed", type=int, default=1, help="seed of the review (default: 1)")
     p.add_argument("--from-move", type=int, default=0, help="review from this move number on")
     p.add_argument("--workers", type=int, default=1, help="parallel processes (default: 1)")
-    p.add_argument("--json", metavar="PATH", default=None, help="write the review as JSON")
+    p.add_argument("--json", metavar="PATH", type=nonempty, default=None, help="write the review as JSON")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
@@ -64,12 +66,12 @@ def load_record(path: str, index: int) -> tuple[State, list[int], list[str], int
     """The game of a record: its start, its actions, a name per seat, and the person's seat
     (a play record) or None (an arena game)."""
     from engine.registry import get_game
+    from service.commands.files import FileArgError, read_json
 
     try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except (OSError, json.JSONDecodeError) as exc:
-        raise RecordError(f"cannot read {path}: {exc}") from None
+        data = read_json(path, "the record")
+    except FileArgError as exc:
+        raise RecordError(str(exc)) from None
     if not isinstance(data, dict) or "game" not in data:
         raise RecordError(
             f"{path} is not a game record (heka play --save) or an arena file (heka arena --json)"
@@ -98,12 +100,20 @@ def load_record(path: str, index: int) -> tuple[State, list[int], list[str], int
         else:
             raise RecordError(f"{path} is neither a game record nor an arena file")
         start = game.new_initial_state(players, seed, options)
-        return (
-            start,
-            [int(a) for a in actions],
-            [str(n) for n in names],
-            None if person is None else int(person),
-        )
+        if not isinstance(actions, list) or any(
+            isinstance(a, bool) or not isinstance(a, int) for a in actions
+        ):
+            raise RecordError(f"{path}: 'actions' must be a list of action ids")
+        if not isinstance(names, list) or len(names) != start.num_players:
+            raise RecordError(f"{path}: 'seats' must name each of the {start.num_players} seats")
+        if person is not None and (
+            isinstance(person, bool) or not isinstance(person, int) or not 0 <= person < start.num_players
+        ):
+            raise RecordError(
+                f"{path}: 'person' {person!r} is not a seat of a {start.num_players}-player game "
+                f"(0..{start.num_players - 1})"
+            )
+        return start, list(actions), [str(n) for n in names], person
     except RecordError:
         raise
     except (KeyError, TypeError, ValueError) as exc:
@@ -125,6 +135,9 @@ def review_lines(start: State, review: GameReview, names: list[str]) -> list[str
     out.append("")
     for s in review.summaries:
         who = names[s.seat] if s.seat < len(names) else f"seat {s.seat}"
+        if not s.moves:  # an accuracy of nothing is no accuracy
+            out.append(f"seat {s.seat} ({who}): no moves reviewed, {s.forced} forced skipped")
+            continue
         counts = ", ".join(f"{g} {s.grades[g]}" for g in GRADES)
         out.append(
             f"seat {s.seat} ({who}): accuracy {s.accuracy:.1f}, {s.moves} moves reviewed, "
@@ -158,6 +171,7 @@ def _move_dict(start: State, r: MoveReview) -> dict[str, Any]:
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     from ai.review import ReplayError, review_game, reviewer
     from service.commands.arena import ProgressBar
+    from service.commands.files import FileArgError, check_writable
 
     out = out or sys.stdout
     try:
@@ -179,6 +193,20 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     if args.workers < 1:
         print("heka review: --workers must be at least 1", file=sys.stderr)
         return 2
+    if not 0 <= args.from_move < len(actions):
+        print(
+            f"heka review: --from-move {args.from_move} is not a move of the game (0..{len(actions) - 1})"
+            if actions
+            else f"heka review: {args.record}: the game has no moves to review",
+            file=sys.stderr,
+        )
+        return 2
+    if args.json:
+        try:
+            check_writable(args.json, "--json")
+        except FileArgError as exc:
+            print(f"heka review: {exc}", file=sys.stderr)
+            return 2
     bar: ProgressBar | None = None
 
     def progress(_r: MoveReview, done: int, total: int) -> None:
@@ -228,15 +256,19 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
                     "name": names[s.seat] if s.seat < len(names) else "",
                     "moves": s.moves,
                     "forced": s.forced,
-                    "accuracy": round(s.accuracy, 3),
-                    "mean_loss": round(s.mean_loss, 6),
+                    "accuracy": round(s.accuracy, 3) if s.moves else None,
+                    "mean_loss": round(s.mean_loss, 6) if s.moves else None,
                     "grades": s.grades,
                 }
                 for s in review.summaries
             ],
         }
-        with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=1)
-            fh.write("\n")
+        try:
+            with open(args.json, "w", encoding="utf-8") as fh:
+                json.dump(data, fh, indent=1)
+                fh.write("\n")
+        except OSError as exc:
+            print(f"heka review: cannot write --json {args.json}: {exc.strerror}", file=sys.stderr)
+            return 1
         print(f"\nreview written to {args.json}", file=out)
     return 0

@@ -121,6 +121,25 @@ def test_bad_records_and_settings_exit_2_with_a_message(
         ([str(path), "--preset", "godlike"], "unknown preset"),
         ([str(bad)], "move 6"),
     ]
+    n = len(record["actions"])
+    for name, change, message in [
+        ("person7", {"person": 7}, "'person' 7 is not a seat of a 2-player game (0..1)"),
+        ("person-1", {"person": -1}, "'person' -1 is not a seat"),
+        ("text", {"actions": "123"}, "'actions' must be a list of action ids"),
+        ("empty", {"actions": []}, "the game has no moves to review"),
+        ("names", {"seats": ["you"]}, "'seats' must name each of the 2 seats"),
+    ]:
+        changed = tmp_path / f"{name}.json"
+        changed.write_text(json.dumps({**record, **change}))
+        cases.append(([str(changed)], message))
+    binary = tmp_path / "binary.json"
+    binary.write_bytes(b"\xff\x00")
+    cases += [
+        ([str(path), "--from-move", str(n)], f"--from-move {n} is not a move of the game (0..{n - 1})"),
+        ([str(path), "--from-move", "-5"], "--from-move -5 is not a move of the game"),
+        ([str(binary)], f"the record {binary}: not a text (UTF-8) file"),
+        ([str(path), "--json", str(tmp_path)], f"cannot write --json {tmp_path}: it is a folder"),
+    ]
     for args, message in cases:
         assert main(["review", *args, "--no-progress"]) == 2, args
         assert message in capsys.readouterr().err, args
@@ -129,3 +148,17 @@ def test_bad_records_and_settings_exit_2_with_a_message(
 def test_a_game_played_through_a_server_cannot_be_saved(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["play", "--server", "127.0.0.1:1", "--save", "x.json"]) == 2
     assert "ReviewGame" in capsys.readouterr().err
+
+
+def test_a_seat_with_no_move_reviewed_gets_no_accuracy(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = saved_game(monkeypatch, tmp_path, capsys)
+    last = len(json.loads(path.read_text())["actions"]) - 1
+    out_json = tmp_path / "review.json"
+    args = ["review", str(path), "--from-move", str(last), "--all-seats", "--iterations", "5"]
+    assert main([*args, "--no-progress", "--json", str(out_json)]) == 0
+    out = capsys.readouterr().out
+    assert "no moves reviewed" in out and "0 moves reviewed" not in out
+    summary = json.loads(out_json.read_text())["summary"]
+    assert any(s["moves"] == 0 and s["accuracy"] is None for s in summary)
