@@ -267,9 +267,20 @@ def load_samples(path: Path, config: TrainConfig) -> Dataset:
         raise ValueError(f"{path}: its samples come from another self-play ({have}), not {want}")
     names = [f.name for f in dataclasses.fields(Dataset)]
     try:
-        return Dataset(**{k: body[k] for k in names})
+        data = Dataset(**{k: body[k] for k in names})
     except (KeyError, TypeError) as exc:
         raise ValueError(f"{path}: samples file lacks a field ({exc})") from None
+    rows = {k: getattr(data, k) for k in ("features", "labels", "games", "heuristic", "search")}
+    if not all(isinstance(v, list) for v in rows.values()) or len({len(v) for v in rows.values()}) != 1:
+        sizes = ", ".join(
+            f"{k} {len(v) if isinstance(v, list) else type(v).__name__}" for k, v in rows.items()
+        )
+        raise ValueError(f"{path}: not a samples file (one entry per sample in each list: {sizes})")
+    widths = {len(r) if isinstance(r, list) else -1 for r in data.features}
+    numbers = (*data.labels, *data.heuristic, *data.search, *(x for r in data.features for x in r))
+    if len(widths) > 1 or -1 in widths or not all(isinstance(x, int | float) for x in numbers):
+        raise ValueError(f"{path}: not a samples file (features, labels and values must be numbers)")
+    return data
 
 
 # ---------------------------------------------------------------------------------------
@@ -487,6 +498,8 @@ def train(
         raise ValueError("--every must be at least 1")
     if not 0 <= config.holdout < 1:
         raise ValueError("--holdout must be in [0, 1)")
+    if not (math.isfinite(config.l2) and config.l2 >= 0):
+        raise ValueError(f"--l2 must be a finite number >= 0, not {config.l2:g}")
     game = get_game(config.game)
     d = game.descriptor
     if not d.min_players <= config.players <= d.max_players:

@@ -21,6 +21,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from service.commands.files import check_writable, nonempty
 from service.play_loop import BotTurn, Search, play_loop, search_text
 
 if TYPE_CHECKING:
@@ -198,7 +199,9 @@ def register(sub: Any) -> None:
         "--bots",
         default="mcts:medium",
         help="bot spec for every other seat, or a comma-separated spec per other seat in seat "
-        "order (default: mcts:medium)",
+        'order; a key=value item continues the previous spec ("mcts:medium,ms=none,greedy"); '
+        '";" also separates (default: mcts:medium)',
+        type=nonempty,
     )
     p.add_argument("--seed", type=int, default=None, help="game seed (default: random)")
     p.add_argument("--teams", action="store_true", help="team variant (Osirium, 4 players)")
@@ -213,6 +216,7 @@ def register(sub: Any) -> None:
         "--save",
         metavar="PATH",
         default=None,
+        type=nonempty,
         help="write the game's record (its seed and every action) to PATH when it ends or you quit, "
         "for heka review (a local game only)",
     )
@@ -221,7 +225,7 @@ def register(sub: Any) -> None:
 
 def make_local_session(args: argparse.Namespace) -> LocalSession:
     """Build the local session from the command line (raises ``ValueError`` on bad input)."""
-    from ai.api import make_bot
+    from ai.api import make_bot, split_bot_specs
     from engine import get_game
 
     game = get_game(args.game)
@@ -232,7 +236,7 @@ def make_local_session(args: argparse.Namespace) -> LocalSession:
     if not 0 <= args.seat < n:
         raise ValueError(f"--seat must be between 0 and {n - 1}")
     others = [p for p in range(n) if p != args.seat]
-    specs = [s.strip() for s in args.bots.split(",") if s.strip()]
+    specs = split_bot_specs(args.bots)  # "mcts:medium,ms=none": one spec with its settings
     if len(specs) == 1:
         specs = specs * len(others)
     if len(specs) != len(others):
@@ -260,6 +264,8 @@ def run(args: argparse.Namespace) -> int:
         code: int = run_remote(args)
         return code
     try:
+        if save:
+            check_writable(save, "--save")
         session = make_local_session(args)
     except ValueError as exc:
         print(f"heka play: {exc}", file=sys.stderr)
@@ -275,7 +281,11 @@ def write_record(session: LocalSession, path: str) -> None:
     """Write ``session``'s record to ``path`` (``heka review`` reads it)."""
     import json
 
-    with open(path, "w", encoding="utf-8") as fh:
-        json.dump(session.record(), fh)
-        fh.write("\n")
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            json.dump(session.record(), fh)
+            fh.write("\n")
+    except OSError as exc:
+        print(f"heka play: cannot write --save {path}: {exc.strerror}", file=sys.stderr)
+        return
     print(f"game record written to {path} (heka review {path})")

@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from service.commands.files import nonempty
+
 
 def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
@@ -65,6 +67,7 @@ def register(sub: Any) -> None:
         "--samples",
         metavar="PATH",
         default=None,
+        type=nonempty,
         help="samples file: read the self-play's samples from it when it exists (same game, "
         "players, games, seed, bot and --every), else write them there; several fits then "
         "share one self-play",
@@ -72,6 +75,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--out",
         default=None,
+        type=nonempty,
         metavar="PATH",
         help="model file to write (default: heka-results/models/GAME-Pp.json; the expert preset "
         "reads GAME-Pp.json in ai/models/ or $HEKA_MODEL_DIR: --ship)",
@@ -115,6 +119,7 @@ def run(args: argparse.Namespace) -> int:
     from ai.learned import ModelError
     from engine import EngineError
     from service.commands.arena import ProgressBar
+    from service.commands.files import FileArgError, check_writable
 
     config = TrainConfig(
         game=args.game,
@@ -137,6 +142,11 @@ def run(args: argparse.Namespace) -> int:
         print("heka train: --ship writes the shipped model: no --out", file=sys.stderr)
         return 2
     path = output_path(args)
+    try:
+        check_writable(path, "--out" if args.out else "the model")
+    except FileArgError as exc:
+        print(f"heka train: {exc}", file=sys.stderr)
+        return 2
     print(f"heka train: {config.command()}", file=sys.stderr)
 
     def progress(done: int, data: Dataset) -> None:
@@ -162,11 +172,15 @@ def run(args: argparse.Namespace) -> int:
         except (EngineError, BotSpecError, ModelError, ValueError) as exc:
             print(f"heka train: {exc}", file=sys.stderr)
             return 2
-    directory = os.path.dirname(path)
-    if directory:
-        os.makedirs(directory, exist_ok=True)
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(text)
+    try:
+        directory = os.path.dirname(path)
+        if directory:
+            os.makedirs(directory, exist_ok=True)
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        print(f"heka train: cannot write {path}: {exc.strerror}", file=sys.stderr)
+        return 1
     print(format_summary(config, summary, path))
     return 0
 

@@ -4,6 +4,7 @@ no peeking, and ``heka train`` reproducible from its seed."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
 import os
@@ -401,3 +402,25 @@ def test_training_a_network_on_searched_labels(tmp_path: Path) -> None:
     other = TrainConfig("osirium", 2, games=3, seed=6, bot="mcts:iterations=20,ms=none", every=3)
     with pytest.raises(ValueError, match="another self-play"):
         train(other, samples=samples)
+    # A samples file whose lists disagree is refused naming their sizes, not fitted.
+    body = json.loads(gzip.decompress(samples.read_bytes()))
+    body["labels"] = body["labels"][:3]
+    cut = tmp_path / "cut.json.gz"
+    cut.write_bytes(gzip.compress(json.dumps(body).encode()))
+    with pytest.raises(
+        ValueError, match=r"cut\.json\.gz: not a samples file \(one entry per sample .*labels 3"
+    ):
+        train(config, samples=cut)
+    body["labels"] = ["x"] * len(body["features"])
+    cut.write_bytes(gzip.compress(json.dumps(body).encode()))
+    with pytest.raises(ValueError, match="must be numbers"):
+        train(config, samples=cut)
+
+
+@pytest.mark.parametrize("l2", [-1.0, math.nan, math.inf])
+def test_training_refuses_an_l2_that_is_not_a_finite_number_at_least_0(l2: float) -> None:
+    pytest.importorskip("numpy")
+    from learn.train import TrainConfig, train
+
+    with pytest.raises(ValueError, match="--l2 must be a finite number >= 0"):
+        train(TrainConfig("aton", 2, games=1, seed=1, bot="random", every=4, l2=l2))

@@ -138,6 +138,24 @@ def test_train_ships_the_model_only_when_asked(
     assert "no --out" in capsys.readouterr().err
 
 
+def test_an_output_that_cannot_be_written_is_refused_before_the_work(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """train --out, play --save: a folder, or a path below a file, is refused up front."""
+    pytest.importorskip("numpy", reason="heka train needs the train extra (numpy)")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "afile").write_text("x")
+    for path, message in [
+        (".", "cannot write --out .: it is a folder"),
+        ("afile/m.json", "is a file, not a folder"),
+    ]:
+        assert main([*TRAIN, "--out", path]) == 2
+        err = capsys.readouterr().err
+        assert message in err and "self-play" not in err and "heka train --game" not in err
+    assert main(["play", "--bots", "random", "--seed", "1", "--save", "."]) == 2
+    assert "cannot write --save .: it is a folder" in capsys.readouterr().err
+
+
 def test_the_results_folder_is_ignored_by_git() -> None:
     for name in ("heka-results/ladder-aton-2p.json", "heka-results/models/aton-2p.json"):
         done = subprocess.run(["git", "check-ignore", "-q", name], cwd=ROOT, check=False)
