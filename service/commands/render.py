@@ -18,6 +18,8 @@ import random
 import sys
 from typing import Any
 
+from service.commands.files import read_text
+
 
 def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
@@ -78,8 +80,7 @@ def _read_state(text: str, keys_file: str) -> tuple[Any, str]:
         path = keys_file or os.environ.get("HEKA_STATE_KEYS_FILE", "")
         spec = os.environ.get("HEKA_STATE_KEYS", "")
         if keys_file or (not spec and path):
-            with open(path, encoding="utf-8") as fh:
-                spec = fh.read()
+            spec = read_text(path, "--state-keys-file" if keys_file else "HEKA_STATE_KEYS_FILE")
         keys = parse_keys(spec)
         if not keys:
             raise RenderError(

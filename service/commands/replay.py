@@ -14,7 +14,9 @@ import argparse
 import json
 import os
 import sys
-from typing import Any, TextIO
+from typing import Any
+
+from service.commands.files import read_text
 
 
 def register(sub: Any) -> None:
@@ -46,20 +48,15 @@ def _key_spec(args: argparse.Namespace) -> str:
     path = args.state_keys_file or os.environ.get("HEKA_STATE_KEYS_FILE", "")
     spec = os.environ.get("HEKA_STATE_KEYS", "")
     if args.state_keys_file or (not spec and path):
-        with open(path, encoding="utf-8") as fh:
-            spec = fh.read()
+        spec = read_text(path, "--state-keys-file" if args.state_keys_file else "HEKA_STATE_KEYS_FILE")
     return spec
 
 
 def _actions(path: str) -> list[str]:
     if not path:
         return []
-    stream: TextIO = sys.stdin if path == "-" else open(path, encoding="utf-8")  # noqa: SIM115
-    try:
-        return [line.strip() for line in stream if line.strip() and not line.lstrip().startswith("#")]
-    finally:
-        if stream is not sys.stdin:
-            stream.close()
+    text = sys.stdin.read() if path == "-" else read_text(path, "--actions")
+    return [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -75,7 +72,10 @@ def run(args: argparse.Namespace) -> int:
         key = by_id.get(args.key_id) if args.key_id else keys[0]
         if key is None:
             raise KeyConfigError(f"no key {args.key_id!r} among {', '.join(by_id)}")
-        options = json.loads(args.options)
+        try:
+            options = json.loads(args.options)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"--options is not JSON ({exc})") from None
         if not isinstance(options, dict):
             raise ValueError("--options must be a JSON object")
         game = get_game(args.game)

@@ -33,10 +33,7 @@ def register(sub: Any) -> None:
 def parse_options(pairs: list[str], teams: bool) -> dict[str, Any]:
     from service.commands.options import parse_option_pairs
 
-    try:
-        out: dict[str, Any] = dict(parse_option_pairs(pairs))
-    except ValueError as exc:
-        raise SystemExit(f"heka simulate: {exc}") from None
+    out: dict[str, Any] = dict(parse_option_pairs(pairs))  # ValueError: the caller says it, exit 2
     if teams:
         out["teams"] = True
     return out
@@ -78,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
         game = get_game(args.game)
         options = parse_options(args.option, args.teams)
         probe = game.new_initial_state(args.players, args.seed, options)
-    except EngineError as exc:
+    except (EngineError, ValueError) as exc:
         print(f"heka simulate: {exc}", file=sys.stderr)
         return 2
     if args.games < 1:

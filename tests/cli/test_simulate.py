@@ -40,3 +40,5 @@ def test_simulate_rejects_bad_input(capsys: pytest.CaptureFixture[str]) -> None:
     assert "unknown game" in capsys.readouterr().err
     assert main(["simulate", "--game", "aton", "--players", "3"]) == 2
     assert "players" in capsys.readouterr().err
+    assert main(["simulate", "--game", "aton", "--option", "x"]) == 2
+    assert "heka simulate: --option needs NAME=VALUE" in capsys.readouterr().err

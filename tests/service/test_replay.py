@@ -93,3 +93,12 @@ def test_replay_reports_bad_input(capsys: Any, monkeypatch: Any, tmp_path: Path)
     bad.write_text("fly to the moon\n")
     assert main(["replay", "--game", "aton", "--seed", "1", "--actions", str(bad)]) == 2
     assert "step 1" in capsys.readouterr().err
+    binary = tmp_path / "binary.txt"
+    binary.write_bytes(b"\xff\xfe")
+    assert main(["replay", "--game", "aton", "--seed", "1", "--actions", str(binary)]) == 2
+    assert f"--actions {binary}: not a text (UTF-8) file" in capsys.readouterr().err
+    assert main(["replay", "--game", "aton", "--seed", "1", "--options", "{bad"]) == 2
+    assert "heka replay: --options is not JSON" in capsys.readouterr().err
+    monkeypatch.delenv("HEKA_STATE_KEYS")
+    assert main(["replay", "--game", "aton", "--seed", "1", "--state-keys-file", str(binary)]) == 2
+    assert f"--state-keys-file {binary}: not a text (UTF-8) file" in capsys.readouterr().err
