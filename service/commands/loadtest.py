@@ -119,6 +119,32 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
+def _check_flags(args: argparse.Namespace) -> None:
+    """Each bad flag named before any connection (ValueError)."""
+    import math
+
+    from engine import get_game
+
+    if args.rate is not None and not (math.isfinite(args.rate) and args.rate > 0):
+        raise ValueError(f"--rate must be a number of tasks per second above 0, not {args.rate:g}")
+    for flag, value, low in (
+        ("--concurrency", args.concurrency, 1),
+        ("--connections", args.connections, 1),
+        ("--max-in-flight", args.max_in_flight, 1),
+        ("--pool", args.pool, 1),
+        ("--max-retries", args.max_retries, 0),
+        ("--players", args.players, 0),
+    ):
+        if value is not None and value < low:
+            raise ValueError(f"{flag} must be at least {low}, not {value}")
+    for name in args.game or ("aton",):
+        d = get_game(name).descriptor  # EngineError (a ValueError): unknown game, names the known
+        if args.players and not d.min_players <= args.players <= d.max_players:
+            raise ValueError(
+                f"--players {args.players}: {name} is played by {d.min_players} to {d.max_players} players"
+            )
+
+
 def run(args: argparse.Namespace) -> int:
     import asyncio
 
@@ -128,6 +154,7 @@ def run(args: argparse.Namespace) -> int:
     from service.loadtest.stats import build_report, format_report
 
     try:
+        _check_flags(args)
         config = ScenarioConfig(
             games=tuple(args.game or ("aton",)),
             players=args.players,

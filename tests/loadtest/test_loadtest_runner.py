@@ -361,3 +361,25 @@ def test_an_open_loop_run_abandons_the_tasks_still_backing_off_at_its_end():
     assert recorder.tasks_completed == 0
     assert recorder.tasks_abandoned == 10
     assert recorder.shed_count == 10 and recorder.error_count == 0
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--max-retries", "-1"], "--max-retries must be at least 0, not -1"),
+        (["--pool", "0", "--scenario", "bot"], "--pool must be at least 1, not 0"),
+        (["--connections", "0"], "--connections must be at least 1, not 0"),
+        (["--concurrency", "0"], "--concurrency must be at least 1, not 0"),
+        (["--rate", "nan"], "--rate must be a number of tasks per second above 0, not nan"),
+        (["--game", "nosuch"], "unknown game 'nosuch'"),
+        (["--players", "9"], "--players 9: aton is played by 2 to 2 players"),
+        (["--game", "osirium", "--players", "5"], "--players 5: osirium is played by 2 to 4 players"),
+    ],
+)
+def test_a_bad_flag_is_named_before_any_connection(args, message, capsys):
+    from service import cli
+
+    # 127.0.0.1:9 (discard) has no server: a flag refused after connecting would say so instead.
+    assert cli.main(["loadtest", "--target", "127.0.0.1:9", "--duration", "1s", "--no-progress", *args]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("heka loadtest: ") and message in err and "could not connect" not in err
