@@ -255,7 +255,16 @@ def test_play_reads_bot_specs_with_settings_as_arena_does(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # "mcts:iterations=5,ms=none" is one spec with two settings, not two specs.
-    args = ["--game", "osirium", "--players", "3", "--bots", "mcts:iterations=5,ms=none,random", "--seed", "2"]
+    args = [
+        "--game",
+        "osirium",
+        "--players",
+        "3",
+        "--bots",
+        "mcts:iterations=5,ms=none,random",
+        "--seed",
+        "2",
+    ]
     code, out = play(monkeypatch, capsys, args, ["q"])
     assert code == 0
     assert "seat 1: mcts:iterations=5,ms=none, seat 2: random" in out
