@@ -61,3 +61,21 @@ def check_writable(path: str, what: str) -> None:
         raise FileArgError(f"cannot write {what} {path}: no permission to write in {folder}")
     if target.exists() and not os.access(target, os.W_OK):
         raise FileArgError(f"cannot write {what} {path}: no permission to write it")
+    # A probe where the checks above cannot tell (a read-only or virtual file system; root,
+    # whom os.access always allows): make the folders, create the file, remove it again.
+    existed = target.exists()
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with open(target, "a", encoding="utf-8"):
+            pass
+        if not existed:
+            target.unlink()
+    except OSError as exc:
+        raise FileArgError(f"cannot write {what} {path}: {exc.strerror}") from None
+
+
+def write_text(path: str, text: str) -> None:
+    """Write ``text`` to ``path``, making its folders first (OSError when it cannot)."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8", newline="\n") as fh:
+        fh.write(text)

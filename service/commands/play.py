@@ -21,7 +21,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from service.commands.files import check_writable, nonempty
+from service.commands.files import check_writable, nonempty, write_text
 from service.play_loop import BotTurn, Search, play_loop, search_text
 
 if TYPE_CHECKING:
@@ -270,22 +270,24 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"heka play: {exc}", file=sys.stderr)
         return 2
+    saved = True
     try:
-        return play_loop(session, sys.stdin, sys.stdout)
+        code = play_loop(session, sys.stdin, sys.stdout)
     finally:
         if save:
-            write_record(session, save)
+            saved = write_record(session, save)
+    return code if saved else 1
 
 
-def write_record(session: LocalSession, path: str) -> None:
-    """Write ``session``'s record to ``path`` (``heka review`` reads it)."""
+def write_record(session: LocalSession, path: str) -> bool:
+    """Write ``session``'s record to ``path`` (``heka review`` reads it); False, said, when
+    it cannot."""
     import json
 
     try:
-        with open(path, "w", encoding="utf-8") as fh:
-            json.dump(session.record(), fh)
-            fh.write("\n")
+        write_text(path, json.dumps(session.record()) + "\n")
     except OSError as exc:
         print(f"heka play: cannot write --save {path}: {exc.strerror}", file=sys.stderr)
-        return
+        return False
     print(f"game record written to {path} (heka review {path})")
+    return True

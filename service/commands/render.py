@@ -18,7 +18,7 @@ import random
 import sys
 from typing import Any
 
-from service.commands.files import read_text
+from service.commands.files import read_text, write_text
 
 
 def register(sub: Any) -> None:
@@ -144,8 +144,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(svg)
     else:
         try:
-            with open(args.out, "w", encoding="utf-8", newline="\n") as fh:
-                fh.write(svg)
+            write_text(args.out, svg)
         except OSError as exc:
             print(f"heka render: cannot write {args.out}: {exc.strerror}", file=sys.stderr)
             return 2

@@ -171,7 +171,7 @@ def _move_dict(start: State, r: MoveReview) -> dict[str, Any]:
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     from ai.review import ReplayError, review_game, reviewer
     from service.commands.arena import ProgressBar
-    from service.commands.files import FileArgError, check_writable
+    from service.commands.files import FileArgError, check_writable, write_text
 
     out = out or sys.stdout
     try:
@@ -264,9 +264,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
             ],
         }
         try:
-            with open(args.json, "w", encoding="utf-8") as fh:
-                json.dump(data, fh, indent=1)
-                fh.write("\n")
+            write_text(args.json, json.dumps(data, indent=1) + "\n")
         except OSError as exc:
             print(f"heka review: cannot write --json {args.json}: {exc.strerror}", file=sys.stderr)
             return 1

@@ -119,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
     from ai.learned import ModelError
     from engine import EngineError
     from service.commands.arena import ProgressBar
-    from service.commands.files import FileArgError, check_writable
+    from service.commands.files import FileArgError, check_writable, write_text
 
     config = TrainConfig(
         game=args.game,
@@ -144,6 +144,8 @@ def run(args: argparse.Namespace) -> int:
     path = output_path(args)
     try:
         check_writable(path, "--out" if args.out else "the model")
+        if args.samples and not os.path.isfile(args.samples):  # written after the self-play
+            check_writable(args.samples, "--samples")
     except FileArgError as exc:
         print(f"heka train: {exc}", file=sys.stderr)
         return 2
@@ -173,11 +175,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"heka train: {exc}", file=sys.stderr)
             return 2
     try:
-        directory = os.path.dirname(path)
-        if directory:
-            os.makedirs(directory, exist_ok=True)
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        write_text(path, text)
     except OSError as exc:
         print(f"heka train: cannot write {path}: {exc.strerror}", file=sys.stderr)
         return 1

@@ -5,6 +5,7 @@ explicit path (service/commands/outputs.py)."""
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import subprocess
 from pathlib import Path
@@ -152,8 +153,18 @@ def test_an_output_that_cannot_be_written_is_refused_before_the_work(
         assert main([*TRAIN, "--out", path]) == 2
         err = capsys.readouterr().err
         assert message in err and "self-play" not in err and "heka train --game" not in err
+    assert main([*TRAIN, "--samples", "afile/s.json.gz"]) == 2
+    assert "cannot write --samples afile/s.json.gz" in capsys.readouterr().err
     assert main(["play", "--bots", "random", "--seed", "1", "--save", "."]) == 2
     assert "cannot write --save .: it is a folder" in capsys.readouterr().err
+    # Folders that do not exist yet are made, for every output.
+    monkeypatch.setattr("sys.stdin", io.StringIO("1\n" * 2000))
+    assert main(["play", "--game", "aton", "--bots", "random", "--seed", "1", "--save", "new/a/p.json"]) == 0
+    assert (
+        main(["review", "new/a/p.json", "--iterations", "3", "--no-progress", "--json", "new/b/r.json"]) == 0
+    )
+    assert main(["render", "--game", "aton", "--moves", "3", "--out", "new/c/x.svg"]) == 0
+    assert all((tmp_path / "new" / f).is_file() for f in ("a/p.json", "b/r.json", "c/x.svg"))
 
 
 def test_the_results_folder_is_ignored_by_git() -> None:
