@@ -40,12 +40,20 @@ _BOOLS: Final = {
 }
 
 
+#: The largest budgets a spec may ask for: a search holds its tables for the whole budget up
+#: front, and beyond these a decision takes hours (``hard`` spends 10,000 iterations).
+MAX_ITERATIONS: Final = 1_000_000
+MAX_MILLISECONDS: Final = 3_600_000.0
+
+
 def _iterations(text: str) -> int | None:
     if text in _NONE:
         return None
     value = int(text)
     if value < 1:
         raise ValueError(text)
+    if value > MAX_ITERATIONS:
+        raise BotSpecError(f"mcts parameter iterations: at most {MAX_ITERATIONS:,}, not {value:,}")
     return value
 
 
@@ -55,6 +63,8 @@ def _milliseconds(text: str) -> float | None:
     value = float(text)
     if not value > 0:
         raise ValueError(text)
+    if value > MAX_MILLISECONDS:
+        raise BotSpecError(f"mcts parameter ms: at most {MAX_MILLISECONDS:,.0f} (an hour), not {text}")
     return value
 
 
@@ -250,6 +260,8 @@ def parse_params(params: str) -> tuple[str, MctsParams]:
         f = _SPEC_KEYS.get(key)
         if f is None:
             raise BotSpecError(f"unknown mcts parameter {key!r} (known: {_KNOWN_KEYS})")
+        if f.name in values:
+            raise BotSpecError(f"mcts parameter {f.name} given twice")
         parse = f.metadata["parse"]
         try:
             values[f.name] = parse(value)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import time
 
 import pytest
@@ -441,6 +442,21 @@ def test_spec_presets_and_parameters() -> None:
 def test_bad_specs_are_refused(spec: str) -> None:
     with pytest.raises(BotSpecError):
         make_mcts(spec)
+
+
+@pytest.mark.parametrize(
+    "spec,message",
+    [
+        ("iterations=99999999999,ms=none", "iterations: at most 1,000,000, not 99,999,999,999"),
+        ("ms=1e12", "ms: at most 3,600,000 (an hour), not 1e12"),
+        ("iterations=5,ms=none,iterations=7", "iterations given twice"),
+        ("it=5,n=6", "iterations given twice"),
+    ],
+)
+def test_budgets_are_bounded_and_a_parameter_is_given_once(spec: str, message: str) -> None:
+    with pytest.raises(BotSpecError, match=re.escape(message)):
+        make_mcts(spec)
+    make_mcts("iterations=1000000,ms=3600000")  # the bounds themselves are accepted
 
 
 def test_search_shuffle_is_the_shuffle_of_random_draws() -> None:
