@@ -560,44 +560,73 @@ def check_rows(
     return rows
 
 
-def _number(value: object, what: str, where: str) -> float:
+#: The largest rating, and interval, a table may hold: far above any level (Elo differences
+#: of thousands are certain results), small enough that every target below it can be listed.
+MAX_RATING: Final = 10_000.0
+
+
+def _number(value: object, what: str, where: str, low: float = -math.inf, high: float = math.inf) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise LadderError(f"{where}: {what} must be a finite number, got {value!r}")
+    if not low <= value <= high:
+        raise LadderError(f"{where}: {what} must lie in [{low:g}, {high:g}], got {value!r}")
     return float(value)
 
 
+def _field(data: Mapping[str, Any], key: str, kind: type, where: str, default: object = ...) -> Any:
+    """``data[key]`` of JSON type ``kind`` (int: not a bool), else a :class:`LadderError`."""
+    if key not in data:
+        if default is ...:
+            raise LadderError(f"{where}: missing field {key!r}")
+        return default
+    value = data[key]
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise LadderError(f"{where}: {key!r} must be {_KINDS[kind]}, not {value!r}")
+    return value
+
+
+_KINDS: Final = {int: "an integer", str: "a string", bool: "true or false", list: "a list"}
+
+
 def parse_table(data: object, where: str) -> RatingTable:
-    """A rating table from its JSON data (:class:`LadderError` naming ``where`` otherwise)."""
+    """A rating table from its JSON data (:class:`LadderError` naming ``where`` and the field
+    otherwise: every field of its type, nothing coerced)."""
     if not isinstance(data, Mapping) or data.get("format") != TABLE_FORMAT:
         raise LadderError(f"{where}: not a rating table (format {TABLE_FORMAT!r})")
-    try:
-        bots = []
-        for i, b in enumerate(data["bots"]):
-            bots.append(
-                RatedBot(
-                    name=str(b["name"]),
-                    spec=str(b["spec"]),
-                    rating=_number(b["rating"], f"bots[{i}].rating", where),
-                    ci95=_number(b["ci95"], f"bots[{i}].ci95", where),
-                    games=_number(b.get("games", 0), f"bots[{i}].games", where),
-                )
+    bots = []
+    for i, b in enumerate(_field(data, "bots", list, where)):
+        at = f"{where}: bots[{i}]"
+        if not isinstance(b, Mapping):
+            raise LadderError(f"{at} must be an object")
+        spec = _field(b, "spec", str, at)
+        _params(spec)  # an unknown parameter or bad value names the level
+        if spec != ZERO and _params(spec) is None and spec != "greedy":
+            raise LadderError(f"{at}: 'spec' {spec!r} is not random, greedy or an mcts level")
+        bots.append(
+            RatedBot(
+                name=_field(b, "name", str, at),
+                spec=spec,
+                rating=_number(b.get("rating"), f"bots[{i}].rating", where, -MAX_RATING, MAX_RATING),
+                ci95=_number(b.get("ci95"), f"bots[{i}].ci95", where, 0.0, MAX_RATING),
+                games=_number(b.get("games", 0), f"bots[{i}].games", where, 0.0),
             )
-        table = RatingTable(
-            game=str(data["game"]),
-            players=int(data["players"]),
-            bots=tuple(sorted(bots, key=lambda b: (b.rating, b.name))),
-            games_per_pair=int(data["games_per_pair"]),
-            seed=int(data["seed"]),
-            command=str(data["command"]),
-            provisional=bool(data["provisional"]),
-            note=str(data.get("note", "")),
-            check=_parse_check(data.get("check"), where),
-            teams=bool(data.get("teams", False)),
         )
-    except (KeyError, TypeError, ValueError) as exc:
-        if isinstance(exc, LadderError):
-            raise
-        raise LadderError(f"{where}: bad or missing field ({exc})") from exc
+    specs = [b.spec for b in bots]
+    twice = sorted({s for s in specs if specs.count(s) > 1})
+    if twice:
+        raise LadderError(f"{where}: {', '.join(twice)} rated more than once")
+    table = RatingTable(
+        game=_field(data, "game", str, where),
+        players=_field(data, "players", int, where),
+        bots=tuple(sorted(bots, key=lambda b: (b.rating, b.name))),
+        games_per_pair=_field(data, "games_per_pair", int, where),
+        seed=_field(data, "seed", int, where),
+        command=_field(data, "command", str, where),
+        provisional=_field(data, "provisional", bool, where),
+        note=_field(data, "note", str, where, ""),
+        check=_parse_check(data.get("check"), where),
+        teams=_field(data, "teams", bool, where, False),
+    )
     if table.players < 1 or table.games_per_pair < 1:
         raise LadderError(f"{where}: 'players' and 'games_per_pair' must be at least 1")
     zero = [b for b in table.bots if b.spec == ZERO]
@@ -611,13 +640,19 @@ def _parse_check(data: object, where: str) -> TableCheck | None:
         return None
     if not isinstance(data, Mapping):
         raise LadderError(f"{where}: check must be an object")
+    at = f"{where}: check"
+    scale = _field(data, "scale", str, at, "random")
+    if scale not in ("random", "anchors"):
+        raise LadderError(f"{at}: 'scale' must be random or anchors, not {scale!r}")
     check = TableCheck(
-        seed=int(data["seed"]),
-        targets=int(data["targets"]),
-        within=int(data["within"]),
-        mean_absolute_error=_number(data["mean_absolute_error"], "check.mean_absolute_error", where),
-        scale=str(data.get("scale", "random")),
+        seed=_field(data, "seed", int, at),
+        targets=_field(data, "targets", int, at),
+        within=_field(data, "within", int, at),
+        mean_absolute_error=_number(data.get("mean_absolute_error"), "check.mean_absolute_error", where, 0.0),
+        scale=scale,
     )
+    if not 0 <= check.within <= check.targets:
+        raise LadderError(f"{at}: 'within' must lie in 0..'targets'")
     if not check.passed:
         raise LadderError(
             f"{where}: its check failed ({check.summary()}): a table ships only with a passing check"

@@ -251,6 +251,7 @@ def run(args: argparse.Namespace) -> int:
     )
     from ai.ladder import (
         DEFAULT_ANCHORS,
+        ZERO,
         LadderError,
         Level,
         TargetRatingError,
@@ -316,6 +317,25 @@ def run(args: argparse.Namespace) -> int:
                         f"{table.max_target})"
                     )
                 checked = check_bots(table, targets)
+                held_specs = set(anchors) if args.check_scale == "anchors" else {ZERO}
+                trivial = {t: lv.spec for t, lv in checked.items() if lv.spec in held_specs}
+                if trivial:  # a bot the check holds at the table's rating measures nothing
+                    t, spec = next(iter(trivial.items()))
+                    raise ArenaError(
+                        f"--check: target {t} plays {spec}, which the check holds at the table's "
+                        f"rating (--check-scale {args.check_scale}): it measures nothing; leave it "
+                        "out of --targets"
+                    )
+                if args.ship and args.seed == table.seed:
+                    raise ArenaError(
+                        f"--check --ship: the check plays the table's own seed ({table.seed}); "
+                        "measure it on another --seed"
+                    )
+                if args.ship and args.games < table.games_per_pair:
+                    raise ArenaError(
+                        f"--check --ship: {args.games} games per pair checks a table measured at "
+                        f"{table.games_per_pair}; a check that ships plays at least as many"
+                    )
                 candidates = [level.spec for level in checked.values()]
                 if args.design == "nearest":  # each bot's anchors nearest its target
                     predicted = held_anchors(table, anchors)

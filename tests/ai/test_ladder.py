@@ -234,6 +234,16 @@ def test_malformed_tables_are_refused(tmp_path: Path) -> None:
         {**good, "bots": [{**b, "rating": "x"} for b in good["bots"]]},
         {k: v for k, v in good.items() if k != "seed"},
         {**good, "players": 0},
+        {**good, "players": 2.7},
+        {**good, "players": True},
+        {**good, "provisional": "false"},
+        {**good, "teams": "no"},
+        {**good, "seed": "1"},
+        {**good, "bots": [{**b, "rating": 1e300} for b in good["bots"]]},
+        {**good, "bots": [{**b, "ci95": -1} for b in good["bots"]]},
+        {**good, "bots": [{**b, "spec": 5} for b in good["bots"]]},
+        {**good, "bots": [*good["bots"], good["bots"][0]]},
+        {**good, "bots": [*good["bots"], {**good["bots"][0], "spec": "zzz"}]},
     ):
         path = tmp_path / "t.json"
         path.write_text(json.dumps(bad))

@@ -363,7 +363,8 @@ def test_a_team_ladder_plays_each_pair_as_two_teams_and_ships_a_team_table(
     # Its check plays team games; a free-for-all table is not checked in team games.
     check = tmp_path / "check.json"
     base = ["arena", "--ladder", "--game", "osirium", "--no-progress", "--anchors", "random;greedy",
-            "--games-per-pair", "2", "--seed", "2", "--targets", "1"]  # fmt: skip
+            "--games-per-pair", "2", "--seed", "2", "--targets", str(read_table(shipped).max_target),
+            ]  # fmt: skip
     assert main([*base, "--check", str(shipped), "--json", str(check)]) == 0
     assert json.loads(check.read_text())["teams"] is True
     free = tmp_path / "free.json"
@@ -475,3 +476,26 @@ def test_a_check_of_a_table_without_targets_is_refused(
     err = capsys.readouterr().err
     assert code == 2 and f"--check {path}: the table has no target ratings to check (its top is 0)" in err
     assert "pairing(s)" not in err  # no ladder was played in its place
+
+
+def test_a_check_that_would_measure_nothing_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    """A target played by a bot the check holds (random; an anchor under the anchors scale)
+    is exact by construction; a check that ships plays another seed, at the table's size."""
+    table = Path(__file__).resolve().parents[2] / "ai" / "ladders" / "aton-2p.json"
+    data = json.loads(table.read_text())
+    base = ["arena", "--ladder", "--check", str(table), "--no-progress", "--games", "2"]
+    easy = next(b["rating"] for b in data["bots"] if b["spec"] == "mcts:easy,ms=none")
+    cases = [
+        (["--targets", "0", "--seed", "5"], "target 0 plays random, which the check holds"),
+        (["--targets", "500", "--seed", str(data["seed"]), "--ship"], "the check plays the table's own seed"),
+        (
+            ["--targets", "500", "--seed", "5", "--ship"],
+            f"checks a table measured at {data['games_per_pair']}",
+        ),
+    ]
+    if easy == int(easy):  # a target exactly at an anchor's rating plays that anchor
+        cases.append((["--targets", str(int(easy)), "--seed", "5"], "which the check holds"))
+    for extra, message in cases:
+        assert main([*base, *extra]) == 2, extra
+        err = capsys.readouterr().err
+        assert message in err and "pairing(s)" not in err, (extra, err)
