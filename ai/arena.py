@@ -698,6 +698,15 @@ def _record_from_json(g: object, n: int) -> GameRecord:
     actions = items("actions", [])
     if any(isinstance(a, bool) or not isinstance(a, int) for a in actions):
         raise bad("actions", "must be a list of action ids")
+    returns = tuple(number(r, "returns", -1.0) for r in per_seat("returns"))
+    if any(r > 1 for r in returns):
+        raise bad("returns", f"must lie in [-1, 1], not {list(returns)}")
+    top = max(returns)
+    if (
+        winners
+        and any(returns[i] != top or i not in winners for i in range(k) if returns[i] == top or i in winners)
+    ) or (not winners and len(set(returns)) > 1):
+        raise bad("winners", f"{winners} disagree with 'returns' {list(returns)}")
     reason = g.get("reason")
     if not isinstance(reason, str):
         raise bad("reason", f"must be a string, not {reason!r}")
@@ -709,7 +718,7 @@ def _record_from_json(g: object, n: int) -> GameRecord:
         deal_seed=integer("deal_seed", None),
         bot_seed=integer("bot_seed", None),
         winners=tuple(winners),
-        returns=tuple(number(r, "returns") for r in per_seat("returns")),
+        returns=returns,
         scores=tuple(whole(x, "scores") for x in per_seat("scores")),
         reason=reason,
         plies=integer("plies"),

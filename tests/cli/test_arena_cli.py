@@ -180,6 +180,16 @@ def _bad_copy(path: Path, tmp_path: Path, change: Any) -> Path:
             "game 1: 'returns' must hold finite numbers, not 'nan'",
         ),
         (lambda d: d["games"][0].update(index=0.7), "game 0: 'index' must be an integer >= 0, not 0.7"),
+        (lambda d: d["games"][0].update(returns=[5.0, -7.0]), "'returns' must hold numbers >= -1, not -7.0"),
+        (
+            lambda d: d["games"][0].update(returns=[5.0, -1.0]),
+            "'returns' must lie in [-1, 1], not [5.0, -1.0]",
+        ),
+        (
+            lambda d: d["games"][0].update(winners=[0], returns=[-1.0, 1.0]),
+            "[0] disagree with 'returns' [-1.0, 1.0]",
+        ),
+        (lambda d: d["games"][0].update(winners=[], returns=[-1.0, 1.0]), "[] disagree with 'returns'"),
         (
             lambda d: d["games"][0].update(think_seconds=[]),
             "'think_seconds' must have one entry per seat (2), not 0",
