@@ -76,13 +76,22 @@ def load_record(path: str, index: int) -> tuple[State, list[int], list[str], int
         raise RecordError(
             f"{path} is not a game record (heka play --save) or an arena file (heka arena --json)"
         )
+
+    def integer(value: object, field: str) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise RecordError(f"{path}: {field!r} must be an integer, not {value!r}")
+        return value
+
     try:
         game = get_game(str(data["game"]))
-        players = int(data.get("players") or game.descriptor.min_players)
-        options = dict(data.get("options") or {})
+        players = data.get("players")
+        players = game.descriptor.min_players if players is None else integer(players, "players")
+        options = data.get("options", {})
+        if not isinstance(options, dict):
+            raise RecordError(f"{path}: 'options' must be an object, not {options!r}")
         if data.get("record") == PLAY_RECORD:
             seed, actions, names, person = (
-                int(data["seed"]),
+                integer(data.get("seed"), "seed"),
                 data["actions"],
                 data["seats"],
                 data.get("person"),
@@ -96,7 +105,12 @@ def load_record(path: str, index: int) -> tuple[State, list[int], list[str], int
                 raise RecordError(
                     f"game {index} of {path} has no actions: arena files record them from this release on"
                 )
-            seed, actions, names, person = int(g["deal_seed"]), g["actions"], g["seats"], None
+            seed, actions, names, person = (
+                integer(g.get("deal_seed"), "deal_seed"),
+                g["actions"],
+                g["seats"],
+                None,
+            )
         else:
             raise RecordError(f"{path} is neither a game record nor an arena file")
         start = game.new_initial_state(players, seed, options)

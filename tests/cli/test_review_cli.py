@@ -128,6 +128,10 @@ def test_bad_records_and_settings_exit_2_with_a_message(
         ("text", {"actions": "123"}, "'actions' must be a list of action ids"),
         ("empty", {"actions": []}, "the game has no moves to review"),
         ("names", {"seats": ["you"]}, "'seats' must name each of the 2 seats"),
+        ("seed", {"seed": 3.9}, "'seed' must be an integer, not 3.9"),
+        ("seedtext", {"seed": "3"}, "'seed' must be an integer, not '3'"),
+        ("players", {"players": "2"}, "'players' must be an integer, not '2'"),
+        ("options", {"options": []}, "'options' must be an object, not []"),
     ]:
         changed = tmp_path / f"{name}.json"
         changed.write_text(json.dumps({**record, **change}))
