@@ -276,11 +276,31 @@ def load_samples(path: Path, config: TrainConfig) -> Dataset:
             f"{k} {len(v) if isinstance(v, list) else type(v).__name__}" for k, v in rows.items()
         )
         raise ValueError(f"{path}: not a samples file (one entry per sample in each list: {sizes})")
-    widths = {len(r) if isinstance(r, list) else -1 for r in data.features}
-    numbers = (*data.labels, *data.heuristic, *data.search, *(x for r in data.features for x in r))
-    if len(widths) > 1 or -1 in widths or not all(isinstance(x, int | float) for x in numbers):
-        raise ValueError(f"{path}: not a samples file (features, labels and values must be numbers)")
+    for name, table in (("features", data.features), ("tables", data.tables)):
+        if not isinstance(table, list) or (name == "tables" and table and len(table) != len(data.labels)):
+            raise ValueError(f"{path}: not a samples file ('{name}' must be one row per sample)")
+        widths = {len(r) if isinstance(r, list) else -1 for r in table}
+        if len(widths) > 1 or -1 in widths:
+            raise ValueError(f"{path}: not a samples file ('{name}' rows must be lists of one length)")
+        if not all(_finite(x) for r in table for x in r):
+            raise ValueError(f"{path}: not a samples file ('{name}' must hold finite numbers)")
+    for name, values, searched in (("labels", data.labels, False), ("search", data.search, True)):
+        for i, x in enumerate(values):
+            if not (_finite(x) and 0 <= x <= 1) and not (
+                searched and isinstance(x, float) and math.isnan(x)
+            ):  # NaN: not searched
+                raise ValueError(
+                    f"{path}: not a samples file ('{name}' must lie in [0, 1], got {x!r} at {i})"
+                )
+    if not all(_finite(x) for x in data.heuristic):
+        raise ValueError(f"{path}: not a samples file ('heuristic' must hold finite numbers)")
+    if not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in data.games):
+        raise ValueError(f"{path}: not a samples file ('games' must hold game numbers)")
     return data
+
+
+def _finite(x: object) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
 
 
 # ---------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import json
 import math
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -411,10 +412,20 @@ def test_training_a_network_on_searched_labels(tmp_path: Path) -> None:
         ValueError, match=r"cut\.json\.gz: not a samples file \(one entry per sample .*labels 3"
     ):
         train(config, samples=cut)
-    body["labels"] = ["x"] * len(body["features"])
-    cut.write_bytes(gzip.compress(json.dumps(body).encode()))
-    with pytest.raises(ValueError, match="must be numbers"):
-        train(config, samples=cut)
+    n = len(body["features"])
+    for field, values, message in [
+        ("labels", ["x"] * n, "'labels' must lie in [0, 1], got 'x' at 0"),
+        ("labels", [math.nan] * n, "'labels' must lie in [0, 1], got nan at 0"),
+        ("labels", [2.0] * n, "'labels' must lie in [0, 1], got 2.0 at 0"),
+        ("search", [1.5] * n, "'search' must lie in [0, 1], got 1.5"),
+        ("features", [[math.inf]] * n, "'features' must hold finite numbers"),
+        ("tables", [[0.0]] * (n - 1), "'tables' must be one row per sample"),
+        ("games", [-1] * n, "'games' must hold game numbers"),
+    ]:
+        bad = {**json.loads(gzip.decompress(samples.read_bytes())), field: values}
+        cut.write_bytes(gzip.compress(json.dumps(bad).encode()))
+        with pytest.raises(ValueError, match=re.escape(message)):
+            train(config, samples=cut)
 
 
 @pytest.mark.parametrize("l2", [-1.0, math.nan, math.inf])
