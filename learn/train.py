@@ -521,9 +521,7 @@ def train(
     if not (math.isfinite(config.l2) and config.l2 >= 0):
         raise ValueError(f"--l2 must be a finite number >= 0, not {config.l2:g}")
     game = get_game(config.game)
-    d = game.descriptor
-    if not d.min_players <= config.players <= d.max_players:
-        raise ValueError(f"{config.game} is played by {d.min_players} to {d.max_players} players")
+    game.new_initial_state(config.players, 0, {})  # EngineError (a ValueError) names the counts
     if config.model not in MODEL_KINDS:
         raise ValueError(f"--model must be one of {', '.join(MODEL_KINDS)}")
     if config.inputs not in INPUTS:

@@ -292,6 +292,11 @@ def run(args: argparse.Namespace) -> int:
             raise ArenaError("--ship writes the shipped table: no --ratings")
         if args.design != "fixed" and not args.ladder:
             raise ArenaError("--design goes with --ladder")
+        for flag, value in (("--ratings", args.ratings), ("--anchors", args.anchors)):
+            if value is not None and not args.ladder:
+                raise ArenaError(f"{flag} goes with --ladder")
+        if args.ratings and args.check:
+            raise ArenaError("--ratings goes with a ladder; a check writes its table with --ship only")
         if args.ladder:
             if args.lineup != "round-robin":
                 raise ArenaError("--ladder has its own lineup (no --lineup)")

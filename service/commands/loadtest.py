@@ -25,6 +25,8 @@ import re
 import sys
 from typing import Any
 
+from service.commands.files import nonempty
+
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?)\s*(ms|s|m|h)?\s*$")
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
 
@@ -51,7 +53,9 @@ def register(sub: Any) -> None:
         "complete games against bots; bot = BotMove only at one difficulty; cheap = cheap calls "
         "only (no search).",
     )
-    p.add_argument("--target", default="127.0.0.1:50051", help="server address (default: 127.0.0.1:50051)")
+    p.add_argument(
+        "--target", type=nonempty, default="127.0.0.1:50051", help="server address (default: 127.0.0.1:50051)"
+    )
     p.add_argument("--scenario", choices=("play", "bot", "cheap"), default="cheap", help="default: cheap")
     load = p.add_mutually_exclusive_group()
     load.add_argument("--rate", type=float, help="open loop: start this many tasks per second")
@@ -125,6 +129,8 @@ def _check_flags(args: argparse.Namespace) -> None:
 
     from engine import get_game
 
+    if args.end_grace is not None and args.rate is None:
+        raise ValueError("--end-grace goes with --rate (an open loop)")
     if args.rate is not None and not (math.isfinite(args.rate) and args.rate > 0):
         raise ValueError(f"--rate must be a number of tasks per second above 0, not {args.rate:g}")
     for flag, value, low in (
@@ -138,11 +144,12 @@ def _check_flags(args: argparse.Namespace) -> None:
         if value is not None and value < low:
             raise ValueError(f"{flag} must be at least {low}, not {value}")
     for name in args.game or ("aton",):
-        d = get_game(name).descriptor  # EngineError (a ValueError): unknown game, names the known
-        if args.players and not d.min_players <= args.players <= d.max_players:
-            raise ValueError(
-                f"--players {args.players}: {name} is played by {d.min_players} to {d.max_players} players"
-            )
+        game = get_game(name)  # EngineError (a ValueError): an unknown game, naming the known
+        if args.players:
+            try:
+                game.new_initial_state(args.players, 0, {})
+            except ValueError as exc:
+                raise ValueError(f"--players {args.players}: {exc}") from None
 
 
 def run(args: argparse.Namespace) -> int:

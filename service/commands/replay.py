@@ -91,7 +91,8 @@ def run(args: argparse.Namespace) -> int:
         print(state.to_text(), file=out)
     for step, text in enumerate(actions, 1):
         try:
-            action = int(text) if text.lstrip("-").isdigit() else game.string_to_action(text)
+            number = text.lstrip("-")
+            action = int(text) if number.isascii() and number.isdigit() else game.string_to_action(text)
             seat = state.current_player()
             events = state.apply_action(action)
         except EngineError as exc:

@@ -245,6 +245,8 @@ def test_inputs_and_outputs_are_checked_before_any_game(
         (["--resume", str(binary)], f"--resume {binary}: not a text (UTF-8) file"),
         (["--resume", str(folder)], f"--resume {folder}: is a folder, not a file"),
         (["--workers", "0"], "--workers must be at least 1, not 0"),
+        (["--ratings", "r.json"], "--ratings goes with --ladder"),
+        (["--anchors", "random;greedy"], "--anchors goes with --ladder"),
         (["--games", "1000000000000"], "a run plays at most 1,000,000"),
     ]  # fmt: skip
     for extra, message in cases:

@@ -372,8 +372,9 @@ def test_an_open_loop_run_abandons_the_tasks_still_backing_off_at_its_end():
         (["--concurrency", "0"], "--concurrency must be at least 1, not 0"),
         (["--rate", "nan"], "--rate must be a number of tasks per second above 0, not nan"),
         (["--game", "nosuch"], "unknown game 'nosuch'"),
-        (["--players", "9"], "--players 9: aton is played by 2 to 2 players"),
-        (["--game", "osirium", "--players", "5"], "--players 5: osirium is played by 2 to 4 players"),
+        (["--end-grace", "1s"], "--end-grace goes with --rate"),
+        (["--players", "9"], "--players 9: aton is played by 2 players, not 9"),
+        (["--game", "osirium", "--players", "5"], "--players 5: osirium is played by 2 to 4 players, not 5"),
     ],
 )
 def test_a_bad_flag_is_named_before_any_connection(args, message, capsys):
