@@ -65,7 +65,14 @@ def split_bot_specs(text: str) -> list[str]:
                 current.append(item)
         if current:
             out.append(",".join(current))
-    return out
+    return [_lower_kind(spec) for spec in out]
+
+
+def _lower_kind(spec: str) -> str:
+    """A spec with its kind in lower case, as :func:`make_bot` reads it (``Random`` is
+    ``random``: one bot, one name in an arena's table)."""
+    kind, sep, rest = spec.partition(":")
+    return kind.lower() + sep + rest
 
 
 def make_bot(spec: str) -> Bot:
@@ -81,6 +88,10 @@ def make_bot(spec: str) -> Bot:
     if kind == "checkout":  # checkout:<path>:<spec>: decided by another checkout (ai/purebuild.py)
         return checkout_bot(params, make_bot)
     factory = _FACTORIES.get(kind)
+    if factory is None and not params and kind.partition(",")[0] in bot_kinds():
+        raise BotSpecError(
+            f"{spec.strip()!r}: parameters follow the kind after ':' (the {kind.partition(',')[0]} bot)"
+        )
     if factory is None:
         raise BotSpecError(f"unknown bot kind {kind!r} (known: {', '.join(bot_kinds())})")
     return factory(params)

@@ -511,3 +511,14 @@ def test_a_check_that_would_measure_nothing_is_refused(capsys: pytest.CaptureFix
         assert main([*base, *extra]) == 2, extra
         err = capsys.readouterr().err
         assert message in err and "pairing(s)" not in err, (extra, err)
+
+
+def test_a_spec_is_one_bot_whatever_the_case_of_its_kind(capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["arena", "--game", "aton", "--games", "2", "--no-progress"]
+    assert main([*base, "--bots", "Random,greedy"]) == 0
+    out = capsys.readouterr().out
+    assert "random = 0" in out and "Random" not in out
+    assert main([*base, "--bots", "RANDOM,random,greedy"]) == 2
+    assert "bot specs must be distinct, got random, random, greedy" in capsys.readouterr().err
+    assert main([*base, "--bots", "random,ms=none;greedy"]) == 2
+    assert "parameters follow the kind after ':' (the random bot)" in capsys.readouterr().err
