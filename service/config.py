@@ -179,7 +179,9 @@ class Config:
         1,
         "Most root-parallel processes one BotMove may ask for (BotSettings.workers).",
     )
-    max_iterations: int = _setting("HEKA_MAX_ITERATIONS", 200_000, "Cap on a search's iterations.")
+    max_iterations: int = _setting(
+        "HEKA_MAX_ITERATIONS", 200_000, "Cap on a search's iterations (at most 1,000,000)."
+    )
     max_milliseconds: float = _setting(
         "HEKA_MAX_MILLISECONDS",
         30000.0,
@@ -369,6 +371,12 @@ class Config:
         ):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}")
+        from ai.mcts_params import MAX_ITERATIONS
+
+        if self.max_iterations > MAX_ITERATIONS:  # a search holds its tables for its whole budget
+            raise ConfigError(
+                f"max_iterations must be at most {MAX_ITERATIONS:,}, got {self.max_iterations:,}"
+            )
         for name in (
             "search_workers",
             "max_concurrent_searches",

@@ -49,6 +49,7 @@ def test_config_from_env_and_flags() -> None:
         {"HEKA_ENCRYPT_STATE": "false"},  # retired: asked for readable tokens
         {"HEKA_MAX_ADVANCE_SECONDS": "0"},
         {"HEKA_MAX_ITERATIONS": "0"},
+        {"HEKA_MAX_ITERATIONS": "1000001"},  # beyond what a search may hold (ai.mcts_params)
         {"HEKA_LOG_LEVEL": "LOUD"},
     ],
 )

@@ -454,7 +454,7 @@ def one_slot(start_server: Any) -> ServerProcess:
     """One search worker and slot, no queue, one review at a time, long searches allowed."""
     return start_server(
         "--search-workers", "1", "--max-concurrent-searches", "1", "--max-queue-wait-seconds", "0",
-        "--max-concurrent-reviews", "1", "--max-iterations", "3000000", HEKA_STATE_KEYS=KEY1,
+        "--max-concurrent-reviews", "1", "--max-iterations", "1000000", HEKA_STATE_KEYS=KEY1,
     )  # fmt: skip
 
 
@@ -465,7 +465,7 @@ def test_cancelling_a_review_stops_its_searches(one_slot: ServerProcess) -> None
     stub = one_slot.stub
     token, actions = recorded(stub, "osirium", 2, seed=5, limit=30)
     call = stub.ReviewGame(
-        request(state=token, actions=actions, seat=0, viewer=0, iterations=3_000_000),
+        request(state=token, actions=actions, seat=0, viewer=0, iterations=1_000_000),
         timeout=300,
     )
     first = next(call)
@@ -508,7 +508,7 @@ def test_reviews_past_the_process_limit_are_refused_with_a_retry_hint(one_slot: 
     )
     token, actions = recorded(stub, "osirium", 2, seed=8, limit=30)
     long = stub.ReviewGame(
-        request(state=token, actions=actions, seat=0, viewer=0, iterations=3_000_000),
+        request(state=token, actions=actions, seat=0, viewer=0, iterations=1_000_000),
         timeout=300,
     )
     assert next(long).WhichOneof("item") == "header"
