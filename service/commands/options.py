@@ -14,11 +14,23 @@ def parse_option_pairs(pairs: Iterable[str]) -> list[tuple[str, Any]]:
         name, sep, value = pair.partition("=")
         if not sep or not name.strip():
             raise ValueError(f"--option needs NAME=VALUE, got {pair!r}")
+        if name.strip() in {n for n, _ in out}:
+            raise ValueError(f"--option {name.strip()} given twice")
         low = value.strip().lower()
         parsed: Any = value.strip()
         if low in ("true", "false"):
             parsed = low == "true"
-        elif low.lstrip("-").isdigit():
+        elif low.lstrip("-").isascii() and low.lstrip("-").isdigit():
             parsed = int(low)
         out.append((name.strip(), parsed))
     return out
+
+
+def with_teams(options: dict[str, Any], teams: bool) -> dict[str, Any]:
+    """``options`` with ``--teams`` added (``teams=True``); :class:`ValueError` where an
+    ``--option teams=...`` says otherwise."""
+    if teams:
+        if options.get("teams", True) is not True:
+            raise ValueError(f"--teams and --option teams={options['teams']} disagree")
+        options["teams"] = True
+    return options

@@ -56,15 +56,13 @@ class RenderError(ValueError):
 
 def _options(pairs: list[str], teams: bool) -> dict[str, Any]:
     """``--option NAME=VALUE`` pairs (``true``/``false`` and integers typed) and ``--teams``."""
-    from service.commands.options import parse_option_pairs
+    from service.commands.options import parse_option_pairs, with_teams
 
     try:
         out: dict[str, Any] = dict(parse_option_pairs(pairs))
     except ValueError as exc:
         raise RenderError(str(exc)) from None
-    if teams:
-        out["teams"] = True
-    return out
+    return with_teams(out, teams)
 
 
 def _read_state(text: str, keys_file: str) -> tuple[Any, str]:

@@ -31,12 +31,10 @@ def register(sub: Any) -> None:
 
 
 def parse_options(pairs: list[str], teams: bool) -> dict[str, Any]:
-    from service.commands.options import parse_option_pairs
+    from service.commands.options import parse_option_pairs, with_teams
 
     out: dict[str, Any] = dict(parse_option_pairs(pairs))  # ValueError: the caller says it, exit 2
-    if teams:
-        out["teams"] = True
-    return out
+    return with_teams(out, teams)
 
 
 class Progress:

@@ -42,3 +42,8 @@ def test_simulate_rejects_bad_input(capsys: pytest.CaptureFixture[str]) -> None:
     assert "players" in capsys.readouterr().err
     assert main(["simulate", "--game", "aton", "--option", "x"]) == 2
     assert "heka simulate: --option needs NAME=VALUE" in capsys.readouterr().err
+    args = ["simulate", "--game", "osirium", "--players", "4", "--games", "1"]
+    assert main([*args, "--option", "teams=false", "--teams"]) == 2
+    assert "--teams and --option teams=False disagree" in capsys.readouterr().err
+    assert main([*args, "--option", "teams=true", "--option", "teams=false"]) == 2
+    assert "--option teams given twice" in capsys.readouterr().err
