@@ -75,6 +75,23 @@ def _lower_kind(spec: str) -> str:
     return kind.lower() + sep + rest
 
 
+def same_bot(spec: str) -> tuple[str, ...]:
+    """What makes a spec's bot: two specs with the same key play the same way
+    (``random`` and ``random:``; ``mcts:iterations=5,ms=none`` and ``mcts:ms=none,it=5``)."""
+    from ai.mcts_params import parse_params
+
+    kind, _, params = spec.strip().partition(":")
+    kind = kind.strip().lower()
+    if kind in ("random", "greedy") and not params.strip():
+        return (kind,)
+    if kind == "mcts":
+        try:
+            return (kind, repr(parse_params(params)[1]))
+        except ValueError:  # BotSpecError: make_bot says it
+            pass
+    return (spec.strip(),)
+
+
 def make_bot(spec: str) -> Bot:
     """Build a bot from its spec: ``kind`` or ``kind:params``."""
     kind, _, params = spec.strip().partition(":")

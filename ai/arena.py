@@ -84,7 +84,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, wait
 from typing import Any
 
-from ai.api import make_bot
+from ai.api import make_bot, same_bot
 from ai.procpool import RemoteTraceback, WorkerDied, WorkerPool
 from ai.ratings import PairResult, Rate, Rating, fit_elo, rate
 from engine.core import Game, Outcome
@@ -252,10 +252,17 @@ def make_pairings(
         raise ArenaError("an arena needs at least two different bot specs")
     if len(set(bots)) != len(bots):
         raise ArenaError(f"bot specs must be distinct, got {', '.join(bots)}")
+    seen: dict[tuple[str, ...], str] = {}
+    for b in bots:
+        other = seen.setdefault(same_bot(b), b)
+        if other != b:
+            raise ArenaError(f"bot specs must be distinct: {b!r} is the same bot as {other!r}")
     if players < 2:
         raise ArenaError("an arena needs games of at least two players")
     if teams and players != 4:
         raise ArenaError("teams are played by 4 players (seats 0 and 2 against 1 and 3)")
+    if teams and lineup == "one-vs-rest":
+        raise ArenaError("the one-vs-rest lineup seats one bot among others: not in team games")
     pairs: list[tuple[str, str]]
     if lineup == "ladder":
         if len(anchors) < 1 or any(a not in bots for a in anchors):

@@ -274,6 +274,8 @@ def run(args: argparse.Namespace) -> int:
     predicted: dict[str, float] | None = None
     try:
         options = _parse_options(args.option)
+        if any(name == "teams" for name, _ in options):
+            raise ArenaError("--option teams: give --teams, which also scores the games by team")
         if (args.check or args.targets) and not args.ladder:
             raise ArenaError("--check and --targets go with --ladder")
         if args.targets and not args.check:

@@ -522,3 +522,27 @@ def test_a_spec_is_one_bot_whatever_the_case_of_its_kind(capsys: pytest.CaptureF
     assert "bot specs must be distinct, got random, random, greedy" in capsys.readouterr().err
     assert main([*base, "--bots", "random,ms=none;greedy"]) == 2
     assert "parameters follow the kind after ':' (the random bot)" in capsys.readouterr().err
+
+
+def test_team_games_are_asked_for_with_teams_only(capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["arena", "--game", "osirium", "--players", "4", "--bots", "random,greedy", "--games", "2"]
+    for extra, message in [
+        (["--option", "teams=true"], "--option teams: give --teams"),
+        (["--teams", "--option", "teams=0"], "--option teams: give --teams"),
+        (["--teams", "--lineup", "one-vs-rest"], "the one-vs-rest lineup seats one bot among others"),
+    ]:
+        assert main([*base, "--no-progress", *extra]) == 2, extra
+        assert message in capsys.readouterr().err, extra
+
+
+@pytest.mark.parametrize(
+    "bots",
+    [
+        "random;random:",
+        "mcts:iterations=5,ms=none;mcts:ms=none,it=5",
+        "mcts:medium;mcts:iterations=1000,ms=2000",
+    ],
+)
+def test_two_specs_of_one_bot_are_refused(bots: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["arena", "--game", "aton", "--bots", bots, "--games", "2", "--no-progress"]) == 2
+    assert "is the same bot as" in capsys.readouterr().err
