@@ -354,6 +354,17 @@ class Config:
         return max(self.max_milliseconds / 1000.0, self.max_advance_seconds)
 
     def validate(self) -> Config:
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ConfigError(f"{f.name} must be a finite number, got {value}")
+        for name, most in _UPPER_BOUNDS.items():
+            if getattr(self, name) > most:
+                raise ConfigError(f"{name} must be at most {most:,}, got {getattr(self, name):,}")
+        if not 0 <= self.worker_nice <= 19:
+            raise ConfigError(f"worker_nice must be in 0..19, got {self.worker_nice}")
+        if self.metrics_port > 0 and self.metrics_port == self.port and self.metrics_bind_host == self.host:
+            raise ConfigError(f"--metrics-port {self.metrics_port} is the gRPC --port: give each its own")
         if not 0 <= self.port <= 65535:
             raise ConfigError(f"--port must be in 0..65535, got {self.port}")
         if not -1 <= self.metrics_port <= 65535:
@@ -413,6 +424,17 @@ class Config:
             raise ConfigError(f"unknown log level {self.log_level!r}")
         return self
 
+
+#: Upper bounds of settings whose larger values cannot work: gRPC's message sizes are 32-bit
+#: signed; processes and threads beyond these exhaust any machine heka is sized for.
+_UPPER_BOUNDS: dict[str, int] = {
+    "max_request_bytes": 2**31 - 1,
+    "max_message_bytes": 2**31 - 1,
+    "grpc_processes": 256,
+    "search_workers": 1024,
+    "max_workers_per_search": 256,
+    "grpc_threads": 4096,
+}
 
 _PARSERS: dict[str, Callable[[str], Any]] = {"str": str, "int": int, "float": float, "bool": _parse_bool}
 

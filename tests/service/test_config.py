@@ -50,6 +50,13 @@ def test_config_from_env_and_flags() -> None:
         {"HEKA_MAX_ADVANCE_SECONDS": "0"},
         {"HEKA_MAX_ITERATIONS": "0"},
         {"HEKA_MAX_ITERATIONS": "1000001"},  # beyond what a search may hold (ai.mcts_params)
+        {"HEKA_MAX_MILLISECONDS": "nan"},
+        {"HEKA_MAX_QUEUE_WAIT_SECONDS": "inf"},
+        {"HEKA_SHUTDOWN_DELAY_SECONDS": "inf"},
+        {"HEKA_MAX_REQUEST_BYTES": "99999999999"},
+        {"HEKA_GRPC_PROCESSES": "300"},
+        {"HEKA_WORKER_NICE": "50"},
+        {"HEKA_PORT": "56101", "HEKA_METRICS_PORT": "56101"},
         {"HEKA_LOG_LEVEL": "LOUD"},
     ],
 )
