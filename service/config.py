@@ -123,7 +123,8 @@ class Config:
     state_keys_file: str = _setting(
         "HEKA_STATE_KEYS_FILE",
         "",
-        "File holding the HEKA_STATE_KEYS value (e.g. a mounted Secret); used when HEKA_STATE_KEYS is empty.",
+        "File holding the HEKA_STATE_KEYS value (e.g. a mounted Secret), instead of "
+        "HEKA_STATE_KEYS (not both).",
         metavar="PATH",
     )
     insecure_plaintext_tokens: bool = _setting(

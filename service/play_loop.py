@@ -174,13 +174,17 @@ def _action_lines(legal: list[tuple[int, str]], width: int, *, full: bool = Fals
     ]
 
 
+#: The longest line read as a command (an action text is under a hundred characters).
+MAX_LINE = 4096
+
+
 def _choose(text: str, legal: list[tuple[int, str]], session: Session) -> tuple[int | None, str]:
     """The action the person meant, or ``None`` and why not."""
-    if text.isdigit():
-        n = int(text)
+    if text.isascii() and text.isdigit():
+        n = int(text) if len(text) <= 9 else 0
         if 1 <= n <= len(legal):
             return legal[n - 1][0], ""
-        return None, f"no action number {n}: choose 1 to {len(legal)}"
+        return None, f"no action number {_short(text)}: choose 1 to {len(legal)}"
     ids = {a for a, _ in legal}
     try:
         action = session.parse_action(text)
@@ -200,7 +204,12 @@ def _choose(text: str, legal: list[tuple[int, str]], session: Session) -> tuple[
         sample = "; ".join(t for _, t in matches[:5])
         more = "; ..." if len(matches) > 5 else ""
         return None, f"{text!r} matches {len(matches)} actions ({sample}{more})"
-    return None, f"unknown action {text!r} (type a number, an action text, or help)"
+    return None, f"unknown action {_short(text)!r} (type a number, an action text, or help)"
+
+
+def _short(text: str, most: int = 40) -> str:
+    """``text`` cut to ``most`` characters for a message."""
+    return text if len(text) <= most else text[: most - 1] + "…"
 
 
 def play_loop(session: Session, inp: TextIO, out: TextIO) -> int:
@@ -237,7 +246,15 @@ def play_loop(session: Session, inp: TextIO, out: TextIO) -> int:
             show_board = False
         out.write(f"seat {session.seat} [{session.decision()}, 1-{len(legal)}]> ")
         out.flush()
-        raw = inp.readline()
+        raw = inp.readline(MAX_LINE + 1)
+        if len(raw) > MAX_LINE and not raw.endswith("\n"):  # drop the rest of an endless line
+            while (more := inp.readline(MAX_LINE)) and not more.endswith("\n"):
+                pass
+            say(
+                f"a line of over {MAX_LINE:,} characters is no action "
+                "(type a number, an action text, or help)"
+            )
+            continue
         if raw == "":
             say("\nend of input: leaving the game")
             return 0

@@ -23,7 +23,7 @@ from concurrent import futures
 from typing import Any, TypeVar
 
 import engine
-from service.config import Config, prepare_metrics_dir
+from service.config import Config, ConfigError, prepare_metrics_dir
 from service.envelope import VERSION, KeyRing, parse_keys
 
 log = logging.getLogger("heka.server")
@@ -61,9 +61,17 @@ def setup_logging(level: str) -> None:
 
 def load_keys(config: Config) -> KeyRing:
     spec = config.state_keys
-    if not spec and config.state_keys_file:
-        with open(config.state_keys_file, encoding="utf-8") as fh:
-            spec = fh.read()
+    if spec.strip() and config.state_keys_file:
+        raise ConfigError("give HEKA_STATE_KEYS or HEKA_STATE_KEYS_FILE, not both")
+    if config.state_keys_file:
+        from service.commands.files import read_text
+
+        try:  # a key list is a line or a few: a larger file is not one
+            spec = read_text(config.state_keys_file, "HEKA_STATE_KEYS_FILE", limit=64 * 1024)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+        if not spec.strip():
+            raise ConfigError(f"HEKA_STATE_KEYS_FILE {config.state_keys_file} holds no keys")
     encrypt = not config.insecure_plaintext_tokens
     # The previous release opens envelope version 1 only (docs/operations.md, "Upgrades and rollbacks").
     version = 1 if config.previous_state_versions else VERSION

@@ -23,10 +23,19 @@ def nonempty(text: str) -> str:
     return text
 
 
-def read_text(path: str, what: str) -> str:
-    """The UTF-8 text of the file ``path`` (``what``: the option or argument naming it)."""
+#: The largest input file read whole (records, tables and resumed runs are a few MiB).
+MAX_READ_BYTES = 256 * 2**20
+
+
+def read_text(path: str, what: str, limit: int = MAX_READ_BYTES) -> str:
+    """The UTF-8 text of the file ``path`` (``what``: the option or argument naming it), of
+    at most ``limit`` bytes (``/dev/zero`` is refused, not read until memory runs out)."""
     try:
-        return Path(path).read_text(encoding="utf-8")
+        with open(path, "rb") as fh:
+            data = fh.read(limit + 1)
+        if len(data) > limit:
+            raise FileArgError(f"{what} {path}: larger than {limit:,} bytes")
+        return data.decode("utf-8")
     except IsADirectoryError:
         raise FileArgError(f"{what} {path}: is a folder, not a file") from None
     except OSError as exc:

@@ -92,7 +92,8 @@ def run(args: argparse.Namespace) -> int:
     for step, text in enumerate(actions, 1):
         try:
             number = text.lstrip("-")
-            action = int(text) if number.isascii() and number.isdigit() else game.string_to_action(text)
+            is_id = number.isascii() and number.isdigit() and len(number) <= 18
+            action = int(text) if is_id else game.string_to_action(text)
             seat = state.current_player()
             events = state.apply_action(action)
         except EngineError as exc:

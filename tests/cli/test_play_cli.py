@@ -270,3 +270,14 @@ def test_play_reads_bot_specs_with_settings_as_arena_does(
     assert "seat 1: mcts:iterations=5,ms=none, seat 2: random" in out
     code, _ = play(monkeypatch, capsys, ["--bots", "mcts:iterations=5,ms=none", "--seed", "2"], ["q"])
     assert code == 0
+
+
+def test_play_answers_huge_numbers_and_endless_lines_with_a_message(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = ["1" * 3000, "a" * 20000, "q"]
+    code, out = play(monkeypatch, capsys, ["--game", "aton", "--bots", "random", "--seed", "3"], lines)
+    assert code == 0
+    assert "no action number 111111111111111111111111111111111111111…: choose 1 to" in out
+    assert "a line of over 4,096 characters is no action" in out
+    assert len(out) < 20000  # no echo of the whole line

@@ -176,3 +176,26 @@ def test_auto_search_workers_follow_the_cgroup_limit(monkeypatch: pytest.MonkeyP
     assert cfg._cpus() == 2  # a 1.5-CPU pod on a 16-CPU node: 2 workers, not 16
     monkeypatch.setattr(cfg, "cgroup_cpu_limit", lambda: None)
     assert cfg._cpus() == 16
+
+
+def test_a_key_file_that_cannot_serve_is_refused_naming_it(tmp_path: Any) -> None:
+    import base64
+
+    from service.server import load_keys
+
+    key = "k1:" + base64.b64encode(bytes(range(32))).decode()
+    good, empty, binary = tmp_path / "good.key", tmp_path / "empty.key", tmp_path / "binary.key"
+    good.write_text(key + "\n")
+    empty.write_text("\n")
+    binary.write_bytes(b"\xbe\xef")
+    assert load_keys(cfg.load(None, {"HEKA_STATE_KEYS_FILE": str(good)})).keys
+    for env, message in [
+        ({"HEKA_STATE_KEYS_FILE": str(empty)}, "holds no keys"),
+        ({"HEKA_STATE_KEYS_FILE": str(binary)}, "not a text (UTF-8) file"),
+        ({"HEKA_STATE_KEYS_FILE": str(tmp_path / "missing.key")}, "cannot read it (No such file"),
+        ({"HEKA_STATE_KEYS_FILE": str(tmp_path)}, "is a folder"),
+        ({"HEKA_STATE_KEYS_FILE": "/dev/zero"}, "larger than 65,536 bytes"),
+        ({"HEKA_STATE_KEYS": key, "HEKA_STATE_KEYS_FILE": str(good)}, "not both"),
+    ]:
+        with pytest.raises(cfg.ConfigError, match=re.escape(message)):
+            load_keys(cfg.load(None, env))
