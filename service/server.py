@@ -411,7 +411,16 @@ def serve(config: Config) -> int:
     except ModelError as exc:
         log.error("cannot start: %s", exc, extra={"fields": {"event": "start_failed"}})
         return 2
-    metrics_dir, temporary = prepare_metrics_dir(config.metrics_dir)
+    try:
+        metrics_dir, temporary = prepare_metrics_dir(config.metrics_dir)
+    except OSError as exc:
+        log.error(
+            "cannot start: HEKA_METRICS_DIR %s: %s",
+            config.metrics_dir,
+            exc.strerror,
+            extra={"fields": {"event": "start_failed"}},
+        )
+        return 2
     try:
         if config.grpc_processes > 1:
             return _serve_processes(config, keys, metrics_dir)

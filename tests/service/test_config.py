@@ -148,6 +148,8 @@ def test_bad_config_exits_2() -> None:
     from service.cli import main
 
     assert main(["serve", "--port", "-5"]) == 2
+    # A metrics folder that is a file stops the start with a message, not a traceback.
+    assert main(["serve", "--port", "0", "--metrics-port", "-1", "--metrics-dir", __file__]) == 2
 
 
 @pytest.mark.parametrize(
