@@ -599,8 +599,8 @@ def parse_table(data: object, where: str) -> RatingTable:
         if not isinstance(b, Mapping):
             raise LadderError(f"{at} must be an object")
         spec = _field(b, "spec", str, at)
-        _params(spec)  # an unknown parameter or bad value names the level
-        if spec != ZERO and _params(spec) is None and spec != "greedy":
+        # An unknown parameter or bad value names the level; other kinds are no level.
+        if _params(spec) is None and spec not in (ZERO, "greedy"):
             raise LadderError(f"{at}: 'spec' {spec!r} is not random, greedy or an mcts level")
         bots.append(
             RatedBot(

@@ -266,26 +266,26 @@ def run(args: argparse.Namespace) -> int:
     try:
         if save:
             check_writable(save, "--save")
-        session = make_local_session(args)
+        table = make_local_session(args)
     except ValueError as exc:
         print(f"heka play: {exc}", file=sys.stderr)
         return 2
     saved = True
     try:
-        code = play_loop(session, sys.stdin, sys.stdout)
+        code = play_loop(table, sys.stdin, sys.stdout)
     finally:
         if save:
-            saved = write_record(session, save)
+            saved = write_record(table, save)
     return code if saved else 1
 
 
-def write_record(session: LocalSession, path: str) -> bool:
-    """Write ``session``'s record to ``path`` (``heka review`` reads it); False, said, when
+def write_record(table: LocalSession, path: str) -> bool:
+    """Write the game's record to ``path`` (``heka review`` reads it); False, said, when
     it cannot."""
     import json
 
     try:
-        write_text(path, json.dumps(session.record()) + "\n")
+        write_text(path, json.dumps(table.record()) + "\n")
     except OSError as exc:
         print(f"heka play: cannot write --save {path}: {exc.strerror}", file=sys.stderr)
         return False
