@@ -124,6 +124,34 @@ class Server:
         self._metrics_server: Any = None
 
     def start(self, *, announce: bool = True) -> None:
+        """Start the search workers, the metrics endpoint and gRPC; when any of them fails
+        (a port in use), what had started is stopped before the error propagates, so that
+        no worker outlives a failed start (nor finds its metrics directory gone)."""
+        try:
+            self._start(announce)
+        except BaseException:
+            self._release()
+            raise
+
+    def _release(self) -> None:
+        """Stop whatever a failed :meth:`start` had started, at once (nothing was served)."""
+        loop = getattr(self, "_loop", None)
+        if loop is not None:
+            if getattr(self, "server", None) is not None:
+                with contextlib.suppress(Exception):
+                    self._on_loop(self.server.stop(None))
+            loop.call_soon_threadsafe(loop.stop)
+            self._loop_thread.join(timeout=5)
+        executor = getattr(self, "_executor", None)
+        if executor is not None:
+            executor.shutdown(wait=False, cancel_futures=True)
+        if self._metrics_server is not None:
+            self._metrics_server.shutdown()
+        pool = getattr(self, "pool", None)
+        if pool is not None:
+            pool.shutdown(cancel=True)
+
+    def _start(self, announce: bool) -> None:
         cfg = self.config
         # 1. Worker processes, before any gRPC object.
         from service.workers import SearchPool

@@ -676,6 +676,7 @@ class SearchPool:
                 self._pool = self._new_pool()
                 old.shutdown(cancel=True)
 
-    def shutdown(self) -> None:
-        """Let running searches finish (up to 5 s, then terminate them); join the workers."""
-        self._pool.shutdown()
+    def shutdown(self, *, cancel: bool = False) -> None:
+        """Let running searches finish (up to 5 s, then terminate them); join the workers.
+        ``cancel``: terminate them at once (a start that failed)."""
+        self._pool.shutdown(cancel=cancel)

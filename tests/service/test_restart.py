@@ -219,3 +219,55 @@ def test_a_port_a_running_server_holds_is_refused(servers: list[ServerProcess], 
     with pytest.raises(ServerStartError, match="exited with 2"):
         servers.append(serve("--grpc-processes", str(processes), "--port", str(first.port)))
     wait_serving(first)  # the first server is unharmed
+
+
+_FAILED_START = """
+import json, os, socket, sys
+from service import config, server as srv
+
+busy = socket.socket()
+busy.bind(("127.0.0.1", 0))
+busy.listen()
+port = busy.getsockname()[1]
+cfg = config.load(environ={**os.environ, "HEKA_HOST": "127.0.0.1", "HEKA_SEARCH_WORKERS": "2"})
+metrics_dir, _ = config.prepare_metrics_dir("")
+server = srv.Server(cfg, srv.load_keys(cfg), metrics_dir, port=port)
+try:
+    server.start(announce=False)
+except OSError as exc:
+    error = str(exc)
+alive = []
+for pid in server.worker_pids:
+    try:
+        os.kill(pid, 0)
+        alive.append(pid)
+    except ProcessLookupError:
+        pass
+print(json.dumps({"error": error, "workers": server.worker_pids, "alive": alive}))
+"""
+
+
+def test_a_failed_start_leaves_no_search_worker_behind() -> None:
+    """A start that fails at the gRPC bind (the port in use) stops the search workers it had
+    started before the error propagates: none outlives the start, nor writes to a metrics
+    directory that the failing server then removes."""
+    import json
+    import subprocess
+    import sys
+
+    from service_helpers import ROOT
+
+    out = subprocess.run(
+        [sys.executable, "-c", _FAILED_START],
+        cwd=ROOT,
+        env={"PATH": "/usr/bin:/bin", "HEKA_STATE_KEYS": KEY1},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert "cannot bind gRPC port" in result["error"]
+    assert len(result["workers"]) == 2
+    assert result["alive"] == []
+    assert "Traceback" not in out.stderr
