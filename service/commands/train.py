@@ -48,7 +48,7 @@ def register(sub: Any) -> None:
         default="linear",
         help="linear: logistic regression (default); mlp: one hidden layer of --hidden tanh units",
     )
-    p.add_argument("--hidden", type=int, default=16, help="hidden units of an mlp model (default: 16)")
+    p.add_argument("--hidden", type=int, default=None, help="hidden units of an mlp model (default: 16)")
     p.add_argument(
         "--inputs",
         choices=("seat", "table"),
@@ -121,6 +121,11 @@ def run(args: argparse.Namespace) -> int:
     from service.commands.arena import ProgressBar
     from service.commands.files import FileArgError, check_writable, write_text
 
+    if args.hidden is not None and args.model != "mlp":
+        print(
+            "heka train: --hidden goes with --model mlp (a linear model has no hidden layer)", file=sys.stderr
+        )
+        return 2
     config = TrainConfig(
         game=args.game,
         players=args.players,
@@ -131,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
         l2=args.l2,
         holdout=args.holdout,
         model=args.model,
-        hidden=args.hidden,
+        hidden=16 if args.hidden is None else args.hidden,
         inputs=args.inputs,
         search_weight=args.search_weight,
     )

@@ -113,6 +113,17 @@ def test_a_shipped_table_with_a_failed_check_is_refused() -> None:
         ladder.parse_table(data, "aton-2p.json")
 
 
+def test_train_refuses_a_hidden_layer_for_a_linear_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("numpy", reason="heka train needs the train extra (numpy)")
+    monkeypatch.chdir(tmp_path)
+    assert main(["train", "--games", "2", "--hidden", "8", "--no-progress"]) == 2
+    assert "--hidden goes with --model mlp" in capsys.readouterr().err
+    assert main(["train", "--games", "2", "--model", "linear", "--hidden", "8", "--no-progress"]) == 2
+    assert files_under(tmp_path) == set()  # refused before any game is played
+
+
 def test_train_writes_under_the_results_folder_and_leaves_the_shipped_model(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
