@@ -35,7 +35,7 @@ def read_text(path: str, what: str, limit: int = MAX_READ_BYTES) -> str:
             data = fh.read(limit + 1)
         if len(data) > limit:
             raise FileArgError(f"{what} {path}: larger than {limit:,} bytes")
-        return data.decode("utf-8")
+        return data.decode("utf-8-sig")  # a byte-order mark (Windows editors) is not text
     except IsADirectoryError:
         raise FileArgError(f"{what} {path}: is a folder, not a file") from None
     except OSError as exc:

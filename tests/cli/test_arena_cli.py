@@ -147,6 +147,11 @@ def test_arena_resume_plays_only_the_missing_games(
     data = json.loads(path.read_text())
     assert data["games_played"] == 6 and [g["index"] for g in data["games"]] == list(range(6))
     assert data["games"][:4] == first["games"]  # kept as they were (times included)
+    # A copy saved by an editor that marks UTF-8 with a byte-order mark resumes the same.
+    marked = tmp_path / "marked.json"
+    marked.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    assert main([*base, "--games", "6", "--resume", str(marked)]) == 0
+    assert "resuming: 6 game(s) kept" in capsys.readouterr().err
     # A file of another arena is refused, and nothing is played.
     code = main([*base, "--games", "6", "--bots", "random,greedy", "--resume", str(path)])
     assert code == 2

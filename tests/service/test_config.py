@@ -191,6 +191,11 @@ def test_a_key_file_that_cannot_serve_is_refused_naming_it(tmp_path: Any) -> Non
     empty.write_text("\n")
     binary.write_bytes(b"\xbe\xef")
     assert load_keys(cfg.load(None, {"HEKA_STATE_KEYS_FILE": str(good)})).keys
+    # A byte-order mark (as Windows editors save UTF-8) is not part of the first key id.
+    marked = tmp_path / "marked.key"
+    marked.write_bytes(b"\xef\xbb\xbf" + key.encode() + b"\r\n")
+    ring = load_keys(cfg.load(None, {"HEKA_STATE_KEYS_FILE": str(marked)}))
+    assert ring.keys == load_keys(cfg.load(None, {"HEKA_STATE_KEYS_FILE": str(good)})).keys
     for env, message in [
         ({"HEKA_STATE_KEYS_FILE": str(empty)}, "holds no keys"),
         ({"HEKA_STATE_KEYS_FILE": str(binary)}, "not a text (UTF-8) file"),
