@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The Osirium 4-player rating measurements, in order, at the lowest priority, each resumed
+# from its JSON file: the free-for-all ladder (nearest design, 104 games per pair), its check
+# on seed 2, then the same two for team play (O9). Stop it at any time (kill it); run it again
+# to go on where each file stopped. Ship a table once its check passes: docs/ladder.md,
+# "Shipping a table".
+#
+#   bench/rating_runs.sh [TREE]
+#
+# TREE: the checkout whose compiled build plays the games (default: this one); a separate
+# worktree keeps the runs' code fixed while this one changes. The JSON files go to this
+# checkout's bench/results/partial/, the tables to heka-results/.
+set -uo pipefail
+here="$(cd "$(dirname "$0")/.." && pwd)"
+tree="$(cd "${1:-$here}" && pwd)"
+partial="$here/bench/results/partial"
+tables="$here/heka-results"
+mkdir -p "$partial" "$tables"
+echo 19 > /proc/self/autogroup 2>/dev/null || true # below the desktop's own processes too
+cd "$tree" || exit 2
+arena=(nice -n 19 "$tree/.venv/bin/python" -m service.cli arena --ladder --game osirium --players 4
+    --workers 2 --no-progress)
+
+run() { # FILE ARGS...: one run, resumed from FILE when it exists
+    local file=$1
+    shift
+    local resume=()
+    [ -f "$file" ] && resume=(--resume "$file")
+    echo "$(date -u +%FT%TZ) start $(basename "$file")"
+    PYTHONPATH="$tree" "${arena[@]}" "$@" --json "$file" "${resume[@]}"
+    local rc=$?
+    echo "$(date -u +%FT%TZ) end $(basename "$file"): exit $rc"
+    return $rc
+}
+
+ffa="$tables/ladder-osirium-4p.json"
+teams="$tables/ladder-osirium-4p-teams.json"
+run "$partial/ladder_osirium4_nearest.json" --design nearest --games-per-pair 104 --seed 1 \
+    --ratings "$ffa" || exit 1
+run "$partial/check_osirium4_104.json" --check "$ffa" --seed 2 --games-per-pair 104 || exit 1
+run "$partial/ladder_osirium4_teams_nearest.json" --teams --design nearest --games-per-pair 104 \
+    --seed 1 --ratings "$teams" || exit 1
+run "$partial/check_osirium4_teams_104.json" --teams --check "$teams" --seed 2 --games-per-pair 104
