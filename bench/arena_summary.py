@@ -50,7 +50,13 @@ def summary(path: str) -> str:
         workers=data["workers"],
         options=tuple(sorted(data["options"].items())),
     )
-    pairings = make_pairings(config.bots, data["players"], teams=config.teams, lineup=config.lineup)
+    pairings = make_pairings(
+        config.bots,
+        data["players"],
+        teams=config.teams,
+        lineup=config.lineup,
+        anchors=tuple(data.get("anchors") or ()),
+    )
     result = ArenaResult(
         config,
         data["players"],
