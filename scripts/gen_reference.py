@@ -517,7 +517,9 @@ def settings_page() -> str:
             "",
             "Every setting of `heka serve`: an environment variable, or the command-line flag that "
             "overrides it (`heka serve --help` lists the same). A bad value stops the server at start "
-            "with exit status 2 and a message naming the setting. How to size them: "
+            "with exit status 2 and a message naming the setting. A variable set to the empty string "
+            "(as a template may leave it) is unset, and its default applies; text settings take the "
+            "empty string as their value. How to size them: "
             "[Operations](../operations.md).",
             "",
             config.markdown_table(),

@@ -206,3 +206,17 @@ def test_a_key_file_that_cannot_serve_is_refused_naming_it(tmp_path: Any) -> Non
     ]:
         with pytest.raises(cfg.ConfigError, match=re.escape(message)):
             load_keys(cfg.load(None, env))
+
+
+def test_an_empty_variable_is_unset_and_its_default_applies() -> None:
+    """An empty value (a template's unset placeholder) means the default, for numbers and
+    switches; a text setting takes the empty string; a malformed number is refused."""
+    defaults = cfg.load(None, {})
+    empty = cfg.load(None, {"HEKA_PORT": "", "HEKA_ACCESS_LOG": " ", "HEKA_METRICS_HOST": ""})
+    assert (empty.port, empty.access_log, empty.metrics_host) == (
+        defaults.port,
+        defaults.access_log,
+        "",
+    )
+    with pytest.raises(cfg.ConfigError, match="HEKA_PORT='5o051'"):
+        cfg.load(None, {"HEKA_PORT": "5o051"})
