@@ -9,8 +9,10 @@ code). Command modules keep heavy imports (grpc, prometheus) inside ``run`` so t
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from service.commands import arena, loadtest, play, render, replay, review, serve, simulate, train
 
@@ -18,8 +20,26 @@ from service.commands import arena, loadtest, play, render, replay, review, serv
 COMMANDS = (serve, simulate, arena, play, review, train, loadtest, replay, render)
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, whose message for a flag given a value that begins with '-' says
+    how to write it (argparse reads ``--duration -5s`` as two flags)."""
+
+    #: The arguments being parsed (set by :func:`main`; subcommands' parsers share it).
+    argv: Sequence[str] = ()
+
+    def error(self, message: str) -> NoReturn:
+        match = re.fullmatch(r"argument (--[\w-]+)(?:/-\w)?: expected one argument", message)
+        if match:
+            flag = match.group(1)
+            given = list(Parser.argv)
+            after = [given[i + 1] for i, arg in enumerate(given[:-1]) if arg == flag]
+            if any(value.startswith("-") for value in after):
+                message += f" (a value that begins with '-' is written {flag}=VALUE)"
+        super().error(message)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="heka",
         description="heka: Aton and Osirium game engines, MCTS bots and a stateless gRPC service.",
     )
@@ -32,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
+    Parser.argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
     try:
         code = args.func(args)

@@ -34,11 +34,13 @@ _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
 def parse_duration(text: str) -> float:
     """``"10"``, ``"10s"``, ``"1.5m"``, ``"500ms"``, ``"1h"`` -> seconds (positive)."""
     match = _DURATION.match(text)
+    if not match and _DURATION.match(text.strip().removeprefix("-")):
+        raise argparse.ArgumentTypeError(f"a duration must be positive, not {text!r}")
     if not match:
         raise argparse.ArgumentTypeError(f"not a duration: {text!r} (e.g. 30s, 2m, 500ms)")
     seconds = float(match.group(1)) * _UNITS[match.group(2)]
     if seconds <= 0:
-        raise argparse.ArgumentTypeError("duration must be positive")
+        raise argparse.ArgumentTypeError(f"a duration must be positive, not {text!r}")
     return seconds
 
 

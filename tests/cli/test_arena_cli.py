@@ -551,3 +551,20 @@ def test_team_games_are_asked_for_with_teams_only(capsys: pytest.CaptureFixture[
 def test_two_specs_of_one_bot_are_refused(bots: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["arena", "--game", "aton", "--bots", bots, "--games", "2", "--no-progress"]) == 2
     assert "is the same bot as" in capsys.readouterr().err
+
+
+def test_a_value_that_begins_with_a_dash_gets_a_hint(capsys: pytest.CaptureFixture[str]) -> None:
+    """argparse reads `--duration -5s` as two flags: the message says how to write it."""
+    with pytest.raises(SystemExit) as exit_info:
+        main(["loadtest", "--duration", "-5s"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "argument --duration: expected one argument" in err
+    assert "a value that begins with '-' is written --duration=VALUE" in err
+    with pytest.raises(SystemExit):
+        main(["loadtest", "--duration=-5s"])
+    assert "a duration must be positive, not '-5s'" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["arena", "--seed"])  # no value at all: no hint about dashes
+    err = capsys.readouterr().err
+    assert "expected one argument" in err and "begins with '-'" not in err

@@ -270,8 +270,13 @@ def test_durations_parse_with_units():
     assert parse_duration("1.5m") == 90.0
     assert parse_duration("500ms") == 0.5
     assert parse_duration("1h") == 3600.0
-    for bad in ("0", "ten", "5d", "-1s"):
-        with pytest.raises(argparse.ArgumentTypeError):
+    for bad, message in [
+        ("0", "must be positive, not '0'"),
+        ("-1s", "must be positive, not '-1s'"),
+        ("ten", "not a duration: 'ten'"),
+        ("5d", "not a duration: '5d'"),
+    ]:
+        with pytest.raises(argparse.ArgumentTypeError, match=message):
             parse_duration(bad)
 
 
