@@ -328,10 +328,13 @@ def run(args: argparse.Namespace) -> int:
                 trivial = {t: lv.spec for t, lv in checked.items() if lv.spec in held_specs}
                 if trivial:  # a bot the check holds at the table's rating measures nothing
                     t, spec = next(iter(trivial.items()))
+                    rating = next(b.rating for b in table.bots if b.spec == spec)
                     raise ArenaError(
                         f"--check: target {t} plays {spec}, which the check holds at the table's "
-                        f"rating (--check-scale {args.check_scale}): it measures nothing; leave it "
-                        "out of --targets"
+                        f"rating of it, {rating:.0f} (--check-scale {args.check_scale}): it measures "
+                        f"nothing. The table has no level nearer {t}: measure one near it in the "
+                        "ladder (docs/ladder.md, 'From a rating to a bot'), or leave the target out "
+                        "of --targets"
                     )
                 if args.ship and args.seed == table.seed:
                     raise ArenaError(

@@ -568,3 +568,29 @@ def test_a_value_that_begins_with_a_dash_gets_a_hint(capsys: pytest.CaptureFixtu
         main(["arena", "--seed"])  # no value at all: no hint about dashes
     err = capsys.readouterr().err
     assert "expected one argument" in err and "begins with '-'" not in err
+
+
+def test_a_check_target_without_a_level_near_it_is_refused_naming_the_gap(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Where the weakest level lies far above random and cannot be interpolated from it,
+    target 100 plays random, which the check holds: the refusal says the table lacks a level."""
+    table = {
+        "format": "heka-ladder/1", "game": "aton", "players": 2, "provisional": True, "note": "",
+        "command": "heka arena --ladder --game aton", "seed": 1, "games_per_pair": 2,
+        "bots": [
+            {"name": "random", "spec": "random", "rating": 0.0, "ci95": 0.0, "games": 4.0},
+            {"name": "mcts:iterations=3", "spec": "mcts:iterations=3,ms=none", "rating": 420.0,
+             "ci95": 90.0, "games": 4.0},
+            {"name": "greedy", "spec": "greedy", "rating": 600.0, "ci95": 90.0, "games": 4.0},
+        ],
+    }  # fmt: skip
+    path = tmp_path / "table.json"
+    path.write_text(json.dumps(table))
+    argv = ["arena", "--ladder", "--game", "aton", "--check", str(path), "--seed", "2",
+            "--anchors", "random;greedy", "--games-per-pair", "2", "--no-progress"]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "target 100 plays random, which the check holds at the table's rating of it, 0" in err
+    assert "The table has no level nearer 100" in err and "pairing(s)" not in err
+    assert main([*argv, "--targets", "400"]) == 0  # a target the table can serve is checked
