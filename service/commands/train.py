@@ -136,9 +136,9 @@ def run(args: argparse.Namespace) -> int:
         l2=args.l2,
         holdout=args.holdout,
         model=args.model,
-        hidden=16 if args.hidden is None else args.hidden,
         inputs=args.inputs,
         search_weight=args.search_weight,
+        **({} if args.hidden is None else {"hidden": args.hidden}),  # else TrainConfig's default
     )
     if args.ray_timeout is not None and not args.ray:
         print("heka train: --ray-timeout goes with --ray ADDRESS", file=sys.stderr)
