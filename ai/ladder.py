@@ -185,10 +185,23 @@ class TableCheck:
     def passed(self) -> bool:
         return self.targets > 0 and self.within == self.targets and self.mean_absolute_error <= MAX_MEAN_ERROR
 
+    def verdict(self) -> str:
+        """One line: whether the check passes, and what failed."""
+        if self.passed:
+            return "the check passes"
+        failed = []
+        if self.within < self.targets:
+            failed.append(f"{self.targets - self.within} target(s) outside ±{TOLERANCE:.0f} Elo")
+        if self.mean_absolute_error > MAX_MEAN_ERROR:
+            failed.append(
+                f"mean absolute error {self.mean_absolute_error:.1f} over {MAX_MEAN_ERROR:.0f}"
+            )
+        return "the check fails: " + ("; ".join(failed) or "no target")
+
     def summary(self) -> str:
         return (
             f"checked on seed {self.seed}: {self.within} of {self.targets} targets within "
-            f"±{TOLERANCE:.0f} Elo, mean absolute error {self.mean_absolute_error:.0f}"
+            f"±{TOLERANCE:.0f} Elo, mean absolute error {self.mean_absolute_error:.1f}"
             + (", anchors held at the table's ratings" if self.scale == "anchors" else ", random = 0")
         )
 
@@ -489,7 +502,7 @@ def checked_table(table: RatingTable, check: TableCheck) -> RatingTable:
     if not check.passed:
         raise LadderError(
             f"the check failed ({check.within} of {check.targets} targets within ±{TOLERANCE:.0f} Elo, "
-            f"mean absolute error {check.mean_absolute_error:.0f}, at most {MAX_MEAN_ERROR:.0f}): "
+            f"mean absolute error {check.mean_absolute_error:.1f}, at most {MAX_MEAN_ERROR:.0f}): "
             "the table is not shipped"
         )
     note = check.summary() if not table.provisional else f"{table.note}; {check.summary()}"

@@ -524,7 +524,7 @@ def run(args: argparse.Namespace) -> int:
         _print_nearest(result)
     data = result.to_json()
     if checked and not result.interrupted:
-        data["check"] = _print_check(args.check, checked, result, held)
+        data["check"] = _print_check(args.check, checked, result, held, args.seed)
     if args.json:
         try:
             _write_json(args.json, data)
@@ -559,9 +559,12 @@ def _targets(text: str) -> list[int]:
     return targets
 
 
-def _print_check(path: str, checked: Any, result: Any, held: dict[str, float] | None) -> dict[str, Any]:
-    """Print each requested rating against its bot's measured one; return the same as JSON."""
-    from ai.ladder import TOLERANCE, check_rows
+def _print_check(
+    path: str, checked: Any, result: Any, held: dict[str, float] | None, seed: int
+) -> dict[str, Any]:
+    """Print each requested rating against its bot's measured one, and the verdict; return the
+    same as JSON."""
+    from ai.ladder import MAX_MEAN_ERROR, TOLERANCE, check_rows, table_check
 
     rows = check_rows(checked, result, held)
     met = sum(r.within for r in rows)
@@ -573,8 +576,12 @@ def _print_check(path: str, checked: Any, result: Any, held: dict[str, float] | 
             f"  {r.target:>6}  {r.level.name:<36} {r.measured:+8.0f}  {r.error:+6.0f}  "
             f"{'yes' if r.within else 'NO'}  (± {r.ci95:.0f})"
         )
-    mae = sum(abs(r.error) for r in rows) / len(rows) if rows else 0.0
-    print(f"{met} of {len(rows)} within ±{TOLERANCE:.0f} Elo; mean absolute error {mae:.0f}")
+    verdict = table_check(rows, seed, "anchors" if held else "random")
+    mae = verdict.mean_absolute_error
+    print(
+        f"{met} of {len(rows)} within ±{TOLERANCE:.0f} Elo; mean absolute error {mae:.1f} "
+        f"(at most {MAX_MEAN_ERROR:.0f}): {verdict.verdict()}"
+    )
     return {
         "table": path,
         "scale": "anchors" if held else "random",
@@ -582,6 +589,8 @@ def _print_check(path: str, checked: Any, result: Any, held: dict[str, float] | 
         "tolerance": TOLERANCE,
         "within": met,
         "mean_absolute_error": round(mae, 1),
+        "max_mean_absolute_error": MAX_MEAN_ERROR,
+        "passed": verdict.passed,
         "rows": [
             {
                 "target": r.target,

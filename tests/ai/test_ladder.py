@@ -34,6 +34,7 @@ from ai.ladder import (
     Level,
     RatedBot,
     RatingTable,
+    TableCheck,
     TargetRatingError,
     curve,
     curve_rating,
@@ -400,3 +401,21 @@ def test_a_team_table_is_its_own_file_and_says_so() -> None:
     assert "teams" not in json.loads(table_json(free))  # the free-for-all tables stay as they are
     assert table_path("osirium", 4, teams=True).name == "osirium-4p-teams.json"
     assert table_path("osirium", 4).name == "osirium-4p.json"
+
+
+@pytest.mark.parametrize(
+    ("within", "mae", "verdict"),
+    [
+        (8, 30.0, "the check passes"),
+        (8, 30.4, "the check fails: mean absolute error 30.4 over 30"),
+        (7, 12.0, "the check fails: 1 target(s) outside ±75 Elo"),
+        (6, 31.1, "the check fails: 2 target(s) outside ±75 Elo; mean absolute error 31.1 over 30"),
+    ],
+)
+def test_a_checks_verdict_names_what_failed_to_the_decimal(within: int, mae: float, verdict: str) -> None:
+    """A mean absolute error just over the bound fails, and says so with the figure that fails
+    (rounded to whole Elo, 30.4 would read as the bound itself)."""
+    check = TableCheck(seed=2, targets=8, within=within, mean_absolute_error=mae, scale="anchors")
+    assert check.verdict() == verdict
+    assert check.passed == (verdict == "the check passes")
+    assert f"mean absolute error {mae:.1f}" in check.summary()

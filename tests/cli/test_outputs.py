@@ -87,12 +87,14 @@ def test_a_table_whose_check_fails_is_not_shipped(
     capsys.readouterr()
     monkeypatch.setattr(ladder, "TOLERANCE", -1.0)  # no measurement is within: the check fails
     assert main(check_command("table.json", target)) == 1
-    err = capsys.readouterr().err
+    out, err = capsys.readouterr()
     assert "the check failed (0 of 1 targets within" in err and "not shipped" in err
+    assert "the check fails: 1 target(s) outside" in out
     assert files_under(tmp_path / "ladders") == set()
     monkeypatch.setattr(ladder, "TOLERANCE", 1e9)  # every measurement is within: it passes
     monkeypatch.setattr(ladder, "MAX_MEAN_ERROR", 1e9)
     assert main(check_command("table.json", target)) == 0
+    assert "the check passes" in capsys.readouterr().out
     shipped_table = ladder.read_table(tmp_path / "ladders" / "aton-2p.json")
     assert shipped_table.check is not None and shipped_table.check.passed
     assert (shipped_table.check.seed, shipped_table.check.targets) == (3, 1)
