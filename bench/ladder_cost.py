@@ -5,10 +5,12 @@
     python3 bench/ladder_cost.py LADDER.json[,CHECK.json] ...    # others: a ladder, its check
 
 A game's cost is one core's time: its ``cpu_seconds`` (the CPU time of the worker process
-that played it, one game per core) where recorded, else its ``seconds`` (wall time in its
+that played it, one game per core) where recorded; else, in a run where other games of its
+pairing (or, failing those, of its level) record it, their mean (a run resumed across
+versions records CPU time only in its later games); else its ``seconds`` (wall time in its
 worker, which other work on the machine or a paused run inflates: an upper bound). A level's
-cost is the mean over its games that record CPU time, or over all its games where none does (a
-candidate's games are against the anchors; the games between anchors are counted apart). The
+cost is the mean over its games that record CPU time, or over all its games where none does
+(a candidate's games are against the anchors; the games between anchors are counted apart). The
 games of a run on N cores take their total over N, but no less than the run's longest game,
 plus Ray's overhead per game (bench/results/ray_overhead.txt) counted for every game as if it
 were not shared out between the cores: that is the estimate; a longest game that starts last
@@ -35,6 +37,8 @@ MEASURED = (
     ("Osirium, 2 players", RESULTS / "ladder_osirium2_measured.json", RESULTS / "check_osirium2.json"),
     # Played at nice 19 beside other work, before games recorded CPU time: upper bounds.
     ("Osirium, 3 players", RESULTS / "ladder_osirium3_50.json", RESULTS / "check_osirium3.json"),
+    # The nearest design at 104 games per pair (its table not shipped: the check failed).
+    ("Osirium, 4 players", RESULTS / "ladder_osirium4_nearest.json", RESULTS / "check_osirium4_104.json"),
 )
 CORES = (2, 16, 128)
 ANCHOR_GAMES = "(the anchors' games)"
@@ -51,6 +55,35 @@ def game_cost(game: dict[str, Any]) -> float:
     return float(game["seconds"] if cpu is None else cpu)
 
 
+def _level(game: dict[str, Any], anchors: set[str]) -> str:
+    others = set(game["seats"]) - anchors
+    return next(iter(others)) if others else ANCHOR_GAMES
+
+
+def game_costs(run: dict[str, Any]) -> tuple[list[float], int]:
+    """Every game's cost in ``run``, and how many of them are estimated: a game without CPU
+    time, in a run where other games record it, costs the mean CPU time of its pairing's
+    timed games, or where there are none, of its level's (its candidate's, or the anchors'
+    games)."""
+    anchors = set(run.get("anchors", []))
+    by_pairing: dict[int, list[float]] = collections.defaultdict(list)
+    by_level: dict[str, list[float]] = collections.defaultdict(list)
+    for g in run["games"]:
+        if g.get("cpu_seconds") is not None:
+            if "pairing" in g:
+                by_pairing[g["pairing"]].append(float(g["cpu_seconds"]))
+            by_level[_level(g, anchors)].append(float(g["cpu_seconds"]))
+    costs, estimated = [], 0
+    for g in run["games"]:
+        timed = ("pairing" in g and by_pairing.get(g["pairing"])) or by_level.get(_level(g, anchors))
+        if g.get("cpu_seconds") is None and timed:
+            costs.append(sum(timed) / len(timed))
+            estimated += 1
+        else:
+            costs.append(game_cost(g))
+    return costs, estimated
+
+
 @dataclasses.dataclass(frozen=True)
 class RunCost:
     """The games of one run: how many, their seconds in all, the longest, and how many of
@@ -60,12 +93,14 @@ class RunCost:
     seconds: float
     longest: float
     cpu_games: int = 0
+    #: Games without CPU time, costed at their pairing's mean CPU time.
+    estimated: int = 0
 
     @classmethod
     def of(cls, run: dict[str, Any]) -> RunCost:
-        secs = [game_cost(g) for g in run["games"]]
+        secs, estimated = game_costs(run)
         cpu = sum(1 for g in run["games"] if g.get("cpu_seconds") is not None)
-        return cls(len(secs), sum(secs), max(secs, default=0.0), cpu)
+        return cls(len(secs), sum(secs), max(secs, default=0.0), cpu, estimated)
 
     def wall(self, cores: int, overhead: float) -> float:
         """The estimate on ``cores`` cores with Ray's ``overhead`` seconds per game."""
@@ -88,8 +123,7 @@ def level_costs(run: dict[str, Any]) -> dict[str, tuple[int, float]]:
     anchors = set(run.get("anchors", []))
     per: dict[str, list[dict[str, Any]]] = collections.defaultdict(list)
     for g in run["games"]:
-        others = set(g["seats"]) - anchors
-        per[next(iter(others)) if others else ANCHOR_GAMES].append(g)
+        per[_level(g, anchors)].append(g)
     out = {}
     for name, games in per.items():
         timed = [g for g in games if g.get("cpu_seconds") is not None] or games
@@ -120,12 +154,15 @@ def report(label: str, ladder: Path, check: Path | None, overhead: float) -> lis
     for path, data in runs:
         cost = RunCost.of(data)
         costs.append(cost)
+        wall = cost.games - cost.cpu_games - cost.estimated
         timing = (
             "CPU time"
             if cost.cpu_games == cost.games
             else "wall time"
             if not cost.cpu_games
-            else f"CPU time in {cost.cpu_games}, wall time in the rest"
+            else f"CPU time in {cost.cpu_games}"
+            + (f", {cost.estimated} at their pairing's or level's mean CPU time" if cost.estimated else "")
+            + (f", wall time in {wall}" if wall else "")
         )
         lines.append(
             f"  {path.name}: {cost.games} games, {cost.seconds:.0f} s of games ({timing}; longest "

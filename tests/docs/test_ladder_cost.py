@@ -56,9 +56,24 @@ def test_a_game_costs_its_cpu_time_where_recorded_and_a_level_its_cpu_timed_game
     timed = [{**game(["hard", "random"], 12.0 + i), "cpu_seconds": 10.0 + i} for i in range(2)]
     run = {"anchors": ["random"], "games": [paused, *timed, game(["easy", "random"], 2.0)]}
     cost = lc.RunCost.of(run)
-    assert (cost.games, cost.cpu_games, cost.seconds, cost.longest) == (4, 2, 3600.0 + 21.0 + 2.0, 3600.0)
-    # The level's mean reads its CPU-timed games only; a level without any reads wall time.
+    # The paused game costs its level's timed games' mean, not its wall time; a level without
+    # any timed game reads wall time.
+    assert (cost.games, cost.cpu_games, cost.estimated) == (4, 2, 1)
+    assert (cost.seconds, cost.longest) == (10.5 + 21.0 + 2.0, 11.0)
     assert lc.level_costs(run) == {"hard": (3, 10.5), "easy": (1, 2.0)}
+
+
+def test_an_untimed_game_costs_its_pairings_timed_games_before_its_levels() -> None:
+    def g(pairing: int, seats: list[str], seconds: float, cpu: float | None) -> dict[str, object]:
+        return {**game(seats, seconds), "pairing": pairing, "cpu_seconds": cpu}
+
+    run = {
+        "anchors": ["random", "medium"],
+        "games": [g(0, ["hard", "random"], 900.0, None), g(0, ["hard", "random"], 9.0, 8.0),
+                  g(1, ["hard", "medium"], 900.0, None), g(1, ["hard", "medium"], 31.0, 30.0)],
+    }  # fmt: skip
+    costs, estimated = lc.game_costs(run)
+    assert (costs, estimated) == ([8.0, 8.0, 30.0, 30.0], 2)
 
 
 def test_ray_s_overhead_is_read_from_its_record(tmp_path: Path) -> None:
