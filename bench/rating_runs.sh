@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The Osirium 4-player rating measurements, in order, at the lowest priority, each resumed
-# from its JSON file: the free-for-all ladder (nearest design, 104 games per pair), its check
-# on seed 2, then the same two for team play (O9). Stop it at any time (kill it); run it again
-# to go on where each file stopped. Ship a table once its check passes: docs/ladder.md,
+# from its JSON file: the free-for-all ladder (fixed design, 128 games per pair), its check
+# on seed 2, then the same two for team play (O9). The fixed design, because the nearest one
+# rates weak levels against whichever of two equally rated anchors is nearer, and those two
+# disagree (bench/results/notes/2026-12-05-osirium-4p-design.md). Stop it at any time (kill
+# it); run it again to go on where each file stopped. Ship a table once its check passes: docs/ladder.md,
 # "Shipping a table".
 #
 #   bench/rating_runs.sh [TREE]
@@ -35,9 +37,8 @@ run() { # FILE ARGS...: one run, resumed from FILE when it exists
 
 ffa="$tables/ladder-osirium-4p.json"
 teams="$tables/ladder-osirium-4p-teams.json"
-run "$partial/ladder_osirium4_nearest.json" --design nearest --games-per-pair 104 --seed 1 \
-    --ratings "$ffa" || exit 1
-run "$partial/check_osirium4_104.json" --check "$ffa" --seed 2 --games-per-pair 104 || exit 1
-run "$partial/ladder_osirium4_teams_nearest.json" --teams --design nearest --games-per-pair 104 \
-    --seed 1 --ratings "$teams" || exit 1
-run "$partial/check_osirium4_teams_104.json" --teams --check "$teams" --seed 2 --games-per-pair 104
+run "$partial/ladder_osirium4_128.json" --games-per-pair 128 --seed 1 --ratings "$ffa" || exit 1
+run "$partial/check_osirium4_128.json" --check "$ffa" --seed 2 --games-per-pair 128 || exit 1
+run "$partial/ladder_osirium4_teams_128.json" --teams --games-per-pair 128 --seed 1 \
+    --ratings "$teams" || exit 1
+run "$partial/check_osirium4_teams_128.json" --teams --check "$teams" --seed 2 --games-per-pair 128

@@ -53,8 +53,8 @@ BUILDS = ROOT / "bench" / "results" / "builds.txt"
 LADDER_RUNS = (
     ("Aton, 2 players", "bench/results/ladder_aton2.json"),
     ("Osirium, 2 players", "bench/results/ladder_osirium2_measured.json"),
-    ("Osirium, 3 players", "bench/results/ladder_osirium3_50.json"),
-    ("Osirium, 4 players", "bench/results/ladder_osirium4.json"),
+    ("Osirium, 3 players", "bench/results/ladder_osirium3_126.json"),
+    ("Osirium, 4 players", "bench/results/ladder_osirium4_nearest.json"),
 )
 #: The board diagrams: file, then the arguments of ``heka render``.
 BOARDS = (
