@@ -34,6 +34,7 @@ from typing import Any
 
 import grpc
 
+from ai.presets import PRESETS
 from ai.review import (
     DEFAULT_ALTERNATIVES,
     GRADES,
@@ -227,7 +228,11 @@ def _reviewer(request: pb.ReviewGameRequest, max_iterations: int) -> Reviewer:
             f"alternatives must be 0..{MAX_ALTERNATIVES}, got {request.alternatives}",
             "bad_request",
         )
-    return reviewer(preset, request.iterations or None, alternatives)
+    iterations = request.iterations or None
+    default = PRESETS[preset].iterations
+    if iterations is None and default is not None and default > max_iterations:
+        iterations = max_iterations  # the preset's budget obeys the cap, as a bot's does
+    return reviewer(preset, iterations, alternatives)
 
 
 # ---------------------------------------------------------------------------------------

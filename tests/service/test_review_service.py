@@ -351,6 +351,29 @@ def test_bad_requests_are_refused_naming_the_field(
     assert error_details(err)[:2] == (field, reason)
 
 
+@pytest.mark.parametrize(
+    ("difficulty", "preset"), [(pb.DIFFICULTY_HARD, "hard"), (pb.DIFFICULTY_EXPERT, "expert")]
+)
+def test_a_presets_review_budget_obeys_the_servers_iteration_cap(
+    stub: Any, difficulty: int, preset: str
+) -> None:
+    """The shared server caps a search at 5,000 iterations (conftest); `hard` and `expert`
+    review with more by default. Asked for the preset's budget (iterations 0), the review plays
+    the cap, and its header says so, as a bot on the same preset does."""
+    from ai.presets import PRESETS
+
+    cap = 5000
+    assert (PRESETS[preset].iterations or 0) > cap
+    token, actions = recorded(stub, "aton", 2, seed=1, limit=10)
+    call = stub.ReviewGame(
+        request(state=token, actions=actions, seat=0, viewer=0, difficulty=difficulty, iterations=0),
+        timeout=60,
+    )
+    header = next(call).header
+    call.cancel()
+    assert (header.iterations, header.reviewer) == (cap, f"mcts:{preset},iterations={cap}")
+
+
 # ---------------------------------------------------------------------------------------
 # What a review reveals, and to whom
 # ---------------------------------------------------------------------------------------

@@ -5255,7 +5255,8 @@ export type ReviewGameRequest = Message<"heka.v1.ReviewGameRequest"> & {
   difficulty: Difficulty;
 
   /**
-   * Search iterations per decision; 0: the preset's. At most HEKA_MAX_ITERATIONS.
+   * Search iterations per decision; 0: the preset's, capped at HEKA_MAX_ITERATIONS (the
+   * header says the budget played). At most HEKA_MAX_ITERATIONS.
    *
    * @generated from field: int32 iterations = 8;
    */
