@@ -79,8 +79,8 @@ def bot_plan(
     kind = _KINDS.get(settings.kind)
     if kind is None:
         raise invalid(f"{field}.kind", f"unknown bot kind {settings.kind}", "bad_bot")
-    if settings.HasField("target_rating"):
-        return rated_plan(settings, field, config, game, players, teams=teams)
+    # Every field is checked for every kind, before any is ignored: a bad value is refused
+    # whatever the bot, never passed over (docs/api.md, "Errors").
     workers = settings.workers or 1
     if workers < 1 or workers > config.max_workers_per_search:
         raise invalid(
@@ -88,17 +88,20 @@ def bot_plan(
             f"workers must be 1..{config.max_workers_per_search} on this server, got {settings.workers}",
             "bad_budget",
         )
-    top_k, seed = _top_k_and_seed(settings, field)
-    if kind != "mcts":  # random and greedy do not search: difficulty and budget are ignored
-        return BotPlan(kind, kind, None, None, seed, inline=kind == "random", top_k=top_k)
+    if settings.HasField("target_rating"):
+        return rated_plan(settings, field, config, game, players, teams=teams)
     difficulty = _DIFFICULTIES.get(settings.difficulty)
     if difficulty is None:
         raise invalid(f"{field}.difficulty", f"unknown difficulty {settings.difficulty}", "bad_bot")
+    budget = _budget(settings.budget, f"{field}.budget", config) if settings.HasField("budget") else None
+    top_k, seed = _top_k_and_seed(settings, field)
+    if kind != "mcts":  # random and greedy do not search: difficulty and budget are ignored
+        return BotPlan(kind, kind, None, None, seed, inline=kind == "random", top_k=top_k)
     preset = PRESETS[difficulty]
     iterations, milliseconds = preset.iterations, preset.milliseconds
     label = f"mcts:{difficulty}"
-    if settings.HasField("budget"):
-        iterations, milliseconds = _budget(settings.budget, f"{field}.budget", config)
+    if budget is not None:
+        iterations, milliseconds = budget
         label = "mcts:custom"
     # The presets obey the caps too.
     if iterations is not None:

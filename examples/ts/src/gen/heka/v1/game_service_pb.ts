@@ -3650,14 +3650,16 @@ export type BotSettings = Message<"heka.v1.BotSettings"> & {
   kind: BotKind;
 
   /**
-   * MCTS preset budget (default MEDIUM); ignored by RANDOM and GREEDY.
+   * MCTS preset budget (default MEDIUM); ignored by RANDOM and GREEDY, but checked for
+   * every kind (an unknown value is INVALID_ARGUMENT).
    *
    * @generated from field: heka.v1.Difficulty difficulty = 2;
    */
   difficulty: Difficulty;
 
   /**
-   * Explicit budget; when set it replaces the difficulty's budget.
+   * Explicit budget; when set it replaces the difficulty's budget. RANDOM and GREEDY ignore
+   * it, but a bad one (non-positive, NaN, over a cap) is INVALID_ARGUMENT for every kind.
    *
    * @generated from field: heka.v1.SearchBudget budget = 3;
    */
