@@ -11,11 +11,14 @@ changes go to ``/tmp/heka_metrics_changes.md`` first.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import errno
 import glob
 import logging
 import os
 import struct
+from collections.abc import Iterator
 from typing import Any
 
 from prometheus_client import Counter, Gauge, Histogram
@@ -204,6 +207,38 @@ def child(metric: Any, *labels: str) -> Any:
         if values == labels:
             _children[key] = c
     return c
+
+
+#: The game counters of the call under way (:func:`committed`), or ``None`` outside one.
+_pending: contextvars.ContextVar[list[Any] | None] = contextvars.ContextVar(
+    "heka_pending_counts", default=None
+)
+
+
+def count(metric: Any, *labels: str) -> None:
+    """Count one event of a game counter (games created and finished, actions applied):
+    at once outside :func:`committed`, inside it only when the call succeeds."""
+    c = child(metric, *labels)
+    pending = _pending.get()
+    if pending is None:
+        c.inc()
+    else:
+        pending.append(c)
+
+
+@contextlib.contextmanager
+def committed() -> Iterator[None]:
+    """A call's game counters (:func:`count`) count only when the block ends without an
+    error: a refused or failed call leaves the client with its old token, and the games,
+    actions and outcomes it did not receive did not happen for it."""
+    pending: list[Any] = []
+    token = _pending.set(pending)
+    try:
+        yield
+    finally:
+        _pending.reset(token)
+    for c in pending:  # reached only when the block raised nothing
+        c.inc()
 
 
 def record_search(game: str, bot: str, iterations: int, seconds: float, belief_fallbacks: int = 0) -> None:

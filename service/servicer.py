@@ -12,11 +12,12 @@ nothing that seat may not see (docs/security.md).
 from __future__ import annotations
 
 import contextlib
+import functools
 import secrets
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import Any
+from typing import Any, TypeVar
 
 import grpc
 
@@ -52,6 +53,24 @@ _STOP_REASON = pb.StopReason.DESCRIPTOR
 #: need the previous release's generator (SplitMix64), which games created in that mode get
 #: (``StateKey.game_rng``).
 PREVIOUS_STATE_VERSIONS: dict[str, int] = {"aton": 1, "osirium": 2}
+
+
+_R = TypeVar("_R")
+GameServiceT = TypeVar("GameServiceT", bound="GameService")
+_Q = TypeVar("_Q")
+
+
+def _committed(
+    method: Callable[[GameServiceT, _Q, Any], _R],
+) -> Callable[[GameServiceT, _Q, Any], _R]:
+    """An RPC whose game counters count only when it returns (:func:`service.metrics.committed`)."""
+
+    @functools.wraps(method)
+    def call(self: GameServiceT, request: _Q, context: Any) -> _R:
+        with metrics.committed():
+            return method(self, request, context)
+
+    return call
 
 
 def _legal_hint(state: State, viewer: int | None) -> str:
@@ -218,12 +237,12 @@ class GameService(pb_grpc.GameServiceServicer):
                 f"{state.game.descriptor.name}: {text} is not legal now ({_legal_hint(state, viewer)})"
             ) from exc
         name = state.game.descriptor.name
-        metrics.child(metrics.ACTIONS_APPLIED, name).inc()
+        metrics.count(metrics.ACTIONS_APPLIED, name)
         if state.is_terminal():
             outcome = state.outcome()
-            metrics.child(
+            metrics.count(
                 metrics.GAMES_FINISHED, name, convert.outcome_label(outcome) if outcome else "unknown"
-            ).inc()
+            )
         return events
 
     # ------------------------------------------------------------------------------------
@@ -410,13 +429,29 @@ class GameService(pb_grpc.GameServiceServicer):
             )
             convert.add_events(msg.events, name, t.events, viewer)
 
-    def _with_bots(self, resp: Any, state: State, request: Any, viewer: int | None, context: Any) -> None:
-        """The bots of a CreateGame or ApplyAction request play after it (nothing without
-        ``bots``); their turns and stop reason go into ``resp``."""
-        if not request.bots:
-            return
-        plans = bots.bot_plans(request.bots, state, self.config)
+    def _checked_bots(self, state: State, request: Any) -> tuple[dict[int, BotPlan], int]:
+        """The bots of a CreateGame or ApplyAction request and their move cap, checked before
+        the call changes anything (``max_bot_moves`` even without bots: a bad value is
+        refused, never passed over)."""
         moves = bots.max_moves(request.max_bot_moves, self.config)
+        plans = bots.bot_plans(request.bots, state, self.config) if request.bots else {}
+        return plans, moves
+
+    def _with_bots(
+        self,
+        resp: Any,
+        state: State,
+        request: Any,
+        viewer: int | None,
+        context: Any,
+        *,
+        checked: tuple[dict[int, BotPlan], int],
+    ) -> None:
+        """The bots of a CreateGame or ApplyAction request (``checked``: :meth:`_checked_bots`)
+        play after it (nothing without ``bots``); their turns and stop reason go into ``resp``."""
+        plans, moves = checked
+        if not plans:
+            return
         turns, stop = self._play_bots(state, plans, moves, context)
         self._bot_turns(resp.bot_turns, state.game, turns, viewer, request.trusted_backend)
         resp.stop_reason = stop
@@ -428,6 +463,7 @@ class GameService(pb_grpc.GameServiceServicer):
     def ListGames(self, request: pb.ListGamesRequest, context: grpc.ServicerContext) -> pb.ListGamesResponse:
         return self._games_response
 
+    @_committed
     def CreateGame(
         self, request: pb.CreateGameRequest, context: grpc.ServicerContext
     ) -> pb.CreateGameResponse:
@@ -448,11 +484,12 @@ class GameService(pb_grpc.GameServiceServicer):
         )
         state = game.new_initial_state(request.num_players or None, seed=seed, options=options, rng=chance)
         viewer = self._optional_seat(state, request, "viewer")
-        metrics.child(metrics.GAMES_CREATED, game.descriptor.name).inc()
+        checked = self._checked_bots(state, request)
+        metrics.count(metrics.GAMES_CREATED, game.descriptor.name)
         # The seed deals the same hands again on any server with these keys: it goes only
         # to a trusted backend, which does not forward the response to players.
         resp = pb.CreateGameResponse(seed=seed if request.trusted_backend else 0)
-        self._with_bots(resp, state, request, viewer, context)
+        self._with_bots(resp, state, request, viewer, context, checked=checked)
         self._finish(resp, state, request, viewer)
         return resp
 
@@ -489,6 +526,7 @@ class GameService(pb_grpc.GameServiceServicer):
         )
         return resp
 
+    @_committed
     def ApplyAction(
         self, request: pb.ApplyActionRequest, context: grpc.ServicerContext
     ) -> pb.ApplyActionResponse:
@@ -525,8 +563,7 @@ class GameService(pb_grpc.GameServiceServicer):
                 raise ActionParseError(f"{exc} ({_legal_hint(state, viewer)})") from exc
         else:
             raise invalid("action", "give the action as action_id or action_text", "bad_request")
-        if request.bots:  # check the bots before anything is applied
-            bots.bot_plans(request.bots, state, self.config)
+        checked = self._checked_bots(state, request)  # before anything is applied
         secret = viewer != actor and state.public_action(action) == SECRET_ACTION
         events = self._apply(state, action, viewer)
         resp = pb.ApplyActionResponse()
@@ -538,10 +575,11 @@ class GameService(pb_grpc.GameServiceServicer):
             )
             + convert.encoded_events(game.descriptor.name, events, viewer, _APPLY_EVENTS_FIELD)
         )
-        self._with_bots(resp, state, request, viewer, context)
+        self._with_bots(resp, state, request, viewer, context, checked=checked)
         self._finish(resp, state, request, viewer)
         return resp
 
+    @_committed
     def BotMove(self, request: pb.BotMoveRequest, context: grpc.ServicerContext) -> pb.BotMoveResponse:
         state, text = self._open_with_text(request.state, request.game, mutable=request.apply)
         viewer = self._optional_seat(state, request, "viewer")
@@ -574,6 +612,7 @@ class GameService(pb_grpc.GameServiceServicer):
         self._finish(resp, state, request, viewer, seal=request.apply)
         return resp
 
+    @_committed
     def AdvanceBots(
         self, request: pb.AdvanceBotsRequest, context: grpc.ServicerContext
     ) -> pb.AdvanceBotsResponse:
