@@ -14,7 +14,9 @@ import math
 import os
 import tempfile
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Final
+
+from ai.mcts_params import MAX_ITERATIONS
 
 #: Default queue length per search slot (HEKA_MAX_QUEUED_SEARCHES=0): a queue this long
 #: drains within the default maximum wait at every preset's pace up to `hard` (this many times
@@ -244,7 +246,9 @@ class Config:
         "HEKA_MAX_CONNECTION_AGE_GRACE_SECONDS", 60.0, "Time calls on an aged-out connection get to finish."
     )
     keepalive_seconds: float = _setting(
-        "HEKA_KEEPALIVE_SECONDS", 60.0, "Server keepalive ping interval on idle connections."
+        "HEKA_KEEPALIVE_SECONDS",
+        60.0,
+        "Server keepalive ping interval on idle connections (0: no pings; else at least 10 s).",
     )
     max_request_bytes: int = _setting(
         "HEKA_MAX_REQUEST_BYTES",
@@ -359,60 +363,23 @@ class Config:
             value = getattr(self, f.name)
             if isinstance(value, float) and not math.isfinite(value):
                 raise ConfigError(f"{f.name} must be a finite number, got {value}")
-        for name, most in _UPPER_BOUNDS.items():
-            if getattr(self, name) > most:
-                raise ConfigError(f"{name} must be at most {most:,}, got {getattr(self, name):,}")
-        if not 0 <= self.worker_nice <= 19:
-            raise ConfigError(f"worker_nice must be in 0..19, got {self.worker_nice}")
+        for name, (low, high) in RANGES.items():
+            value = getattr(self, name)
+            if not low <= value <= high:
+                raise ConfigError(
+                    f"{_named(name)} must be in {_number(low)}..{_number(high)}, got {_number(value)}"
+                )
+        for name in _POSITIVE:
+            if getattr(self, name) <= 0:
+                raise ConfigError(f"{_named(name)} must be positive, got {_number(getattr(self, name))}")
+        if 0 < self.keepalive_seconds < MIN_KEEPALIVE_SECONDS:
+            raise ConfigError(
+                f"{_named('keepalive_seconds')} must be 0 (no keepalive pings) or at least "
+                f"{MIN_KEEPALIVE_SECONDS:g} s (no more often than clients may ping), got "
+                f"{_number(self.keepalive_seconds)}"
+            )
         if self.metrics_port > 0 and self.metrics_port == self.port and self.metrics_bind_host == self.host:
             raise ConfigError(f"--metrics-port {self.metrics_port} is the gRPC --port: give each its own")
-        if not 0 <= self.port <= 65535:
-            raise ConfigError(f"--port must be in 0..65535, got {self.port}")
-        if not -1 <= self.metrics_port <= 65535:
-            raise ConfigError(f"--metrics-port must be in -1..65535, got {self.metrics_port}")
-        for name in (
-            "grpc_processes",
-            "max_iterations",
-            "max_advance_moves",
-            "max_request_bytes",
-            "max_message_bytes",
-            "max_queued_rpcs",
-            "grpc_threads",
-            "max_workers_per_search",
-            "max_review_actions",
-        ):
-            if getattr(self, name) < 1:
-                raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}")
-        from ai.mcts_params import MAX_ITERATIONS
-
-        if self.max_iterations > MAX_ITERATIONS:  # a search holds its tables for its whole budget
-            raise ConfigError(
-                f"max_iterations must be at most {MAX_ITERATIONS:,}, got {self.max_iterations:,}"
-            )
-        for name in (
-            "search_workers",
-            "max_concurrent_searches",
-            "max_queued_searches",
-            "state_cache_size",
-            "max_concurrent_rpcs",
-            "max_concurrent_reviews",
-        ):
-            if getattr(self, name) < 0:
-                raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)}")
-        for name in ("max_milliseconds", "max_advance_seconds", "max_review_seconds"):
-            if getattr(self, name) <= 0:
-                raise ConfigError(f"{name} must be positive, got {getattr(self, name)}")
-        for name in (
-            "grace_seconds",
-            "shutdown_delay_seconds",
-            "deadline_margin_ms",
-            "max_queue_wait_seconds",
-            "max_connection_age_seconds",
-            "max_connection_age_grace_seconds",
-            "keepalive_seconds",
-        ):
-            if getattr(self, name) < 0:
-                raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)}")
         needed = self.longest_bot_call_seconds + STOP_MARGIN_SECONDS
         if self.grace_seconds < needed:
             raise ConfigError(
@@ -426,16 +393,62 @@ class Config:
         return self
 
 
-#: Upper bounds of settings whose larger values cannot work: gRPC's message sizes are 32-bit
-#: signed; processes and threads beyond these exhaust any machine heka is sized for.
-_UPPER_BOUNDS: dict[str, int] = {
-    "max_request_bytes": 2**31 - 1,
-    "max_message_bytes": 2**31 - 1,
-    "grpc_processes": 256,
-    "search_workers": 1024,
-    "max_workers_per_search": 256,
-    "grpc_threads": 4096,
+#: The longest duration a setting may hold: gRPC takes durations as 32-bit signed
+#: milliseconds (a longer one stops the start with an overflow).
+MAX_DURATION_SECONDS: Final = (2**31 - 1) // 1000
+#: The shortest server keepalive interval: the server pings idle connections no more often
+#: than it lets clients ping it (``grpc.http2.min_ping_interval_without_data_ms``).
+MIN_KEEPALIVE_SECONDS: Final = 10.0
+#: Counts beyond which a setting exhausts any machine heka is sized for.
+_MAX_COUNT = 1_000_000
+
+#: The range of every number setting, both ends included (a setting that must be positive is
+#: checked apart): message sizes and durations as gRPC's 32-bit signed values allow, counts
+#: as far as a machine can hold. A value outside stops the start naming the setting, never a
+#: traceback from gRPC or an overflow later.
+RANGES: Final[dict[str, tuple[float, float]]] = {
+    "port": (0, 65535),
+    "metrics_port": (-1, 65535),
+    "grpc_processes": (1, 256),
+    "search_workers": (0, 1024),
+    "max_concurrent_searches": (0, _MAX_COUNT),
+    "max_queued_searches": (0, _MAX_COUNT),
+    "max_queue_wait_seconds": (0, MAX_DURATION_SECONDS),
+    "max_workers_per_search": (1, 256),
+    # A search holds its tables for its whole budget (ai.mcts_params).
+    "max_iterations": (1, MAX_ITERATIONS),
+    "max_milliseconds": (0, MAX_DURATION_SECONDS * 1000),
+    "max_advance_moves": (1, _MAX_COUNT),
+    "max_advance_seconds": (0, MAX_DURATION_SECONDS),
+    "max_review_seconds": (0, MAX_DURATION_SECONDS),
+    "max_review_actions": (1, _MAX_COUNT),
+    "max_concurrent_reviews": (0, _MAX_COUNT),
+    "deadline_margin_ms": (0, MAX_DURATION_SECONDS * 1000),
+    "grace_seconds": (0, MAX_DURATION_SECONDS),
+    "shutdown_delay_seconds": (0, MAX_DURATION_SECONDS),
+    "max_connection_age_seconds": (0, MAX_DURATION_SECONDS),
+    "max_connection_age_grace_seconds": (0, MAX_DURATION_SECONDS),
+    "keepalive_seconds": (0, MAX_DURATION_SECONDS),
+    "max_request_bytes": (1, 2**31 - 1),
+    "max_message_bytes": (1, 2**31 - 1),
+    "max_concurrent_rpcs": (0, _MAX_COUNT),
+    "max_queued_rpcs": (1, _MAX_COUNT),
+    "grpc_threads": (1, 4096),
+    "state_cache_size": (0, _MAX_COUNT),
+    "worker_nice": (0, 19),
 }
+
+
+def _named(name: str) -> str:
+    """A setting as an operator writes it: its variable and its flag."""
+    return f"HEKA_{name.upper()} (--{name.replace('_', '-')})"
+
+
+def _number(value: float) -> str:
+    if isinstance(value, float) and not value.is_integer():
+        return f"{value:g}"
+    return f"{int(value):,}"
+
 
 _PARSERS: dict[str, Callable[[str], Any]] = {"str": str, "int": int, "float": float, "bool": _parse_bool}
 
@@ -501,16 +514,31 @@ def _check_retired(env: Mapping[str, str]) -> None:
         )
 
 
+_POSITIVE = ("max_milliseconds", "max_advance_seconds", "max_review_seconds")
+
+
+def range_text(name: str) -> str:
+    """The values a number setting may take (:data:`RANGES`), as the settings table shows them."""
+    if name not in RANGES:
+        return ""
+    low, high = RANGES[name]
+    if name == "keepalive_seconds":
+        return f"0, or {_number(MIN_KEEPALIVE_SECONDS)}..{_number(high)}"
+    if name in _POSITIVE:
+        return f"over 0, at most {_number(high)}"
+    return f"{_number(low)}..{_number(high)}"
+
+
 def markdown_table() -> str:
     """The settings as a Markdown table (for docs/reference/settings.md)."""
-    lines = ["| Variable | Flag | Default | Meaning |", "|---|---|---|---|"]
+    lines = ["| Variable | Flag | Default | Range | Meaning |", "|---|---|---|---|---|"]
     for s in SETTINGS:
         default = s.default
         shown = ("`true`" if default else "`false`") if isinstance(default, bool) else f"`{default}`"
         if default == "":
             shown = "(empty)"
         meaning = s.help.replace("|", "\\|")
-        lines.append(f"| `{s.env}` | `{s.flag}` | {shown} | {meaning} |")
+        lines.append(f"| `{s.env}` | `{s.flag}` | {shown} | {range_text(s.name)} | {meaning} |")
     return "\n".join(lines)
 
 

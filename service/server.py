@@ -367,7 +367,8 @@ def grpc_options(cfg: Config, *, reuseport: bool) -> list[tuple[str, int]]:
         # client push megabytes into the server's buffers before an oversized message is
         # refused (40 clients sending 4 MiB junk: peak RSS 347 MiB with probing, 60 without).
         ("grpc.http2.bdp_probe", 0),
-        ("grpc.keepalive_time_ms", int(cfg.keepalive_seconds * 1000)),
+        # 0: no pings (the longest interval gRPC takes, its own way of saying never).
+        ("grpc.keepalive_time_ms", int(cfg.keepalive_seconds * 1000) or 2**31 - 1),
         ("grpc.keepalive_timeout_ms", 20_000),
         ("grpc.keepalive_permit_without_calls", 1),
         ("grpc.http2.min_ping_interval_without_data_ms", 10_000),

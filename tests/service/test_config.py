@@ -220,3 +220,69 @@ def test_an_empty_variable_is_unset_and_its_default_applies() -> None:
     )
     with pytest.raises(cfg.ConfigError, match="HEKA_PORT='5o051'"):
         cfg.load(None, {"HEKA_PORT": "5o051"})
+
+
+NUMBER_SETTINGS = [
+    s for s in cfg.SETTINGS if isinstance(s.default, int | float) and not isinstance(s.default, bool)
+]
+
+
+def test_every_number_setting_has_a_range() -> None:
+    assert {s.name for s in NUMBER_SETTINGS} == set(cfg.RANGES)
+
+
+@pytest.mark.parametrize("setting", NUMBER_SETTINGS, ids=lambda s: s.env)
+def test_a_number_outside_its_range_stops_the_start_naming_the_setting(setting: cfg.Setting) -> None:
+    """Just outside either end of its range, every number setting is refused with a message
+    that names its variable, its flag and the range, never an overflow inside gRPC."""
+    low, high = cfg.RANGES[setting.name]
+    step = 1 if isinstance(setting.default, int) else 0.5
+    for value in (low - step, high + step, 10**15):
+        with pytest.raises(cfg.ConfigError) as info:
+            cfg.load(None, {setting.env: str(value)})
+        message = str(info.value)
+        assert f"{setting.env} ({setting.flag})" in message, message
+
+
+def test_every_setting_at_the_top_of_its_range_starts_a_grpc_server() -> None:
+    """The ranges are what gRPC takes: a server with every duration, size and queue at its
+    largest starts (an overflow in a channel argument would raise here)."""
+    from concurrent import futures
+
+    import grpc
+
+    from service.server import grpc_options
+
+    top = {name: high for name, (_, high) in cfg.RANGES.items()}
+    # Ports, processes and threads this machine must really have; the bot calls' caps stay
+    # below the grace (which must let the longest one finish).
+    for name in (
+        "port",
+        "metrics_port",
+        "grpc_processes",
+        "search_workers",
+        "grpc_threads",
+        "worker_nice",
+        "max_milliseconds",
+        "max_advance_seconds",
+    ):
+        top.pop(name)
+    c = cfg.load(None, {f"HEKA_{name.upper()}": str(int(v)) for name, v in top.items()})
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=1), options=grpc_options(c, reuseport=False))
+    try:
+        assert server.add_insecure_port("127.0.0.1:0") > 0
+        server.start()
+    finally:
+        server.stop(None)
+
+
+def test_keepalive_is_off_or_no_more_often_than_clients_may_ping() -> None:
+    from service.server import grpc_options
+
+    off = dict(grpc_options(cfg.load(None, {"HEKA_KEEPALIVE_SECONDS": "0"}), reuseport=False))
+    assert off["grpc.keepalive_time_ms"] == 2**31 - 1  # gRPC's "never"
+    ten = dict(grpc_options(cfg.load(None, {"HEKA_KEEPALIVE_SECONDS": "10"}), reuseport=False))
+    assert ten["grpc.keepalive_time_ms"] == ten["grpc.http2.min_ping_interval_without_data_ms"] == 10_000
+    for storm in ("0.001", "1", "9.5"):
+        with pytest.raises(cfg.ConfigError, match=r"must be 0 \(no keepalive pings\) or at least 10 s"):
+            cfg.load(None, {"HEKA_KEEPALIVE_SECONDS": storm})
