@@ -3,8 +3,27 @@ render): ``true`` / ``false`` and integers typed, anything else a string."""
 
 from __future__ import annotations
 
+import argparse
+import re
 from collections.abc import Iterable
 from typing import Any
+
+#: An integer option value: an optional minus and ASCII digits (``--5`` or ``1_000`` stay
+#: strings, which the game's options then refuse by name).
+_INTEGER = re.compile(r"-?[0-9]+")
+#: The largest seed a server returns (``CreateGameResponse.seed`` is a uint64).
+MAX_SEED = 2**64 - 1
+
+
+def uint64_seed(text: str) -> int:
+    """An argparse type: a seed as ``CreateGame`` returns it, 0..2^64 - 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a seed is an integer, got {text!r}") from None
+    if not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"a server's seed is 0..{MAX_SEED} (a uint64), got {value}")
+    return value
 
 
 def parse_option_pairs(pairs: Iterable[str]) -> list[tuple[str, Any]]:
@@ -20,7 +39,7 @@ def parse_option_pairs(pairs: Iterable[str]) -> list[tuple[str, Any]]:
         parsed: Any = value.strip()
         if low in ("true", "false"):
             parsed = low == "true"
-        elif low.lstrip("-").isascii() and low.lstrip("-").isdigit():
+        elif _INTEGER.fullmatch(low):
             parsed = int(low)
         out.append((name.strip(), parsed))
     return out

@@ -17,6 +17,7 @@ import sys
 from typing import Any
 
 from service.commands.files import read_text
+from service.commands.options import uint64_seed
 
 
 def register(sub: Any) -> None:
@@ -29,7 +30,7 @@ def register(sub: Any) -> None:
         "step. For operators: the output shows every hidden card.",
     )
     p.add_argument("--game", required=True, help="game name (aton, osirium)")
-    p.add_argument("--seed", type=int, required=True, help="the seed CreateGame returned")
+    p.add_argument("--seed", type=uint64_seed, required=True, help="the seed CreateGame returned")
     p.add_argument("--players", type=int, default=None, help="player count (default: the game's minimum)")
     p.add_argument("--options", default="{}", help="creation options as JSON, e.g. '{\"teams\": true}'")
     p.add_argument("--key-id", default="", help="id of the key that sealed the game (default: the first)")

@@ -103,6 +103,18 @@ def test_replay_reports_bad_input(capsys: Any, monkeypatch: Any, tmp_path: Path)
     assert "step 1" in capsys.readouterr().err
     assert main(["replay", "--game", "aton", "--seed", "1", "--options", "{bad"]) == 2
     assert "heka replay: --options is not JSON" in capsys.readouterr().err
+    # A seed no server returns (CreateGameResponse.seed is a uint64) is refused naming --seed.
+    for seed, message in [
+        ("-1", "got -1"),
+        (str(2**64), f"got {2**64}"),
+        ("0x10", "a seed is an integer, got '0x10'"),
+    ]:
+        with pytest.raises(SystemExit) as info:  # argparse's usage error
+            main(["replay", "--game", "aton", "--seed", seed])
+        assert info.value.code == 2
+        err = capsys.readouterr().err
+        assert "argument --seed" in err and message in err, err
+    assert main(["replay", "--game", "aton", "--seed", str(2**64 - 1), "--quiet"]) == 0
     monkeypatch.delenv("HEKA_STATE_KEYS")
     assert main(["replay", "--game", "aton", "--seed", "1", "--state-keys-file", str(binary)]) == 2
     assert f"--state-keys-file {binary}: not a text (UTF-8) file" in capsys.readouterr().err

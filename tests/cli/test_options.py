@@ -1,0 +1,37 @@
+"""``--option NAME=VALUE`` (arena, simulate, render): typed values, and a bad value refused
+by the game naming the option, never a bare parsing error."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from service.cli import main
+from service.commands.options import parse_option_pairs
+
+
+@pytest.mark.parametrize(
+    ("pair", "value"),
+    [
+        ("teams=true", True),
+        ("teams= False ", False),
+        ("n=12", 12),
+        ("n=-3", -3),
+        ("n=--5", "--5"),  # not an integer: a string, which the game then judges
+        ("n=1_000", "1_000"),
+        ("n=\u0663", "\u0663"),  # a non-ASCII digit is no integer here
+        ("n=-", "-"),
+        ("name=aton", "aton"),
+    ],
+)
+def test_option_values_are_typed_strictly(pair: str, value: object) -> None:
+    assert parse_option_pairs([pair]) == [(pair.partition("=")[0].strip(), value)]
+
+
+@pytest.mark.parametrize("value", ["--5", "-0", "1_000", "maybe"])
+def test_a_bad_option_value_is_refused_naming_the_option(value: str, capsys: Any) -> None:
+    args = ["simulate", "--game", "osirium", "--players", "4", "--option", f"teams={value}", "--games", "1"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "option teams must be true or false" in err, err
