@@ -687,14 +687,28 @@ def load_table(game: str, players: int, teams: bool = False) -> RatingTable | No
     return read_table(path)
 
 
+#: The largest rating table read (a table is a few KiB; ``/dev/zero`` is refused, not read
+#: until memory runs out).
+MAX_TABLE_BYTES: Final = 16 * 2**20
+
+
 def read_table(path: Path | str) -> RatingTable:
     path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise LadderError(f"{path}: cannot read the rating table ({exc})") from exc
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_TABLE_BYTES + 1)
+        if len(raw) > MAX_TABLE_BYTES:
+            raise LadderError(f"{path}: larger than {MAX_TABLE_BYTES:,} bytes: not a rating table")
+        data = json.loads(raw.decode("utf-8-sig"))  # a byte-order mark is not part of the text
     except UnicodeDecodeError:
         raise LadderError(f"{path}: not a rating table (not a text, UTF-8, file)") from None
+    except RecursionError:
+        raise LadderError(f"{path}: cannot read the rating table (JSON nested too deeply)") from None
+    except (OSError, ValueError) as exc:  # a JSONDecodeError, or a number too long to read
+        if isinstance(exc, LadderError):
+            raise
+        why = "a number too long to read" if "integer string conversion" in str(exc) else str(exc)
+        raise LadderError(f"{path}: cannot read the rating table ({why})") from None
     return parse_table(data, str(path))
 
 

@@ -326,7 +326,9 @@ def load_model(path: Path | str, game: str | None = None, players: int | None = 
         raise ModelError(f"learned evaluation model {p}: cannot be read: {exc}") from None
     try:
         data = json.loads(text)
-    except json.JSONDecodeError as exc:
+    except RecursionError:
+        raise ModelError(f"learned evaluation model {p}: not valid JSON (nested too deeply)") from None
+    except ValueError as exc:  # a JSONDecodeError, or a number too long to read
         raise ModelError(f"learned evaluation model {p}: not valid JSON ({exc})") from None
     return parse_model(data, str(p), game, players)
 

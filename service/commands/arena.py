@@ -724,6 +724,8 @@ CHECKPOINT_SECONDS = 60.0
 
 
 def _write_json(path: str, data: dict[str, Any]) -> None:
+    # Through a link to its file: the rename below would replace the link itself.
+    path = os.path.realpath(path)
     directory = os.path.dirname(path)
     if directory:
         os.makedirs(directory, exist_ok=True)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -49,18 +50,34 @@ def read_json(path: str, what: str) -> Any:
     text = read_text(path, what)
     try:
         return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise FileArgError(f"{what} {path}: not JSON ({exc})") from None
+    except (ValueError, RecursionError) as exc:  # malformed, a number too long, nested too deeply
+        raise FileArgError(f"{what} {path}: not JSON ({json_problem(exc)})") from None
+
+
+def json_problem(exc: BaseException) -> str:
+    """What :func:`json.loads` found wrong, in words: its message, or for a document nested
+    deeper than the parser's recursion allows, that."""
+    if isinstance(exc, RecursionError):
+        return "nested too deeply"
+    if "integer string conversion" in str(exc):  # Python's cap on the digits of an int
+        return "a number too long to read"
+    return str(exc)
 
 
 def check_writable(path: str, what: str) -> None:
-    """Refuse, before any work, an output path that cannot be written: empty, a folder, below
-    a file, or where this process may not write. Missing folders are fine (they are made)."""
+    """Refuse, before any work, an output path that cannot be written: empty, a folder, not a
+    regular file (a device, pipe or socket), below a file, or where this process may not
+    write. Missing folders are fine (they are made); a link to a file writes the file."""
     if not path.strip():
         raise FileArgError(f"{what} needs a path")
     target = Path(path).absolute()
     if target.is_dir():
         raise FileArgError(f"cannot write {what} {path}: it is a folder")
+    if target.exists() and not stat.S_ISREG(target.stat().st_mode):
+        # A device, pipe or socket: the results are written to a temporary file renamed over
+        # the path (which would replace a device node, or lose a pipe's output), and a FIFO
+        # would block the probe below.
+        raise FileArgError(f"cannot write {what} {path}: not a regular file (a device, pipe or socket)")
     folder = target.parent
     while not folder.exists():
         folder = folder.parent

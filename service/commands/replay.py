@@ -16,7 +16,7 @@ import os
 import sys
 from typing import Any
 
-from service.commands.files import read_text
+from service.commands.files import json_problem, read_text
 from service.commands.options import uint64_seed
 
 
@@ -75,8 +75,8 @@ def run(args: argparse.Namespace) -> int:
             raise KeyConfigError(f"no key {args.key_id!r} among {', '.join(by_id)}")
         try:
             options = json.loads(args.options)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"--options is not JSON ({exc})") from None
+        except (ValueError, RecursionError) as exc:
+            raise ValueError(f"--options is not JSON ({json_problem(exc)})") from None
         if not isinstance(options, dict):
             raise ValueError("--options must be a JSON object")
         game = get_game(args.game)
