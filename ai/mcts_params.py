@@ -69,8 +69,9 @@ def _milliseconds(text: str) -> float | None:
 
 
 def _non_negative(text: str) -> float:
+    """A finite number of at least 0 (``inf`` would make the search's scores NaN)."""
     value = float(text)
-    if not value >= 0:
+    if not 0 <= value < math.inf:
         raise ValueError(text)
     return value
 

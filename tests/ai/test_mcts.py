@@ -434,6 +434,10 @@ def test_spec_presets_and_parameters() -> None:
         "prior=-0.5",
         "temp=-1",
         "temp=nan",
+        "temp=inf",  # every number must be finite: inf made the exploration term NaN
+        "c=inf",
+        "c=1e400",
+        "c=nan",
         "rave=-1",
         "rave=inf",
         "rave=100,prior=1",
