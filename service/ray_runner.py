@@ -49,6 +49,9 @@ POLL_SECONDS = 0.5
 #: ``ray.init`` retries an address that does not answer (a closed port, a host that drops the
 #: packets, a port that is not a Ray head's) for ever.
 CONNECT_SECONDS = 30.0
+#: The longest ``--ray-timeout``: a day (a longer wait has no use, and past
+#: ``threading.TIMEOUT_MAX`` a timer overflows).
+MAX_CONNECT_SECONDS = 86_400.0
 #: What to check when a cluster does not answer.
 _CHECK = (
     "check the address (a head's HOST:6379, or ray://HOST:10001 for Ray Client), that the "
@@ -111,8 +114,10 @@ def ray_session(address: str, *, cpus: int | None = None, timeout: float = CONNE
     already started is used and left running."""
     if not address:
         raise RayUnavailable("--ray needs an address: local, auto, HOST:PORT or ray://HOST:PORT")
-    if not timeout > 0:
-        raise RayUnavailable(f"--ray-timeout must be above 0 seconds, not {timeout:g}")
+    if not 0 < timeout <= MAX_CONNECT_SECONDS:
+        raise RayUnavailable(
+            f"--ray-timeout must be above 0 seconds and at most {MAX_CONNECT_SECONDS:,g}, not {timeout:g}"
+        )
     with contextlib.ExitStack() as stack:
         if address == "local":
             stack.enter_context(_local_auth())

@@ -19,6 +19,8 @@ import time
 from typing import Any, TextIO
 
 from service.commands.files import FileArgError, check_writable, nonempty, read_json
+from service.commands.options import seconds_up_to
+from service.ray_runner import MAX_CONNECT_SECONDS
 
 
 def register(sub: Any) -> None:
@@ -135,10 +137,10 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--ray-timeout",
         metavar="SECONDS",
-        type=float,
+        type=seconds_up_to(MAX_CONNECT_SECONDS),
         default=None,
         help="with --ray ADDRESS: how long the cluster may take to answer before the command "
-        "gives up, exit 2 (default: 30)",
+        "gives up, exit 2 (default: 30). At most 86,400 (a day)",
     )
     p.add_argument(
         "--json",

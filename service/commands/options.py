@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 #: An integer option value: an optional minus and ASCII digits (``--5`` or ``1_000`` stay
@@ -13,6 +13,22 @@ from typing import Any
 _INTEGER = re.compile(r"-?[0-9]+")
 #: The largest seed a server returns (``CreateGameResponse.seed`` is a uint64).
 MAX_SEED = 2**64 - 1
+
+
+def seconds_up_to(most: float) -> Callable[[str], float]:
+    """An argparse type: a number of seconds above 0 and at most ``most`` (``inf``, NaN or
+    a value past what a timer takes are refused here, not met as an overflow later)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"a number of seconds, got {text!r}") from None
+        if not 0 < value <= most:
+            raise argparse.ArgumentTypeError(f"seconds above 0 and at most {most:,g}, got {text}")
+        return value
+
+    return parse
 
 
 def uint64_seed(text: str) -> int:

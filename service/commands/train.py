@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from service.commands.files import nonempty
+from service.commands.options import seconds_up_to
+from service.ray_runner import MAX_CONNECT_SECONDS
 
 
 def register(sub: Any) -> None:
@@ -96,10 +98,10 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--ray-timeout",
         metavar="SECONDS",
-        type=float,
+        type=seconds_up_to(MAX_CONNECT_SECONDS),
         default=None,
         help="with --ray ADDRESS: how long the cluster may take to answer before the command "
-        "gives up, exit 2 (default: 30)",
+        "gives up, exit 2 (default: 30). At most 86,400 (a day)",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)

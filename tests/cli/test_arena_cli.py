@@ -475,6 +475,12 @@ def test_the_ray_timeout_defaults_to_the_documented_wait(capsys: pytest.CaptureF
         )
     docs = " ".join((Path(__file__).resolve().parents[2] / "docs" / "ray.md").read_text().split())
     assert f"`--ray-timeout SECONDS` (default {CONNECT_SECONDS:g} s;" in docs
+    # Past a day (and inf, which overflowed a timer inside Ray's connection) is refused at once.
+    for command, value in (("arena", "inf"), ("train", "1e10"), ("arena", "nan"), ("train", "0")):
+        with pytest.raises(SystemExit) as info:
+            main([command, "--ray", "127.0.0.1:1", "--ray-timeout", value])
+        assert info.value.code == 2
+        assert "argument --ray-timeout: seconds above 0 and at most 86,400" in capsys.readouterr().err
     argv = ["--game", "aton", "--games", "2", "--no-progress", "--ray-timeout", "5"]
     assert main(["arena", "--bots", "random,greedy", *argv]) == 2
     assert "--ray-timeout goes with --ray ADDRESS" in capsys.readouterr().err
