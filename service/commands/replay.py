@@ -92,8 +92,9 @@ def run(args: argparse.Namespace) -> int:
         print(state.to_text(), file=out)
     for step, text in enumerate(actions, 1):
         try:
-            number = text.lstrip("-")
-            is_id = number.isascii() and number.isdigit() and len(number) <= 18
+            # An id is digits with at most one minus (``--1`` is action text, refused by name).
+            digits = text[1:] if text.startswith("-") else text
+            is_id = digits.isascii() and digits.isdigit() and len(digits) <= 18
             action = int(text) if is_id else game.string_to_action(text)
             seat = state.current_player()
             events = state.apply_action(action)

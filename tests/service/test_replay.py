@@ -97,6 +97,10 @@ def test_replay_reports_bad_input(capsys: Any, monkeypatch: Any, tmp_path: Path)
     binary.write_bytes(b"\xff\xfe")
     assert main(["replay", "--game", "aton", "--seed", "1", "--actions", str(binary)]) == 2
     assert f"--actions {binary}: not a text (UTF-8) file" in capsys.readouterr().err
+    dashes = tmp_path / "dashes.txt"
+    dashes.write_text("--1\n")  # not an id: action text, which names no action
+    assert main(["replay", "--game", "aton", "--seed", "1", "--actions", str(dashes)]) == 2
+    assert "step 1 ('--1')" in capsys.readouterr().err
     big = tmp_path / "big.txt"
     big.write_text("9" * 5000 + "\n")
     assert main(["replay", "--game", "aton", "--seed", "1", "--actions", str(big)]) == 2
