@@ -81,6 +81,12 @@ for line in sys.stdin:
 """
 
 
+class HelperError(BotSpecError):
+    """A ``pure:`` or ``checkout:`` bot whose helper process cannot play: it ended, answered
+    something that is not a reply, or refused the request (an older checkout that does not
+    know a parameter of the spec). The spec names a build that does not work here."""
+
+
 class HelperBot:
     """The bot ``spec`` run by a child Python in ``root`` (module docstring)."""
 
@@ -139,10 +145,19 @@ class HelperBot:
         child.stdin.flush()
         line = child.stdout.readline()
         if not line:
-            raise RuntimeError(f"{self.name}: the helper process ended (status {child.poll()})")
-        reply = json.loads(line)
+            try:
+                status = child.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                status = None
+            raise HelperError(f"{self.name}: the helper process ended (status {status})")
+        try:
+            reply = json.loads(line)
+        except ValueError:
+            raise HelperError(f"{self.name}: the helper answered {line[:80]!r}, not a reply") from None
+        if not isinstance(reply, dict):
+            raise HelperError(f"{self.name}: the helper answered {line[:80]!r}, not a reply")
         if "error" in reply:
-            raise RuntimeError(f"{self.name}: the helper failed: {reply['error']}")
+            raise HelperError(f"{self.name}: the helper failed: {reply['error']}")
         d = reply["diagnostics"]
         return Decision(
             reply["action"],

@@ -10,6 +10,7 @@ decisions (``tests/build_identity.py``, one process per build, outputs compared)
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -230,3 +231,33 @@ def test_state_fields_in_either_build(pure: bool) -> None:
     if not pure:
         reference = run_python(["-c", _FIELDS_PROBE], pure=True).splitlines()
         assert lines[1:] == reference[1:]
+
+
+@pytest.mark.parametrize(
+    ("engine_init", "message"),
+    [
+        ("raise SystemExit(1)\n", "the helper process ended (status 1)"),
+        (
+            "import sys\nsys.stdout.write('garbage\\n'); sys.stdout.flush(); sys.stdin.readline()\n",
+            "not a reply",
+        ),
+    ],
+    ids=["ends", "answers garbage"],
+)
+def test_a_checkout_whose_helper_cannot_play_is_a_bot_spec_error(
+    tmp_path: Path, engine_init: str, message: str
+) -> None:
+    """A checkout whose helper dies or answers nonsense (a broken or foreign tree at the path)
+    is a :class:`BotSpecError` naming the bot, which the commands report, not a traceback."""
+    from ai.api import BotSpecError, make_bot
+
+    (tmp_path / "ai").mkdir()
+    (tmp_path / "engine").mkdir()
+    (tmp_path / "engine" / "__init__.py").write_text(engine_init)  # the helper imports it first
+    (tmp_path / "ai" / "api.py").write_text("")
+    bot = make_bot(f"checkout:{tmp_path}:random")
+    try:
+        with pytest.raises(BotSpecError, match=re.escape(message)):
+            bot.choose(get_game("aton").new_initial_state(None, 1), seed=1)
+    finally:
+        bot.close()  # type: ignore[attr-defined]
