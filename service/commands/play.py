@@ -211,7 +211,9 @@ def register(sub: Any) -> None:
         metavar="SPEC",
         help="the bot that searches from your seat for 'hint' (default: mcts:medium)",
     )
-    p.add_argument("--server", metavar="ADDR", default=None, help="play through a running heka server")
+    p.add_argument(
+        "--server", metavar="ADDR", default=None, type=nonempty, help="play through a running heka server"
+    )
     p.add_argument(
         "--save",
         metavar="PATH",
@@ -248,7 +250,7 @@ def make_local_session(args: argparse.Namespace) -> LocalSession:
 
 def run(args: argparse.Namespace) -> int:
     save = getattr(args, "save", None)
-    if getattr(args, "server", None):
+    if getattr(args, "server", None) is not None:  # an empty one is refused, not a local game
         if save:
             # The server shows you another seat's secret moves (Aton's arrangements) as -1, so
             # such a game cannot be replayed from what you saw: ReviewGame reviews it.

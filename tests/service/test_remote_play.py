@@ -99,3 +99,137 @@ def test_remote_help_explains_every_action_form(server: ServerProcess) -> None:
     for word in ("pass", "place", "draw", "cast", "break", "refill", "end", "clear", "isis", "seth"):
         assert re.search(rf"^  [* ] {word}\b", forms, re.M), word
     assert "* place " in forms and "(row, column)" in " ".join(forms.split())
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("mcts:iterations=abc", "--bots: iterations must be an integer, got 'abc'"),
+        ("mcts:iterations=0", "--bots: iterations must be 1..2147483647, got 0"),
+        ("mcts:it=99999999999", "--bots: it must be 1..2147483647, got 99999999999"),
+        ("mcts:workers=-1", "--bots: workers must be 1..2147483647, got -1"),
+        ("mcts:workers=two", "--bots: workers must be an integer, got 'two'"),
+        ("mcts:ms=nan", "--bots: ms must be a finite number of milliseconds, at least 1, got 'nan'"),
+        ("mcts:ms=inf", "got 'inf'"),
+        ("mcts:ms=0.5", "got '0.5'"),
+        ("mcts:ms=soon", "got 'soon'"),
+        ("mcts:medium,ms=none", "--bots: ms=none lifts a limit in local play only"),
+        ("mcts:ms=5,ms=6", "--bots: 'mcts:ms=5,ms=6' gives the ms twice"),
+        ("mcts:c=0.7", "--bots: unsupported mcts parameter 'c=0.7' over the server"),
+        ("random:fast", "--bots: the random bot takes no parameters over the server"),
+        ("alphazero", "--bots: unknown bot 'alphazero'"),
+    ],
+)
+def test_remote_bot_settings_refuse_a_bad_spec_naming_the_flag(spec: str, message: str) -> None:
+    from service.remote_play import bot_settings
+
+    with pytest.raises(ValueError) as info:
+        bot_settings(spec)
+    assert message in str(info.value)
+    with pytest.raises(ValueError) as info:
+        bot_settings(spec, "--hint-bot")
+    assert str(info.value).startswith("--hint-bot: ")
+
+
+def test_remote_bot_settings_read_the_local_names_of_the_budget() -> None:
+    from service.remote_play import bot_settings
+
+    s = bot_settings("MCTS:it=7,ms=1.5,workers=2")
+    assert (s.budget.iterations, s.budget.milliseconds, s.workers) == (7, 1.5, 2)
+    assert bot_settings("mcts:n=9").budget.iterations == 9
+
+
+def _remote_args(**options: object) -> argparse.Namespace:
+    args = argparse.Namespace(
+        server="127.0.0.1:1",
+        game="aton",
+        players=None,
+        seat=0,
+        bots="random",
+        hint_bot="mcts:iterations=10",
+        seed=1,
+        teams=False,
+    )
+    for key, value in options.items():
+        setattr(args, key, value)
+    return args
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"bots": "mcts:iterations=abc"}, "heka play: --bots: iterations must be an integer, got 'abc'"),
+        ({"bots": "greedy,mcts:ms=nan"}, "heka play: --bots: ms must be a finite number"),
+        ({"hint_bot": "mcts:workers=0"}, "heka play: --hint-bot: workers must be 1..2147483647, got 0"),
+        ({"seed": -1}, "heka play: --seed must be 0..2^64-1 (a server's seed is a uint64), got -1"),
+        ({"seed": 2**64}, f"--seed must be 0..2^64-1 (a server's seed is a uint64), got {2**64}"),
+        ({"players": 99999999999}, "heka play: --players must be a player count, 1..2147483647, got"),
+        ({"players": 0}, "heka play: --players must be a player count"),
+        ({"server": ""}, "heka play: --server needs an address (HOST:PORT), not an empty string"),
+        ({"server": "  "}, "heka play: --server needs an address"),
+    ],
+)
+def test_remote_play_refuses_bad_flags_before_any_call(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    options: dict[str, object],
+    message: str,
+) -> None:
+    def no_stub(*_: object) -> None:
+        raise AssertionError("no call is made with a bad flag")
+
+    monkeypatch.setattr("service.remote_play.pb_grpc.GameServiceStub", no_stub)
+    args = _remote_args(**options)
+    assert run_remote(args, inp=io.StringIO("quit\n"), out=io.StringIO()) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_remote_play_splits_bot_specs_as_local_play_does(server: ServerProcess) -> None:
+    # "mcts:iterations=20,ms=2000" is one spec with two settings, not two specs.
+    out = _play(server, ["1"] * 4 + ["quit"], bots="mcts:iterations=20,ms=2000", seat=1)
+    assert "seat 0: mcts:iterations=20,ms=2000, seat 1: you" in out
+    assert "seat 0 (mcts:iterations=20,ms=2000): " in out  # the bot played with them
+    out = _play(server, ["quit"], game="osirium", players=3, bots="mcts:it=5,ms=100,random", seed=2)
+    assert "seat 1: mcts:it=5,ms=100, seat 2: random" in out
+
+
+def test_remote_play_ends_with_exit_2_naming_the_flag_when_the_server_refuses_a_bot(
+    server: ServerProcess, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The shared server caps a search at 10,000 ms: a cap the client cannot know.
+    args = _remote_args(server=server.address, bots="mcts:ms=20000", seat=1)
+    out = io.StringIO()
+    assert run_remote(args, inp=io.StringIO("1\n" * 4), out=out) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(
+        "heka play: --bots: the server refused seat 0's bot 'mcts:ms=20000': INVALID_ARGUMENT: "
+    )
+    assert "milliseconds must be in [1, 10000]" in err and "Traceback" not in err
+    assert "seat 1: you" in out.getvalue()  # the game had started
+    # A refused hint is said, and the game goes on.
+    out_text = _play(server, ["hint", "quit"], hint_bot="mcts:iterations=9999999")
+    assert "no hint: the server refused --hint-bot 'mcts:iterations=9999999': INVALID_ARGUMENT" in out_text
+    assert out_text.rstrip().endswith("leaving the game")
+
+
+def test_remote_play_refused_game_settings_exit_2(
+    server: ServerProcess, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert (
+        run_remote(_remote_args(server=server.address, game="chess"), inp=io.StringIO(""), out=io.StringIO())
+        == 2
+    )
+    assert "INVALID_ARGUMENT: unknown game 'chess'" in capsys.readouterr().err
+
+
+def test_play_refuses_an_empty_server_instead_of_playing_locally(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from service.cli import main
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("quit\n"))
+    with pytest.raises(SystemExit) as info:  # argparse's usage error
+        main(["play", "--server", "", "--bots", "random"])
+    assert info.value.code == 2
+    captured = capsys.readouterr()
+    assert "argument --server: needs a value" in captured.err and "===" not in captured.out
