@@ -19,7 +19,7 @@ import time
 from typing import Any, TextIO
 
 from service.commands.files import FileArgError, check_writable, nonempty, read_json
-from service.commands.options import seconds_up_to
+from service.commands.options import seconds_up_to, workers_count
 from service.ray_runner import MAX_CONNECT_SECONDS
 
 
@@ -124,7 +124,9 @@ def register(sub: Any) -> None:
         help="round-robin: every pair of specs, every seat arrangement; one-vs-rest: one copy of "
         "the FIRST spec among players-1 copies of each other spec (default: round-robin)",
     )
-    p.add_argument("--workers", type=int, default=1, help="parallel game processes (default: 1)")
+    p.add_argument(
+        "--workers", type=workers_count, default=1, help="parallel game processes (default: 1; at most 1024)"
+    )
     p.add_argument(
         "--ray",
         metavar="ADDRESS",
@@ -284,10 +286,6 @@ def run(args: argparse.Namespace) -> int:
             raise ArenaError("--targets goes with --check TABLE")
         if args.ray_timeout is not None and not args.ray:
             raise ArenaError("--ray-timeout goes with --ray ADDRESS")
-        if args.ray_timeout is not None and not args.ray_timeout > 0:
-            raise ArenaError(f"--ray-timeout must be a number of seconds above 0, not {args.ray_timeout}")
-        if args.workers < 1:
-            raise ArenaError(f"--workers must be at least 1, not {args.workers}")
         if args.games < 1:
             raise ArenaError("--games must be at least 1")
         if args.ship and not args.ladder:
@@ -514,6 +512,9 @@ def run(args: argparse.Namespace) -> int:
         )
     except (ArenaError, BotSpecError, EngineError) as exc:
         print(f"\nheka arena: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:  # the system refused processes or pipes for --workers
+        print(f"\nheka arena: cannot run the games on {args.workers} worker(s): {exc}", file=sys.stderr)
         return 1
     finally:
         for sig, handler in previous.items():

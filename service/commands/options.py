@@ -31,6 +31,22 @@ def seconds_up_to(most: float) -> Callable[[str], float]:
     return parse
 
 
+#: The most worker processes a command starts (``--workers``): more than any machine heka
+#: runs on has cores, and each holds pipes and memory.
+MAX_WORKERS = 1024
+
+
+def workers_count(text: str) -> int:
+    """An argparse type: a number of worker processes, 1..:data:`MAX_WORKERS`."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a number of processes, got {text!r}") from None
+    if not 1 <= value <= MAX_WORKERS:
+        raise argparse.ArgumentTypeError(f"must be 1..{MAX_WORKERS}, got {value}")
+    return value
+
+
 def uint64_seed(text: str) -> int:
     """An argparse type: a seed as ``CreateGame`` returns it, 0..2^64 - 1."""
     try:

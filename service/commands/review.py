@@ -17,6 +17,7 @@ import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
 from service.commands.files import nonempty
+from service.commands.options import workers_count
 
 if TYPE_CHECKING:
     from ai.review import GameReview, MoveReview
@@ -52,7 +53,9 @@ def register(sub: Any) -> None:
     p.add_argument("--alternatives", type=int, default=3, help="root actions listed per move (default: 3)")
     p.add_argument("--seed", type=int, default=1, help="seed of the review (default: 1)")
     p.add_argument("--from-move", type=int, default=0, help="review from this move number on")
-    p.add_argument("--workers", type=int, default=1, help="parallel processes (default: 1)")
+    p.add_argument(
+        "--workers", type=workers_count, default=1, help="parallel processes (default: 1; at most 1024)"
+    )
     p.add_argument("--json", metavar="PATH", type=nonempty, default=None, help="write the review as JSON")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
@@ -204,9 +207,6 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         seats = [args.seat]
     else:
         seats = [person] if person is not None else None
-    if args.workers < 1:
-        print("heka review: --workers must be at least 1", file=sys.stderr)
-        return 2
     if not 0 <= args.from_move < len(actions):
         print(
             f"heka review: --from-move {args.from_move} is not a move of the game (0..{len(actions) - 1})"
@@ -243,6 +243,9 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     except ReplayError as exc:
         print(f"heka review: {args.record}: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # the system refused processes or pipes for --workers
+        print(f"heka review: cannot review on {args.workers} worker(s): {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("\nheka review: interrupted", file=sys.stderr)
         return 130

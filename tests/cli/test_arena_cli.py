@@ -249,7 +249,6 @@ def test_inputs_and_outputs_are_checked_before_any_game(
         ([*LADDER_TINY, "--ratings", str(folder)], f"cannot write --ratings {folder}: it is a folder"),
         (["--resume", str(binary)], f"--resume {binary}: not a text (UTF-8) file"),
         (["--resume", str(folder)], f"--resume {folder}: is a folder, not a file"),
-        (["--workers", "0"], "--workers must be at least 1, not 0"),
         (["--ratings", "r.json"], "--ratings goes with --ladder"),
         (["--anchors", "random;greedy"], "--anchors goes with --ladder"),
         (["--games", "1000000000000"], "a run plays at most 1,000,000"),
@@ -260,6 +259,36 @@ def test_inputs_and_outputs_are_checked_before_any_game(
         assert message in err and "Traceback" not in err, (extra, err)
         assert "pairing(s)" not in err, extra  # nothing started
     assert not list(tmp_path.glob("**/*.tmp"))
+
+
+@pytest.mark.parametrize("command", ["arena", "review"])
+@pytest.mark.parametrize("workers", ["0", "-3", "1025", "100000", "two"])
+def test_workers_out_of_range_are_refused_before_anything_starts(
+    command: str, workers: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--workers starts that many processes: 1..1024 (100,000 was accepted, and a run then
+    ended in a traceback when the system refused the processes or their pipes)."""
+    args = ["--bots", "random,greedy", "--games", "1"] if command == "arena" else ["record.json"]
+    with pytest.raises(SystemExit) as exc:
+        main([command, *args, "--workers", workers])
+    assert exc.value.code == 2
+    assert "argument --workers:" in capsys.readouterr().err
+
+
+def test_a_system_that_refuses_the_workers_ends_the_run_with_a_message(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import ai.arena
+
+    def refuse(*_args: object, **_kwargs: object) -> object:
+        raise OSError(24, "Too many open files")
+
+    monkeypatch.setattr(ai.arena, "WorkerPool", refuse)
+    args = ["arena", "--bots", "random,greedy", "--games", "4", "--workers", "2", "--no-progress"]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert "cannot run the games on 2 worker(s): [Errno 24] Too many open files" in err
+    assert "Traceback" not in err
 
 
 @pytest.mark.parametrize("flag", ["--json", "--anchors", "--ratings", "--bots", "--resume", "--check"])
