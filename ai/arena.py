@@ -702,9 +702,14 @@ def _record_from_json(g: object, n: int) -> GameRecord:
     winners = items("winners")
     if any(isinstance(w, bool) or not isinstance(w, int) or not 0 <= w < k for w in winners):
         raise bad("winners", f"must be seats 0..{k - 1}, not {winners!r}")
+    if len(set(winners)) != len(winners):
+        raise bad("winners", f"must name each seat once, not {winners!r}")
     actions = items("actions", [])
-    if any(isinstance(a, bool) or not isinstance(a, int) for a in actions):
-        raise bad("actions", "must be a list of action ids")
+    if any(isinstance(a, bool) or not isinstance(a, int) or a < 0 for a in actions):
+        raise bad("actions", "must be a list of action ids (integers >= 0)")
+    plies = integer("plies")
+    if actions and len(actions) != plies:
+        raise bad("actions", f"must hold the game's {plies} plies, not {len(actions)} actions")
     returns = tuple(number(r, "returns", -1.0) for r in per_seat("returns"))
     if any(r > 1 for r in returns):
         raise bad("returns", f"must lie in [-1, 1], not {list(returns)}")
@@ -728,7 +733,7 @@ def _record_from_json(g: object, n: int) -> GameRecord:
         returns=returns,
         scores=tuple(whole(x, "scores") for x in per_seat("scores")),
         reason=reason,
-        plies=integer("plies"),
+        plies=plies,
         rounds=integer("rounds"),
         seconds=number(g.get("seconds"), "seconds", 0.0),
         think_seconds=tuple(number(t, "think_seconds", 0.0) for t in per_seat("think_seconds")),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import random
+import re
 from collections import Counter
 from typing import Any, Self
 
@@ -492,6 +493,25 @@ def test_records_survive_the_json_round_trip() -> None:
     assert [r.scores for r in back] == [r.scores for r in result.records]
     with pytest.raises(ArenaError, match="not an arena results file"):
         records_from_json({"games": [{"index": 0}]})
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"actions": [999999, -5]}, "'actions' must be a list of action ids (integers >= 0)"),
+        ({"actions": [3, 1]}, "'actions' must hold the game's"),
+        ({"winners": [1, 1]}, "'winners' must name each seat once"),
+    ],
+)
+def test_a_record_whose_fields_disagree_is_refused(change: dict[str, object], message: str) -> None:
+    """A kept record must be a game: its actions as many as its plies, each seat a winner
+    once (an edited file's record was kept, and a review of the result then failed)."""
+    result = run_arena(ArenaConfig("aton", ("greedy", "random"), games=2, seed=3))
+    data = json.loads(json.dumps(result.to_json()))
+    assert records_from_json(data)  # as written: fine
+    data["games"][0].update(change)
+    with pytest.raises(ArenaError, match=re.escape(message)):
+        records_from_json(data)
 
 
 def test_games_record_their_cpu_time_and_earlier_files_still_load() -> None:
