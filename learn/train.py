@@ -27,9 +27,10 @@ import math
 import random
 import shlex
 import time
+import zlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeGuard
 
 import numpy as np
 import numpy.typing as npt
@@ -251,13 +252,23 @@ def save_samples(path: Path, config: TrainConfig, data: Dataset) -> None:
     tmp.replace(path)
 
 
+#: The largest magnitude a feature value of a samples file may have. The games' features are
+#: small (counts, differences, fractions); a larger value is a damaged or foreign file, and
+#: would overflow the fit.
+MAX_FEATURE: Final = 1e6
+
+
 def load_samples(path: Path, config: TrainConfig) -> Dataset:
-    """The samples in ``path``; a ValueError naming the difference if they come from
-    another self-play than ``config``'s."""
+    """The samples in ``path``; a ValueError naming the file and what is wrong if it cannot be
+    decoded, if its samples come from another self-play than ``config``'s (naming the
+    difference), or if a sample is out of shape or range (naming the row)."""
     try:
         with gzip.open(path, "rt", encoding="utf-8") as f:
-            body = json.load(f)
-    except (OSError, ValueError, EOFError) as exc:
+            body = json.load(f, parse_int=_json_int)
+    except RecursionError:
+        raise ValueError(f"{path}: not a samples file (JSON nested too deeply)") from None
+    except (OSError, ValueError, EOFError, zlib.error) as exc:
+        # ValueError: JSONDecodeError, UnicodeDecodeError, a number of too many digits.
         raise ValueError(f"{path}: not a samples file ({exc})") from None
     if not isinstance(body, dict) or body.get("format") != SAMPLES_FORMAT or body.get("version") != 1:
         raise ValueError(f"{path}: not a samples file of format {SAMPLES_FORMAT} version 1")
@@ -276,31 +287,81 @@ def load_samples(path: Path, config: TrainConfig) -> Dataset:
             f"{k} {len(v) if isinstance(v, list) else type(v).__name__}" for k, v in rows.items()
         )
         raise ValueError(f"{path}: not a samples file (one entry per sample in each list: {sizes})")
-    for name, table in (("features", data.features), ("tables", data.tables)):
-        if not isinstance(table, list) or (name == "tables" and table and len(table) != len(data.labels)):
+    own = feature_names(config.game, SEAT_INPUTS, config.players)
+    others = feature_names(config.game, TABLE_INPUTS, config.players)[len(own) :]
+    for name, table, columns, what in (
+        ("features", data.features, own, f"{config.game}'s seat features"),
+        ("tables", data.tables, others, "the other seats' public rows"),
+    ):
+        needed = name == "features" or config.inputs == TABLE_INPUTS  # else no tables is fine
+        if not isinstance(table, list) or ((table or needed) and len(table) != len(data.labels)):
             raise ValueError(f"{path}: not a samples file ('{name}' must be one row per sample)")
-        widths = {len(r) if isinstance(r, list) else -1 for r in table}
-        if len(widths) > 1 or -1 in widths:
-            raise ValueError(f"{path}: not a samples file ('{name}' rows must be lists of one length)")
-        if not all(_finite(x) for r in table for x in r):
-            raise ValueError(f"{path}: not a samples file ('{name}' must hold finite numbers)")
+        for i, r in enumerate(table):
+            if not isinstance(r, list) or len(r) != len(columns):
+                got = f"{len(r)} values" if isinstance(r, list) else type(r).__name__
+                raise ValueError(
+                    f"{path}: not a samples file ('{name}' row {i} has {got}, not the "
+                    f"{len(columns)} of {what})"
+                )
+            if not all(_feature(x) for x in r):
+                j = next(j for j, x in enumerate(r) if not _feature(x))
+                raise ValueError(
+                    f"{path}: not a samples file ('{name}' must hold finite numbers of magnitude "
+                    f"at most {MAX_FEATURE:g}: row {i}, {columns[j]}, is {_show(r[j])})"
+                )
     for name, values, searched in (("labels", data.labels, False), ("search", data.search, True)):
         for i, x in enumerate(values):
             if not (_finite(x) and 0 <= x <= 1) and not (
                 searched and isinstance(x, float) and math.isnan(x)
             ):  # NaN: not searched
                 raise ValueError(
-                    f"{path}: not a samples file ('{name}' must lie in [0, 1], got {x!r} at {i})"
+                    f"{path}: not a samples file ('{name}' must lie in [0, 1], got {_show(x)} at {i})"
                 )
     if not all(_finite(x) for x in data.heuristic):
         raise ValueError(f"{path}: not a samples file ('heuristic' must hold finite numbers)")
-    if not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in data.games):
-        raise ValueError(f"{path}: not a samples file ('games' must hold game numbers)")
+    if not all(_count(x) and x < config.games for x in data.games):
+        raise ValueError(
+            f"{path}: not a samples file ('games' must hold game numbers, 0 to {config.games - 1})"
+        )
+    for name in ("positions", "plies"):
+        if not _count(getattr(data, name)):
+            raise ValueError(f"{path}: not a samples file ('{name}' must be a count)")
     return data
 
 
-def _finite(x: object) -> bool:
-    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+def _json_int(text: str) -> int:
+    """A JSON integer (``int`` refuses more than 4300 digits, with advice that is not for a
+    samples file's reader)."""
+    digits = len(text.lstrip("-"))
+    if digits > _MAX_DIGITS:
+        raise ValueError(f"an integer of {digits} digits")
+    return int(text)
+
+
+_MAX_DIGITS: Final = 4300
+
+
+def _finite(x: object) -> TypeGuard[int | float]:
+    if not isinstance(x, int | float) or isinstance(x, bool):
+        return False
+    try:
+        return math.isfinite(x)
+    except OverflowError:  # an int beyond the floats
+        return False
+
+
+def _feature(x: object) -> bool:
+    return _finite(x) and abs(x) <= MAX_FEATURE
+
+
+def _count(x: object) -> TypeGuard[int]:
+    return isinstance(x, int) and not isinstance(x, bool) and x >= 0
+
+
+def _show(x: object) -> str:
+    """``repr(x)`` for a message, cut short."""
+    text = repr(x)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 # ---------------------------------------------------------------------------------------
@@ -422,6 +483,25 @@ class TrainResult:
     summary: dict[str, Any]
 
 
+def _check_finite(
+    weights: FloatArray, bias: float, network: dict[str, Any] | None, split: dict[str, Any]
+) -> None:
+    """A ValueError unless the fitted numbers and the losses are all finite (a model that is
+    not is refused: no file)."""
+    numbers = {"weights": [float(w) for w in weights], "bias": [bias]}
+    if network is not None:
+        numbers["hidden weights"] = [w for row in network["hidden_weights"] for w in row]
+        numbers["hidden bias"] = network["hidden_bias"]
+    for name, m in split.items():
+        numbers[f"{name} loss"] = [m["log_loss"], m["brier"], m["constant_log_loss"]]
+    bad = [k for k, v in numbers.items() if not all(math.isfinite(x) for x in v)]
+    if bad:
+        raise ValueError(
+            f"the fit diverged: its {', '.join(bad)} are not finite numbers (are the samples' "
+            "feature values far out of range?); no model written"
+        )
+
+
 def fit(config: TrainConfig, data: Dataset) -> TrainResult:
     """Split by game, fit, measure; the model payload (without checksum) and a summary."""
     if not data.labels:
@@ -444,22 +524,29 @@ def fit(config: TrainConfig, data: Dataset) -> TrainResult:
     if not train.any():
         raise ValueError("every game is held out: lower --holdout or play more games")
     network: dict[str, Any] | None = None
-    if config.model == MLP_MODEL:
-        w1, b1, weights, bias = fit_mlp(x[train], target[train], config.hidden, config.l2, seed=config.seed)
-        w1 = np.asarray([[_round(float(w)) for w in row] for row in w1])
-        b1 = np.asarray([_round(float(w)) for w in b1])
-        weights = np.asarray([_round(float(w)) for w in weights])
-        bias = _round(bias)
-        p = mlp_predict(x, w1, b1, weights, bias)
-        network = {
-            "hidden_weights": [[float(w) for w in row] for row in w1],
-            "hidden_bias": [float(w) for w in b1],
-        }
-    else:
-        weights, bias = fit_logistic(x[train], target[train], config.l2)
-        weights = np.asarray([_round(float(w)) for w in weights])
-        bias = _round(bias)
-        p = _sigmoid(x @ weights + bias)
+    # A fit that overflows is refused below (not finite), without numpy's warnings.
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        try:
+            if config.model == MLP_MODEL:
+                w1, b1, weights, bias = fit_mlp(
+                    x[train], target[train], config.hidden, config.l2, seed=config.seed
+                )
+                w1 = np.asarray([[_round(float(w)) for w in row] for row in w1])
+                b1 = np.asarray([_round(float(w)) for w in b1])
+                weights = np.asarray([_round(float(w)) for w in weights])
+                bias = _round(bias)
+                p = mlp_predict(x, w1, b1, weights, bias)
+                network = {
+                    "hidden_weights": [[float(w) for w in row] for row in w1],
+                    "hidden_bias": [float(w) for w in b1],
+                }
+            else:
+                weights, bias = fit_logistic(x[train], target[train], config.l2)
+                weights = np.asarray([_round(float(w)) for w in weights])
+                bias = _round(bias)
+                p = _sigmoid(x @ weights + bias)
+        except np.linalg.LinAlgError as exc:
+            raise ValueError(f"the fit failed ({exc}); no model written") from None
     split: dict[str, Any] = {}
     for name, mask in (("train", train), ("test", test)):
         if not mask.any():
@@ -472,6 +559,7 @@ def fit(config: TrainConfig, data: Dataset) -> TrainResult:
             m["heuristic_accuracy"] = float(np.mean((h[decided] > 0) == (y[decided] > 0.5)))
         m["samples"] = int(mask.sum())
         split[name] = {k: (_round(v) if isinstance(v, float) else v) for k, v in m.items()}
+    _check_finite(weights, bias, network, split)
     training = {
         "seed": config.seed,
         "command": config.command(),

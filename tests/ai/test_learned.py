@@ -4,6 +4,7 @@ no peeking, and ``heka train`` reproducible from its seed."""
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
 import math
@@ -418,7 +419,7 @@ def test_training_a_network_on_searched_labels(tmp_path: Path) -> None:
         ("labels", [math.nan] * n, "'labels' must lie in [0, 1], got nan at 0"),
         ("labels", [2.0] * n, "'labels' must lie in [0, 1], got 2.0 at 0"),
         ("search", [1.5] * n, "'search' must lie in [0, 1], got 1.5"),
-        ("features", [[math.inf]] * n, "'features' must hold finite numbers"),
+        ("features", [[math.inf] * len(body["features"][0])] * n, "'features' must hold finite numbers"),
         ("tables", [[0.0]] * (n - 1), "'tables' must be one row per sample"),
         ("games", [-1] * n, "'games' must hold game numbers"),
     ]:
@@ -435,3 +436,143 @@ def test_training_refuses_an_l2_that_is_not_a_finite_number_at_least_0(l2: float
 
     with pytest.raises(ValueError, match="--l2 must be a finite number >= 0"):
         train(TrainConfig("aton", 2, games=1, seed=1, bot="random", every=4, l2=l2))
+
+
+# ---------------------------------------------------------------------------------------
+# Samples files out of shape or range, fits that are not finite
+# ---------------------------------------------------------------------------------------
+
+#: A small self-play (3 random games) whose samples files the tests below damage.
+SAMPLES = {"game": "aton", "players": 2, "games": 3, "seed": 5, "bot": "random", "every": 6}
+
+
+def samples_body(tmp_path: Path) -> dict[str, object]:
+    """A valid samples file's decoded JSON, of the self-play :data:`SAMPLES`."""
+    from learn.train import TrainConfig, generate, save_samples
+
+    config = TrainConfig(**SAMPLES)  # type: ignore[arg-type]
+    path = tmp_path / "good.json.gz"
+    save_samples(path, config, generate(config))
+    body: dict[str, object] = json.loads(gzip.decompress(path.read_bytes()))
+    return body
+
+
+def write_samples(path: Path, body: object) -> Path:
+    path.write_bytes(gzip.compress(json.dumps(body).encode()))
+    return path
+
+
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        (b"[" * 100_000 + b"]" * 100_000, "JSON nested too deeply"),
+        (b'{"format": ' + b"7" * 5000 + b"}", "an integer of 5000 digits"),
+        (b'{"format": "heka-train-samples", "version": 1', "Expecting"),
+        (None, "while decompressing data"),  # a damaged gzip stream
+    ],
+)
+def test_a_samples_file_that_cannot_be_decoded_is_refused_naming_it(
+    tmp_path: Path, text: bytes | None, message: str
+) -> None:
+    """Every decode failure (deep nesting, a number of too many digits, bad JSON, a damaged
+    stream) is a ValueError naming the file, not a traceback."""
+    pytest.importorskip("numpy")
+    from learn.train import TrainConfig, train
+
+    path = tmp_path / "bad.json.gz"
+    if text is None:
+        good = gzip.compress(b"[1, 2, 3]" * 1000)
+        path.write_bytes(good[:20] + bytes(30) + good[50:])
+    else:
+        path.write_bytes(gzip.compress(text))
+    with pytest.raises(ValueError) as info:
+        train(TrainConfig(**SAMPLES), samples=path)  # type: ignore[arg-type]
+    assert str(info.value).startswith(f"{path}: not a samples file (") and message in str(info.value)
+
+
+def test_a_samples_row_of_the_wrong_width_is_refused_naming_it(tmp_path: Path) -> None:
+    """Each row must have the width of the game's features (and, for table inputs, of the
+    other seats' public rows): the message names the file, the row and the width."""
+    pytest.importorskip("numpy")
+    from learn.train import TrainConfig, train
+
+    seat = TrainConfig(**SAMPLES)  # type: ignore[arg-type]
+    table = dataclasses.replace(seat, inputs="table")
+    own = len(feature_names("aton"))
+    others = len(feature_names("aton", "table", 2)) - own
+    body = samples_body(tmp_path)
+    features = body["features"]
+    tables = body["tables"]
+    assert isinstance(features, list) and isinstance(tables, list)
+    path = tmp_path / "s.json.gz"
+    for inputs, change, message in [
+        (seat, {"features": [r[:-1] for r in features]},
+         f"'features' row 0 has {own - 1} values, not the {own} of aton's seat features"),
+        (seat, {"features": [*features[:2], [*features[2], 0.0], *features[3:]]},
+         f"'features' row 2 has {own + 1} values, not the {own}"),
+        (seat, {"features": [*features[:1], 0.5, *features[2:]]}, "'features' row 1 has float, not the"),
+        (table, {"tables": [r[:-1] for r in tables]},
+         f"'tables' row 0 has {others - 1} values, not the {others} of the other seats' public rows"),
+        (table, {"tables": []}, "'tables' must be one row per sample"),
+    ]:  # fmt: skip
+        write_samples(path, {**body, **change})
+        with pytest.raises(ValueError, match=re.escape(f"{path}: not a samples file ({message}")):
+            train(inputs, samples=path)
+    # Seat inputs do not read the tables: a file without them still serves a linear fit.
+    write_samples(path, {**body, "tables": []})
+    text, summary = train(seat, samples=path)
+    assert summary["samples_loaded"] and json.loads(text)["features"] == list(feature_names("aton"))
+
+
+def test_samples_out_of_range_are_refused_naming_the_sample(tmp_path: Path) -> None:
+    """Huge (finite) feature values, an integer beyond the floats, a game number beyond the
+    self-play's games and counts that are not counts are refused naming what and where,
+    before any fit."""
+    pytest.importorskip("numpy")
+    from learn.train import MAX_FEATURE, TrainConfig, train
+
+    config = TrainConfig(**SAMPLES)  # type: ignore[arg-type]
+    body = samples_body(tmp_path)
+    features, tables = body["features"], body["tables"]
+    assert isinstance(features, list) and isinstance(tables, list)
+    width = len(features[0])
+    path = tmp_path / "s.json.gz"
+    bound = f"finite numbers of magnitude at most {MAX_FEATURE:g}"
+    cases: list[tuple[dict[str, object], str]] = [
+        ({"features": [[1e308] * width for _ in features]},
+         f"'features' must hold {bound}: row 0, score_diff, is 1e+308"),
+        ({"features": [*features[:3], [*features[3][:-1], -2e6], *features[4:]]},
+         "row 3, opp_revealed, is -2000000.0"),
+        ({"features": [[10**400, *r[1:]] for r in features]}, "row 0, score_diff, is 1000000"),
+        ({"tables": [[1e300] * len(r) for r in tables]},
+         f"'tables' must hold {bound}: row 0, next1_score_diff"),
+        ({"games": [7] * len(features)}, "'games' must hold game numbers, 0 to 2"),
+        ({"games": [10**400] * len(features)}, "'games' must hold game numbers"),
+        ({"positions": "many"}, "'positions' must be a count"),
+        ({"plies": -1}, "'plies' must be a count"),
+    ]  # fmt: skip
+    for change, message in cases:
+        write_samples(path, {**body, **change})
+        with pytest.raises(ValueError, match=re.escape(f"{path}: not a samples file (")) as info:
+            train(config, samples=path)
+        assert message in str(info.value)
+
+
+@pytest.mark.parametrize("model", ["linear", "mlp"])
+def test_a_fit_that_is_not_finite_is_refused(tmp_path: Path, model: str) -> None:
+    """Samples that overflow the fit (here values near the float limit, which a samples file
+    may not hold) give no model with NaN weights: a ValueError, without numpy's warnings."""
+    pytest.importorskip("numpy")
+    import warnings
+
+    from learn.train import Dataset, TrainConfig, fit
+
+    config = TrainConfig(**SAMPLES, model=model, hidden=2)  # type: ignore[arg-type]
+    body = samples_body(tmp_path)
+    data = Dataset(**{k: body[k] for k in (f.name for f in dataclasses.fields(Dataset))})  # type: ignore[arg-type]
+    fit(config, data)  # the samples as played fit
+    data.features = [[1e308] * len(r) for r in data.features]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=r"the fit diverged: its weights, .* are not finite numbers"):
+            fit(config, data)

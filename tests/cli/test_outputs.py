@@ -5,6 +5,7 @@ explicit path (service/commands/outputs.py)."""
 from __future__ import annotations
 
 import argparse
+import gzip
 import io
 import json
 import subprocess
@@ -250,3 +251,26 @@ def test_train_fits_a_network_from_a_samples_file(
     ):
         assert main([*TRAIN, "--model", "mlp", *bad, "--out", "x.json"]) == 2
         assert message in capsys.readouterr().err
+
+
+def test_train_writes_no_model_from_samples_out_of_range(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A samples file whose features are huge (finite) or of the wrong width is exit 2 naming
+    it; no model is written, not even with --ship (which would replace the shipped one)."""
+    pytest.importorskip("numpy", reason="heka train needs the train extra (numpy)")
+    monkeypatch.setenv("HEKA_MODEL_DIR", str(tmp_path / "models"))
+    monkeypatch.chdir(tmp_path)
+    assert main([*TRAIN, "--samples", "s.json.gz", "--out", "good.json"]) == 0
+    capsys.readouterr()
+    body = json.loads(gzip.decompress((tmp_path / "s.json.gz").read_bytes()))
+    for features, message in [
+        ([[1e308] * len(r) for r in body["features"]], "'features' must hold finite numbers"),
+        ([r[:-1] for r in body["features"]], "'features' row 0 has 23 values, not the 24"),
+    ]:
+        bad = {**body, "features": features}
+        (tmp_path / "bad.json.gz").write_bytes(gzip.compress(json.dumps(bad).encode()))
+        assert main([*TRAIN, "--samples", "bad.json.gz", "--ship"]) == 2
+        err = capsys.readouterr().err
+        assert f"heka train: bad.json.gz: not a samples file ({message}" in err and "Traceback" not in err
+        assert files_under(tmp_path) == {"s.json.gz", "good.json", "bad.json.gz"}
