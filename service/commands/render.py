@@ -21,6 +21,16 @@ from typing import Any
 from service.commands.files import read_text, write_text
 
 
+def svg_text(text: str) -> str:
+    """An argparse type: text an SVG (XML 1.0) can hold; a control character, or one XML
+    forbids, would make a file no viewer opens."""
+    for ch in text:
+        code = ord(ch)
+        if (code < 0x20 and ch not in "\t\n\r") or 0xD800 <= code <= 0xDFFF or code in (0xFFFE, 0xFFFF):
+            raise argparse.ArgumentTypeError(f"U+{code:04X} cannot appear in an SVG, in {text!r}")
+    return text
+
+
 def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "render",
@@ -43,9 +53,14 @@ def register(sub: Any) -> None:
         help="a state text (game:version:...) or a sealed token, instead of --game; '-': standard input",
     )
     p.add_argument("--state-keys-file", default="", help="keys to open a token (default: the environment)")
-    p.add_argument("--seat", type=int, default=0, help="the viewing seat (default: 0)")
+    p.add_argument("--seat", type=int, default=None, help="the viewing seat (default: 0)")
     p.add_argument("--public", action="store_true", help="the public (spectator) view instead of a seat's")
-    p.add_argument("--title", default="", help="the diagram's title (default: the game and its player count)")
+    p.add_argument(
+        "--title",
+        default="",
+        type=svg_text,
+        help="the diagram's title (default: the game and its player count)",
+    )
     p.add_argument("--out", default="", help="SVG file to write (default, or '-': standard output)")
     p.set_defaults(func=run)
 
@@ -121,14 +136,15 @@ def run(args: argparse.Namespace) -> int:
             raise RenderError("give either --game or --state, not both")
         state, how = _read_state(args.state, args.state_keys_file) if args.state else _new_state(args)
         n = state.num_players
+        seat = 0 if args.seat is None else args.seat
+        if args.public and args.seat is not None:
+            raise RenderError("give either --seat (a seat's view) or --public (the public view), not both")
         if args.public:
             viewer = None
-        elif not 0 <= args.seat < n:
-            raise RenderError(
-                f"--seat {args.seat} is not a seat: this game has {n} players, seats 0..{n - 1}"
-            )
+        elif not 0 <= seat < n:
+            raise RenderError(f"--seat {seat} is not a seat: this game has {n} players, seats 0..{n - 1}")
         else:
-            viewer = args.seat
+            viewer = seat
         view = view_message(state, viewer)
         who = "the public view" if viewer is None else f"seat {viewer}'s view"
         svg = render_view(view, title=args.title, caption=f"{how} · {who}")

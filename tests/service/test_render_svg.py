@@ -267,6 +267,7 @@ def test_render_reads_a_state_text_and_a_sealed_token(tmp_path: Path, monkeypatc
         ([], "give --game"),
         (["--state", "aton:2:nonsense"], "aton state"),
         (["--state", "not-a-token"], "no key opens a token"),
+        (["--game", "aton", "--public", "--seat", "1"], "either --seat (a seat's view) or --public"),
     ],
 )
 def test_render_refuses_bad_input_with_status_2(
@@ -283,3 +284,20 @@ def test_render_refuses_bad_input_with_status_2(
 def test_a_view_without_a_game_view_is_refused() -> None:
     with pytest.raises(ValueError, match="no typed game view"):
         render_view(pb.View())
+
+
+@pytest.mark.parametrize("title", ["bad\x01title", "nul\x00", "\ufffe"])
+def test_a_title_an_svg_cannot_hold_is_refused(title: str, capsys: Any) -> None:
+    """A control character in --title made a file no XML parser opens (exit 0)."""
+    with pytest.raises(SystemExit) as info:
+        main(["render", "--game", "aton", "--title", title])
+    assert info.value.code == 2
+    assert "argument --title: U+" in capsys.readouterr().err
+
+
+def test_a_title_with_markup_and_tabs_stays_well_formed(capsys: Any) -> None:
+    import xml.etree.ElementTree as ET
+
+    assert main(["render", "--game", "aton", "--title", "a < b & c\td"]) == 0
+    root = ET.fromstring(capsys.readouterr().out.encode())
+    assert root.find("{http://www.w3.org/2000/svg}title").text == "a < b & c\td"  # type: ignore[union-attr]
