@@ -559,6 +559,9 @@ def _targets(text: str) -> list[int]:
         raise ValueError(f"--targets needs comma-separated integers, got {text!r}") from None
     if not targets:
         raise ValueError("--targets needs at least one rating")
+    twice = sorted({t for t in targets if targets.count(t) > 1})
+    if twice:
+        raise ValueError(f"--targets names {', '.join(map(str, twice))} twice")
     return targets
 
 

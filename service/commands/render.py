@@ -18,7 +18,7 @@ import random
 import sys
 from typing import Any
 
-from service.commands.files import read_text, write_text
+from service.commands.files import check_writable, read_text, write_text
 
 
 def svg_text(text: str) -> str:
@@ -132,6 +132,8 @@ def run(args: argparse.Namespace) -> int:
     from service.render_svg import render_view
 
     try:
+        if args.out not in ("", "-"):
+            check_writable(args.out, "--out")  # a FileArgError naming what is in the way
         if args.state and args.game:
             raise RenderError("give either --game or --state, not both")
         state, how = _read_state(args.state, args.state_keys_file) if args.state else _new_state(args)

@@ -31,6 +31,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--bot",
         default=None,
+        type=nonempty,
         help="self-play bot spec, every seat (default: mcts:iterations=100,ms=none; keep it "
         "iteration-budgeted for a reproducible run)",
     )
@@ -92,6 +93,7 @@ def register(sub: Any) -> None:
         "--ray",
         metavar="ADDRESS",
         default=None,
+        type=nonempty,
         help="play the self-play games as Ray tasks (the ray extra; docs/ray.md): 'local' or a "
         "ray.init address ('auto', HOST:6379, ray://HOST:10001); the same model file",
     )

@@ -35,3 +35,34 @@ def test_a_bad_option_value_is_refused_naming_the_option(value: str, capsys: Any
     assert main(args) == 2
     err = capsys.readouterr().err
     assert "option teams must be true or false" in err, err
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["train", "--bot", ""],
+        ["train", "--ray", ""],
+        ["play", "--server", ""],
+    ],
+)
+def test_an_empty_value_is_an_error_not_the_default(args: list[str], capsys: Any) -> None:
+    """An empty --bot trained with the default bot, an empty --ray played locally."""
+    with pytest.raises(SystemExit) as info:
+        main(args)
+    assert info.value.code == 2
+    assert f"argument {args[1]}: needs a value, not an empty string" in capsys.readouterr().err
+
+
+def test_a_target_checked_twice_is_refused(capsys: Any) -> None:
+    args = [
+        "arena",
+        "--ladder",
+        "--game",
+        "aton",
+        "--check",
+        "ai/ladders/aton-2p.json",
+        "--targets",
+        "100,200,100",
+    ]
+    assert main([*args, "--no-progress"]) == 2
+    assert "--targets names 100 twice" in capsys.readouterr().err

@@ -286,6 +286,13 @@ def test_a_view_without_a_game_view_is_refused() -> None:
         render_view(pb.View())
 
 
+def test_an_out_path_below_a_file_is_refused_naming_it(tmp_path: Path, capsys: Any) -> None:
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    assert main(["render", "--game", "aton", "--out", str(afile / "x.svg")]) == 2
+    assert f"cannot write --out {afile / 'x.svg'}: {afile} is a file, not a folder" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("title", ["bad\x01title", "nul\x00", "\ufffe"])
 def test_a_title_an_svg_cannot_hold_is_refused(title: str, capsys: Any) -> None:
     """A control character in --title made a file no XML parser opens (exit 0)."""
