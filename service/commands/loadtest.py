@@ -30,9 +30,29 @@ from service.commands.files import nonempty
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?)\s*(ms|s|m|h)?\s*$")
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
 
+#: The longest duration any flag takes (--duration, --warmup, --timeout, --end-grace): a
+#: day, which gRPC deadlines and asyncio's sleeps take as given (far larger ones overflowed a
+#: call's deadline into an immediate DEADLINE_EXCEEDED).
+MAX_DURATION_SECONDS = 24 * 3600.0
+#: The highest --rate: far above what one load process can start (a rate of 1e308 never
+#: ended the run).
+MAX_RATE = 1_000_000.0
+#: The largest value of each integer flag: enough for one load process, not enough to
+#: exhaust the machine (tasks, connections, a setup of hours). --max-retries also keeps the
+#: backoff's doubling finite.
+INT_RANGES: dict[str, tuple[int, int]] = {
+    "--concurrency": (1, 10_000),
+    "--connections": (1, 256),
+    "--max-in-flight": (1, 10_000),
+    "--pool": (1, 1_000),
+    "--max-retries": (0, 1_000),
+    "--seed": (0, 2**64 - 1),
+}
+
 
 def parse_duration(text: str) -> float:
-    """``"10"``, ``"10s"``, ``"1.5m"``, ``"500ms"``, ``"1h"`` -> seconds (positive)."""
+    """``"10"``, ``"10s"``, ``"1.5m"``, ``"500ms"``, ``"1h"`` -> seconds (positive, at most
+    :data:`MAX_DURATION_SECONDS`)."""
     match = _DURATION.match(text)
     if not match and _DURATION.match(text.strip().removeprefix("-")):
         raise argparse.ArgumentTypeError(f"a duration must be positive, not {text!r}")
@@ -41,7 +61,16 @@ def parse_duration(text: str) -> float:
     seconds = float(match.group(1)) * _UNITS[match.group(2)]
     if seconds <= 0:
         raise argparse.ArgumentTypeError(f"a duration must be positive, not {text!r}")
+    if seconds > MAX_DURATION_SECONDS:  # also a number too long for a float (inf)
+        raise argparse.ArgumentTypeError(
+            f"a duration must be at most 24h ({MAX_DURATION_SECONDS:,.0f} s), not {text!r}"
+        )
     return seconds
+
+
+def _range(flag: str) -> str:
+    low, high = INT_RANGES[flag]
+    return f"{low} to {high:,}"
 
 
 def register(sub: Any) -> None:
@@ -60,36 +89,63 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--scenario", choices=("play", "bot", "cheap"), default="cheap", help="default: cheap")
     load = p.add_mutually_exclusive_group()
-    load.add_argument("--rate", type=float, help="open loop: start this many tasks per second")
     load.add_argument(
-        "--concurrency", type=int, help="closed loop: this many workers, one task at a time (default: 4)"
+        "--rate",
+        type=float,
+        help=f"open loop: start this many tasks per second (above 0, at most {MAX_RATE:,.0f})",
+    )
+    load.add_argument(
+        "--concurrency",
+        type=int,
+        help=f"closed loop: this many workers, one task at a time ({_range('--concurrency')}; default: 4)",
     )
     p.add_argument(
-        "--duration", type=parse_duration, default=10.0, help="how long to load: 30s, 2m... (default: 10s)"
+        "--duration",
+        type=parse_duration,
+        default=10.0,
+        help="how long to load: 30s, 2m..., at most 24h (default: 10s)",
     )
     p.add_argument(
         "--warmup",
         type=parse_duration,
         default=None,
-        help="the same load for this long first, not in the report: 5s... (default: none)",
+        help="the same load for this long first, not in the report: 5s..., at most 24h (default: none)",
     )
-    p.add_argument("--connections", type=int, default=1, help="gRPC channels (TCP connections) (default: 1)")
-    p.add_argument("--timeout", type=parse_duration, default=30.0, help="deadline of each RPC (default: 30s)")
     p.add_argument(
-        "--max-in-flight", type=int, default=1000, help="open loop: most outstanding tasks (default: 1000)"
+        "--connections",
+        type=int,
+        default=1,
+        help=f"gRPC channels (TCP connections) ({_range('--connections')}; default: 1)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=parse_duration,
+        default=30.0,
+        help="deadline of each RPC, at most 24h (default: 30s)",
+    )
+    p.add_argument(
+        "--max-in-flight",
+        type=int,
+        default=1000,
+        help=f"open loop: most outstanding tasks ({_range('--max-in-flight')}; default: 1000)",
     )
     p.add_argument(
         "--end-grace",
         type=parse_duration,
         default=None,
         help="open loop: after the window, abandon the tasks still running after this long (a call "
-        "waiting in the server's queue, a backoff), so that the rates are the window's: 1s... "
-        "(default: await them)",
+        "waiting in the server's queue, a backoff), so that the rates are the window's: 1s..., at "
+        "most 24h (default: await them)",
     )
     p.add_argument(
         "--game", action="append", default=None, help="game(s) to play, repeatable (default: aton)"
     )
-    p.add_argument("--players", type=int, default=0, help="players per game (default: the game's minimum)")
+    p.add_argument(
+        "--players",
+        type=int,
+        default=0,
+        help="players per game, within each game's player counts (default: the game's minimum)",
+    )
     p.add_argument("--bot", choices=("random", "greedy", "mcts"), default="mcts", help="bot (default: mcts)")
     p.add_argument(
         "--difficulty",
@@ -105,9 +161,17 @@ def register(sub: Any) -> None:
         "move of the person; the default), with AdvanceBots, or with BotMove",
     )
     p.add_argument(
-        "--pool", type=int, default=16, help="bot/cheap: mid-game states prepared first (default: 16)"
+        "--pool",
+        type=int,
+        default=16,
+        help=f"bot/cheap: mid-game states prepared first ({_range('--pool')}; default: 16)",
     )
-    p.add_argument("--seed", type=int, default=1, help="seed of the scenario's choices (default: 1)")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=1,
+        help="seed of the scenario's choices (0 to 2^64 - 1; default: 1)",
+    )
     p.add_argument(
         "--no-retry",
         action="store_true",
@@ -118,7 +182,7 @@ def register(sub: Any) -> None:
         "--max-retries",
         type=int,
         default=20,
-        help="refusals in a row after which a task gives up (default: 20)",
+        help=f"refusals in a row after which a task gives up ({_range('--max-retries')}; default: 20)",
     )
     p.add_argument("--json", action="store_true", help="print the report as JSON on stdout")
     p.add_argument("--no-progress", action="store_true", help="no live progress line on stderr")
@@ -133,18 +197,25 @@ def _check_flags(args: argparse.Namespace) -> None:
 
     if args.end_grace is not None and args.rate is None:
         raise ValueError("--end-grace goes with --rate (an open loop)")
-    if args.rate is not None and not (math.isfinite(args.rate) and args.rate > 0):
-        raise ValueError(f"--rate must be a number of tasks per second above 0, not {args.rate:g}")
-    for flag, value, low in (
-        ("--concurrency", args.concurrency, 1),
-        ("--connections", args.connections, 1),
-        ("--max-in-flight", args.max_in_flight, 1),
-        ("--pool", args.pool, 1),
-        ("--max-retries", args.max_retries, 0),
-        ("--players", args.players, 0),
+    if args.rate is not None and not (math.isfinite(args.rate) and 0 < args.rate <= MAX_RATE):
+        raise ValueError(
+            f"--rate must be a number of tasks per second above 0 and at most {MAX_RATE:,.0f}, "
+            f"not {args.rate:g}"
+        )
+    for flag, value in (
+        ("--concurrency", args.concurrency),
+        ("--connections", args.connections),
+        ("--max-in-flight", args.max_in_flight),
+        ("--pool", args.pool),
+        ("--max-retries", args.max_retries),
+        ("--seed", args.seed),
     ):
-        if value is not None and value < low:
-            raise ValueError(f"{flag} must be at least {low}, not {value}")
+        low, high = INT_RANGES[flag]
+        if value is not None and not low <= value <= high:
+            raise ValueError(f"{flag} must be from {_range(flag)}, not {value}")
+    # --players: 0 (the game's minimum) or a count each game is played by, checked below.
+    if args.players < 0:
+        raise ValueError(f"--players must be at least 0, not {args.players}")
     for name in args.game or ("aton",):
         game = get_game(name)  # EngineError (a ValueError): an unknown game, naming the known
         if args.players:

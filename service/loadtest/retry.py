@@ -61,5 +61,6 @@ class Backoff:
             raise ValueError("max_retries >= 0, max_seconds > 0 and jitter >= 0")
 
     def delay(self, hint: float, attempt: int, rng: random.Random) -> float:
-        base = min(self.max_seconds, max(hint, 0.001) * 2.0 ** max(0, attempt - 1))
+        # The doubling stops past 2^60 (far above any cap): 2.0 ** 1024 overflows a float.
+        base = min(self.max_seconds, max(hint, 0.001) * 2.0 ** min(60, max(0, attempt - 1)))
         return max(hint, base * (1.0 + self.jitter * rng.random()))

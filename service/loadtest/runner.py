@@ -68,6 +68,11 @@ class LoadSettings:
     def __post_init__(self) -> None:
         if (self.rate is None) == (self.concurrency is None):
             raise ValueError("give exactly one of rate (open loop) or concurrency (closed loop)")
+        seconds = (self.duration, self.warmup, self.timeout, self.connect_timeout, self.end_grace)
+        if (self.rate is not None and not math.isfinite(self.rate)) or not all(
+            math.isfinite(value) for value in seconds if value is not None
+        ):
+            raise ValueError("rate, duration, warmup, timeout, connect_timeout and end_grace must be finite")
         if self.rate is not None and self.rate <= 0:
             raise ValueError("rate must be positive")
         if self.concurrency is not None and self.concurrency < 1:
@@ -298,16 +303,21 @@ async def run_load(
             assert settings.rate is not None
             i = 0
             while True:
+                # The schedule ends the loop, and so does the clock: at a rate so high that
+                # ``i / rate`` vanishes next to ``start``, no task is ever scheduled past the
+                # end, and a task started after it would only be cut before its first call.
                 scheduled = start + i / settings.rate
-                if scheduled >= end or (stop is not None and stop.is_set()):
-                    return
                 now = clock()
+                if scheduled >= end or now >= end or (stop is not None and stop.is_set()):
+                    return
                 if scheduled > now:
                     await asyncio.sleep(scheduled - now)
                 elif now - scheduled > LATE_SECONDS:
                     current().late_starts += 1
                 while len(in_flight) >= settings.max_in_flight:
                     await asyncio.wait(set(in_flight), return_when=asyncio.FIRST_COMPLETED)
+                if over():  # the window closed while waiting for a slot
+                    return
                 spawn(i)
                 i += 1
 

@@ -136,3 +136,11 @@ def test_cli_exit_status_counts_shed_calls_apart(capsys, no_retry):
     else:
         assert code == 0 and report["errors"] == 0 and report["shed"] == 3
         assert report["goodput"] > 0 and report["bot_moves"] >= BOT_MOVES // 2
+
+
+def test_the_delay_stays_at_its_cap_however_many_attempts() -> None:
+    """The doubling would overflow a float at attempt 1,025 (2.0 ** 1024): the delay is the
+    cap from there on, not an OverflowError."""
+    backoff = Backoff(max_retries=5000, max_seconds=30.0, jitter=0.0)
+    for attempt, delay in ((1, 0.5), (3, 2.0), (12, 30.0), (1025, 30.0), (5000, 30.0)):
+        assert backoff.delay(0.5, attempt, random.Random(1)) == delay

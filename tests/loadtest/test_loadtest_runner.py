@@ -4,8 +4,11 @@ sent, how open and closed loops count tasks, many connections, errors and the CL
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
+import math
 import random
+import re
 
 import grpc
 import pytest
@@ -110,6 +113,16 @@ def test_bad_configuration_is_refused():
         LoadSettings()
     with pytest.raises(ValueError, match="warmup"):
         LoadSettings(concurrency=1, warmup=-1.0)
+    with pytest.raises(ValueError, match="must be finite"):
+        LoadSettings(rate=math.inf)
+    with pytest.raises(ValueError, match="must be finite"):
+        LoadSettings(rate=math.nan)
+    with pytest.raises(ValueError, match="must be finite"):
+        LoadSettings(concurrency=1, timeout=math.inf)
+    with pytest.raises(ValueError, match="must be finite"):
+        LoadSettings(concurrency=1, duration=math.nan)
+    with pytest.raises(ValueError, match="must be finite"):
+        LoadSettings(rate=1.0, end_grace=math.inf)
     with pytest.raises(ValueError, match="at least one request"):
         CallScenario("ListGames", [])
 
@@ -270,13 +283,18 @@ def test_durations_parse_with_units():
     assert parse_duration("1.5m") == 90.0
     assert parse_duration("500ms") == 0.5
     assert parse_duration("1h") == 3600.0
+    assert parse_duration("24h") == parse_duration("1440m") == parse_duration("86400000ms") == 86400.0
     for bad, message in [
         ("0", "must be positive, not '0'"),
         ("-1s", "must be positive, not '-1s'"),
         ("ten", "not a duration: 'ten'"),
         ("5d", "not a duration: '5d'"),
+        ("24.001h", "must be at most 24h (86,400 s), not '24.001h'"),
+        ("86401", "must be at most 24h (86,400 s), not '86401'"),
+        ("9999999999s", "must be at most 24h"),
+        ("9" * 400, "must be at most 24h"),  # inf as a float
     ]:
-        with pytest.raises(argparse.ArgumentTypeError, match=message):
+        with pytest.raises(argparse.ArgumentTypeError, match=re.escape(message)):
             parse_duration(bad)
 
 
@@ -371,11 +389,36 @@ def test_an_open_loop_run_abandons_the_tasks_still_backing_off_at_its_end():
 @pytest.mark.parametrize(
     "args,message",
     [
-        (["--max-retries", "-1"], "--max-retries must be at least 0, not -1"),
-        (["--pool", "0", "--scenario", "bot"], "--pool must be at least 1, not 0"),
-        (["--connections", "0"], "--connections must be at least 1, not 0"),
-        (["--concurrency", "0"], "--concurrency must be at least 1, not 0"),
-        (["--rate", "nan"], "--rate must be a number of tasks per second above 0, not nan"),
+        (["--max-retries", "-1"], "--max-retries must be from 0 to 1,000, not -1"),
+        (["--max-retries", "1001"], "--max-retries must be from 0 to 1,000, not 1001"),
+        (["--pool", "0", "--scenario", "bot"], "--pool must be from 1 to 1,000, not 0"),
+        (["--pool", "1001", "--scenario", "bot"], "--pool must be from 1 to 1,000, not 1001"),
+        (["--connections", "0"], "--connections must be from 1 to 256, not 0"),
+        (["--connections", "257"], "--connections must be from 1 to 256, not 257"),
+        (["--concurrency", "0"], "--concurrency must be from 1 to 10,000, not 0"),
+        (["--concurrency", "10001"], "--concurrency must be from 1 to 10,000, not 10001"),
+        (["--rate", "10", "--max-in-flight", "0"], "--max-in-flight must be from 1 to 10,000, not 0"),
+        (
+            ["--rate", "10", "--max-in-flight", "99999999999999999999"],
+            "--max-in-flight must be from 1 to 10,000, not 99999999999999999999",
+        ),
+        (["--seed", "-1"], "--seed must be from 0 to 18,446,744,073,709,551,615, not -1"),
+        (
+            ["--seed", str(2**64)],
+            f"--seed must be from 0 to 18,446,744,073,709,551,615, not {2**64}",
+        ),
+        (
+            ["--rate", "nan"],
+            "--rate must be a number of tasks per second above 0 and at most 1,000,000, not nan",
+        ),
+        (
+            ["--rate", "1e308", "--max-in-flight", "2"],
+            "--rate must be a number of tasks per second above 0 and at most 1,000,000, not 1e+308",
+        ),
+        (["--rate", "1000001"], "--rate must be a number of tasks per second above 0 and at most 1,000,000"),
+        (["--rate", "0"], "--rate must be a number of tasks per second above 0 and at most 1,000,000, not 0"),
+        (["--players", "-1"], "--players must be at least 0, not -1"),
+        (["--players", str(10**30)], f"--players {10**30}: aton is played by 2 players, not {10**30}"),
         (["--game", "nosuch"], "unknown game 'nosuch'"),
         (["--end-grace", "1s"], "--end-grace goes with --rate"),
         (["--players", "9"], "--players 9: aton is played by 2 players, not 9"),
@@ -389,3 +432,72 @@ def test_a_bad_flag_is_named_before_any_connection(args, message, capsys):
     assert cli.main(["loadtest", "--target", "127.0.0.1:9", "--duration", "1s", "--no-progress", *args]) == 2
     err = capsys.readouterr().err
     assert err.startswith("heka loadtest: ") and message in err and "could not connect" not in err
+
+
+@pytest.mark.parametrize("flag", ["--duration", "--warmup", "--timeout", "--end-grace"])
+@pytest.mark.parametrize("value", ["9999999999s", "25h", "86400.5", "9" * 400])
+def test_a_duration_flag_past_a_day_is_refused_as_it_is_parsed(flag, value, capsys):
+    """A deadline of 9999999999 s overflowed into an immediate DEADLINE_EXCEEDED: every
+    duration is at most 24 h, refused by argparse (exit 2) naming the flag, before any run."""
+    argv = ["loadtest", "--target", "127.0.0.1:9", "--rate", "10", "--duration", "1s", "--no-progress"]
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main([*argv, flag, value])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument {flag}: a duration must be at most 24h (86,400 s), not {value!r}" in err
+    assert "could not connect" not in err
+
+
+def test_the_largest_value_of_each_flag_is_accepted():
+    """Each range includes its upper end."""
+    from service.commands.loadtest import _check_flags
+
+    def check(*flags: str) -> None:
+        args = cli.build_parser().parse_args(["loadtest", "--target", "127.0.0.1:9", *flags])
+        _check_flags(args)  # no ValueError
+
+    check(
+        *("--rate", "1000000", "--max-in-flight", "10000", "--connections", "256"),
+        *("--pool", "1000", "--max-retries", "1000", "--seed", str(2**64 - 1)),
+        *("--duration", "24h", "--warmup", "86400s", "--timeout", "1440m", "--end-grace", "86400000ms"),
+    )
+    check("--concurrency", "10000", "--seed", "0", "--max-retries", "0")
+    args = cli.build_parser().parse_args(["loadtest", "--timeout", "24h"])
+    assert args.timeout == 86400.0
+
+
+def test_an_open_loop_at_a_huge_rate_ends_when_the_clock_passes_the_window():
+    """At 1e308 tasks/s, ``start + i / rate`` never reaches the end of the window (``i / rate``
+    vanishes next to ``start``): the loop ends when the clock does, not never. A fake clock
+    that moves 1 ms at each reading: the window ends after 500 readings."""
+    readings = itertools.count()
+
+    def clock() -> float:
+        return 100_000.0 + next(readings) * 0.001
+
+    async def go(target):
+        settings = LoadSettings(target=target, rate=1e308, duration=0.5, max_in_flight=2)
+        scenario = CallScenario("ListGames", [pb.ListGamesRequest()])
+        return await asyncio.wait_for(run_load(scenario, settings, progress_stream=None, clock=clock), 10.0)
+
+    with FakeServer() as server:
+        recorder, elapsed, _ = asyncio.run(go(server.target))
+    assert 0 < recorder.tasks_started < 500  # each task read the clock at least once
+    assert recorder.tasks_started == recorder.tasks_completed + recorder.tasks_abandoned
+    assert recorder.tasks_completed > 0 and recorder.error_count == 0
+    assert 0.5 <= elapsed < 1.0  # the fake clock's end, not later
+
+
+def test_an_open_loop_at_a_huge_rate_ends_on_time_with_the_real_clock():
+    """The audited hang (``--rate 1e308 --max-in-flight 2``), below the flags' cap, through
+    the engine: the run ends with its window."""
+
+    async def go(target):
+        settings = LoadSettings(target=target, rate=1e308, duration=0.3, max_in_flight=2)
+        scenario = CallScenario("ListGames", [pb.ListGamesRequest()])
+        return await asyncio.wait_for(run_load(scenario, settings, progress_stream=None), 10.0)
+
+    with FakeServer() as server:
+        recorder, elapsed, _ = asyncio.run(go(server.target))
+    assert recorder.tasks_completed > 0 and recorder.error_count == 0
+    assert elapsed < 5.0
