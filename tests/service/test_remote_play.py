@@ -47,18 +47,8 @@ def test_remote_play_bot_settings() -> None:
 
 
 def _play(server: ServerProcess, lines: list[str], **options: object) -> str:
-    args = argparse.Namespace(
-        server=server.address,
-        game="aton",
-        players=None,
-        seat=0,
-        bots="mcts:iterations=30",
-        hint_bot="mcts:iterations=60",
-        seed=3,
-        teams=False,
-    )
-    for key, value in options.items():
-        setattr(args, key, value)
+    settings: dict[str, object] = {"bots": "mcts:iterations=30", "hint_bot": "mcts:iterations=60", "seed": 3}
+    args = _remote_args(server=server.address, **{**settings, **options})
     out = io.StringIO()
     assert run_remote(args, inp=io.StringIO("".join(line + "\n" for line in lines)), out=out) == 0
     return out.getvalue()
