@@ -77,6 +77,7 @@ REASONS = frozenset(
         "queue_deadline",
         "queue_full",
         "queue_wait",
+        "response_too_large",
         "reviews_full",
         "shutting_down",
         "two_oneof_members",
@@ -173,6 +174,19 @@ def resource_exhausted(
         reason=reason,
         retry_after=retry_after,
         quota_subject=quota_subject,
+    )
+
+
+def response_too_large(size: int, limit: int) -> ServiceError:
+    """A response over ``HEKA_MAX_MESSAGE_BYTES``, refused by the server itself (gRPC would
+    fail it after the handler returned, with no details, and the call would count as a
+    success). Retrying the same request gives the same answer: no retry hint."""
+    return ServiceError(
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
+        f"the response would be {size:,} bytes, over this server's HEKA_MAX_MESSAGE_BYTES "
+        f"({limit:,}): ask for less (fewer max_bot_moves, a smaller diagnostics_top_k, "
+        "compact_actions, no include_legal_actions), or raise the cap",
+        reason="response_too_large",
     )
 
 

@@ -29,7 +29,14 @@ from service.bots import BotPlan, PlayedTurn
 from service.config import Config
 from service.envelope import VERSION as ENVELOPE_VERSION
 from service.envelope import KeyRing
-from service.errors import ServiceError, failed_precondition, invalid, resource_exhausted, to_service_error
+from service.errors import (
+    ServiceError,
+    failed_precondition,
+    invalid,
+    resource_exhausted,
+    response_too_large,
+    to_service_error,
+)
 from service.gen.heka.v1 import game_service_pb2 as pb
 from service.gen.heka.v1 import game_service_pb2_grpc as pb_grpc
 from service.statecache import StateCache
@@ -60,17 +67,40 @@ GameServiceT = TypeVar("GameServiceT", bound="GameService")
 _Q = TypeVar("_Q")
 
 
-def _committed(
+def _unary(
     method: Callable[[GameServiceT, _Q, Any], _R],
 ) -> Callable[[GameServiceT, _Q, Any], _R]:
-    """An RPC whose game counters count only when it returns (:func:`service.metrics.committed`)."""
+    """A unary RPC whose response is checked against ``HEKA_MAX_MESSAGE_BYTES`` before it is
+    sent (:func:`service.errors.response_too_large`), and whose game counters count only when
+    it answers (:func:`service.metrics.committed`)."""
 
     @functools.wraps(method)
     def call(self: GameServiceT, request: _Q, context: Any) -> _R:
         with metrics.committed():
-            return method(self, request, context)
+            response = method(self, request, context)
+            _check_size(response, self.config.max_message_bytes)
+            return response
 
     return call
+
+
+def _sized(stream: Iterator[_R], limit: int) -> Iterator[_R]:
+    """``stream``'s messages, each checked against ``limit`` as it is sent: one over it ends
+    the stream with :func:`service.errors.response_too_large`."""
+    try:
+        for message in stream:
+            _check_size(message, limit)
+            yield message
+    finally:  # closed early (cancelled, or a message too large): the review stops its searches
+        close = getattr(stream, "close", None)
+        if close is not None:
+            close()
+
+
+def _check_size(message: Any, limit: int) -> None:
+    size = message.ByteSize()
+    if size > limit:
+        raise response_too_large(size, limit)
 
 
 def _legal_hint(state: State, viewer: int | None) -> str:
@@ -460,10 +490,11 @@ class GameService(pb_grpc.GameServiceServicer):
     # RPCs
     # ------------------------------------------------------------------------------------
 
+    @_unary
     def ListGames(self, request: pb.ListGamesRequest, context: grpc.ServicerContext) -> pb.ListGamesResponse:
         return self._games_response
 
-    @_committed
+    @_unary
     def CreateGame(
         self, request: pb.CreateGameRequest, context: grpc.ServicerContext
     ) -> pb.CreateGameResponse:
@@ -493,6 +524,7 @@ class GameService(pb_grpc.GameServiceServicer):
         self._finish(resp, state, request, viewer)
         return resp
 
+    @_unary
     def GetView(self, request: pb.GetViewRequest, context: grpc.ServicerContext) -> pb.GetViewResponse:
         state = self._open(request.state, request.game)
         viewer = self._optional_seat(state, request, "viewer")
@@ -500,6 +532,7 @@ class GameService(pb_grpc.GameServiceServicer):
         self._add_legal_actions(resp, state, request, viewer)
         return resp
 
+    @_unary
     def ListLegalActions(
         self, request: pb.ListLegalActionsRequest, context: grpc.ServicerContext
     ) -> pb.ListLegalActionsResponse:
@@ -526,7 +559,7 @@ class GameService(pb_grpc.GameServiceServicer):
         )
         return resp
 
-    @_committed
+    @_unary
     def ApplyAction(
         self, request: pb.ApplyActionRequest, context: grpc.ServicerContext
     ) -> pb.ApplyActionResponse:
@@ -579,7 +612,7 @@ class GameService(pb_grpc.GameServiceServicer):
         self._finish(resp, state, request, viewer)
         return resp
 
-    @_committed
+    @_unary
     def BotMove(self, request: pb.BotMoveRequest, context: grpc.ServicerContext) -> pb.BotMoveResponse:
         state, text = self._open_with_text(request.state, request.game, mutable=request.apply)
         viewer = self._optional_seat(state, request, "viewer")
@@ -612,7 +645,7 @@ class GameService(pb_grpc.GameServiceServicer):
         self._finish(resp, state, request, viewer, seal=request.apply)
         return resp
 
-    @_committed
+    @_unary
     def AdvanceBots(
         self, request: pb.AdvanceBotsRequest, context: grpc.ServicerContext
     ) -> pb.AdvanceBotsResponse:
@@ -629,6 +662,7 @@ class GameService(pb_grpc.GameServiceServicer):
         self._finish(resp, state, request, viewer)
         return resp
 
+    @_unary
     def DecodeState(
         self, request: pb.DecodeStateRequest, context: grpc.ServicerContext
     ) -> pb.DecodeStateResponse:
@@ -676,6 +710,7 @@ class GameService(pb_grpc.GameServiceServicer):
                     raise exc from None
                 raise invalid("checkpoints", f"a checkpoint: {exc.message}", exc.reason) from None
 
-        return review.review_game(
+        stream = review.review_game(
             server, start, request, context, viewer=viewer, seats=seats, open_token=checkpoint
         )
+        return _sized(stream, self.config.max_message_bytes)

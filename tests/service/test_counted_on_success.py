@@ -9,7 +9,7 @@ from typing import Any
 
 import grpc
 import pytest
-from service_helpers import ServerProcess, call_error, error_details, scrape, total
+from service_helpers import KEY1, ServerProcess, call_error, error_details, scrape, total
 
 from service import metrics
 from service.gen.heka.v1 import game_service_pb2 as pb
@@ -66,3 +66,35 @@ def test_a_refused_call_counts_no_game_action_or_outcome(server: ServerProcess) 
     after = scrape(server)
     for name in GAME_COUNTERS:
         assert total(after, name) == total(before, name), name
+
+
+@pytest.fixture(scope="module")
+def small_messages(start_server: Any) -> ServerProcess:
+    """A server whose responses may be at most 10,000 bytes (HEKA_MAX_MESSAGE_BYTES)."""
+    return start_server("--search-workers", "1", "--max-message-bytes", "10000", HEKA_STATE_KEYS=KEY1)
+
+
+def test_a_response_over_the_cap_is_refused_by_name_and_counts_nothing(small_messages: ServerProcess) -> None:
+    """gRPC itself failed such a response after the handler returned: no details, the call
+    logged and counted as OK, its games and actions counted. The server refuses it first."""
+    stub = small_messages.stub
+    token = stub.CreateGame(pb.CreateGameRequest(game="osirium", num_players=4, seed=2)).state
+    # Osirium's opening legal-action list is about 15 KB.
+    err = call_error(stub.ListLegalActions, pb.ListLegalActionsRequest(state=token, viewer=0))
+    assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert error_details(err)[1] == "RESPONSE_TOO_LARGE"
+    assert "over this server's HEKA_MAX_MESSAGE_BYTES (10,000)" in err.details()
+    compact = stub.ListLegalActions(pb.ListLegalActionsRequest(state=token, viewer=0, compact_actions=True))
+    assert compact.ByteSize() <= 10000 and len(compact.actions) > 100  # asking for less works
+    before = scrape(small_messages)
+    rnd = pb.BotSettings(kind=pb.BOT_KIND_RANDOM, diagnostics_top_k=100)
+    bots = [pb.BotSeat(seat=s, bot=rnd) for s in range(4)]
+    request = pb.AdvanceBotsRequest(state=token, bots=bots, max_bot_moves=200, trusted_backend=True)
+    err = call_error(stub.AdvanceBots, request)
+    assert error_details(err)[1] == "RESPONSE_TOO_LARGE", err.details()
+    after = scrape(small_messages)
+    for name in GAME_COUNTERS:
+        assert total(after, name) == total(before, name), name
+    assert total(after, "heka_grpc_server_handled_total", grpc_method="AdvanceBots", grpc_code="OK") == total(
+        before, "heka_grpc_server_handled_total", grpc_method="AdvanceBots", grpc_code="OK"
+    )
