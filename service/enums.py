@@ -166,6 +166,28 @@ def _varint(raw: bytes, i: int) -> tuple[int, int]:
         shift += 7
 
 
+def _skip_group(raw: bytes, i: int, number: int) -> int:
+    """The position after the end tag of the group ``number`` whose fields start at ``i``
+    (nested groups skipped whole; the parser accepted the body, so the end is there)."""
+    while i < len(raw):
+        tag, i = _varint(raw, i)
+        inner, wire = tag >> 3, tag & 7
+        if wire == 0:
+            _, i = _varint(raw, i)
+        elif wire == 1:
+            i += 8
+        elif wire == 5:
+            i += 4
+        elif wire == 2:
+            size, i = _varint(raw, i)
+            i += size
+        elif wire == 3:
+            i = _skip_group(raw, i, inner)
+        elif inner == number:  # wire 4: this group's end
+            return i
+    return len(raw)
+
+
 def check_oneofs(descriptor: Descriptor, raw: bytes, path: str = "") -> None:
     """Raise :class:`TwoOneofMembers` when ``raw`` (a body that decodes as ``descriptor``)
     sets two different members of one oneof, at any depth."""
@@ -189,8 +211,9 @@ def check_oneofs(descriptor: Descriptor, raw: bytes, path: str = "") -> None:
         elif wire == 2:
             size, start = _varint(raw, i)
             i = start + size
-        else:  # groups: not in proto3; the parser already accepted the body
-            return
+        else:  # a group (an unknown field: proto3 has none), skipped to its end tag
+            i = _skip_group(raw, i, number) if wire == 3 else end
+            continue
         entry = fields.get(number)
         if entry is None:
             continue

@@ -4,6 +4,7 @@ against what the server sends."""
 from __future__ import annotations
 
 import grpc
+import pytest
 from service_helpers import ServerProcess, call_error, error_details
 
 from service.gen.heka.v1 import game_service_pb2 as pb
@@ -31,6 +32,32 @@ def test_action_id_and_action_text_together_are_refused(server: ServerProcess) -
     field, reason, _, _ = error_details(err)
     assert (field, reason) == ("action_text", "TWO_ONEOF_MEMBERS")
     assert "action_id and action_text are both set" in (err.details() or "")
+
+
+@pytest.mark.parametrize(
+    "unknown",
+    [
+        b"\xa3\x06\xa4\x06",  # field 100: an empty group (start, end)
+        b"\xa3\x06" * 50 + b"\x08\x01" + b"\xa4\x06" * 50,  # groups nested 50 deep, a varint inside
+        b"\xa3\x06\xab\x06\xac\x06\xa4\x06",  # a group of field 101 inside one of field 100
+    ],
+    ids=["empty group", "nested groups", "group in a group"],
+)
+def test_an_unknown_group_before_two_members_does_not_hide_them(
+    server: ServerProcess, unknown: bytes
+) -> None:
+    """An unknown field of the group wire types (which proto3 never writes, and the parser
+    skips) ended the scan for two oneof members: the second member was then applied silently."""
+    token, seat = _aton(server)
+    legal = server.stub.ListLegalActions(pb.ListLegalActionsRequest(state=token, viewer=seat)).actions
+    raw = (
+        unknown
+        + pb.ApplyActionRequest(state=token, action_id=legal[0].id, player=seat).SerializeToString()
+        + pb.ApplyActionRequest(action_text=legal[-1].text).SerializeToString()
+    )
+    err = call_error(server.channel.unary_unary("/heka.v1.GameService/ApplyAction"), raw, timeout=20)
+    assert err.code() == INVALID, err.details()
+    assert error_details(err)[:2] == ("action_text", "TWO_ONEOF_MEMBERS")
 
 
 def test_two_members_of_a_nested_oneof_are_refused(server: ServerProcess) -> None:
