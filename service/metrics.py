@@ -304,21 +304,73 @@ def _has_header(path: str) -> bool:
         return False
 
 
+#: Seconds a metrics connection may take for each read or write: a client that sends half
+#: a request and waits is dropped, not given a thread for good.
+METRICS_SOCKET_SECONDS = 10.0
+#: Metrics connections served at once (one thread each); more are closed on arrival. A
+#: Prometheus server scrapes with one connection at a time.
+MAX_METRICS_CONNECTIONS = 64
+
+
+def _metrics_server(addr: str, port: int, registry: Any) -> Any:
+    """prometheus_client's WSGI app on a thread-per-connection server whose threads are
+    bounded: each socket operation times out, and connections over the cap are closed."""
+    import socket
+    import threading
+    from socketserver import ThreadingMixIn
+    from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+    from prometheus_client import make_wsgi_app
+
+    class Handler(WSGIRequestHandler):
+        timeout = METRICS_SOCKET_SECONDS
+
+        def log_message(self, format: str, *args: Any) -> None:
+            """Log nothing (a scrape every few seconds)."""
+
+    class Server(ThreadingMixIn, WSGIServer):
+        daemon_threads = True
+        address_family = socket.AF_INET6 if ":" in addr else socket.AF_INET
+        slots = threading.BoundedSemaphore(MAX_METRICS_CONNECTIONS)
+
+        def process_request(self, request: Any, client_address: Any) -> None:
+            if not self.slots.acquire(blocking=False):
+                self.shutdown_request(request)  # over the cap: closed at once
+                return
+            try:
+                super().process_request(request, client_address)
+            except BaseException:
+                self.slots.release()
+                raise
+
+        def process_request_thread(self, request: Any, client_address: Any) -> None:
+            try:
+                super().process_request_thread(request, client_address)
+            finally:
+                self.slots.release()
+
+    httpd = make_server(addr, port, make_wsgi_app(registry), Server, handler_class=Handler)
+    threading.Thread(target=httpd.serve_forever, name="heka-metrics", daemon=True).start()
+    return httpd
+
+
 def start_http_endpoint(port: int, host: str) -> tuple[Any, int]:
     """Serve the aggregated metrics of every process on ``host`` (:func:`bind_address`);
     returns (server, bound port). The IPv6 wildcard ``[::]`` (both families on Linux)
-    falls back to ``0.0.0.0`` where IPv6 is disabled, as gRPC's own listener does."""
-    from prometheus_client import CollectorRegistry, start_http_server
+    falls back to ``0.0.0.0`` where IPv6 is disabled, as gRPC's own listener does. Each
+    connection has :data:`METRICS_SOCKET_SECONDS` per read or write, and at most
+    :data:`MAX_METRICS_CONNECTIONS` are served at once."""
+    from prometheus_client import CollectorRegistry
 
     registry = CollectorRegistry()
     registry.register(TolerantMultiProcessCollector(os.environ["PROMETHEUS_MULTIPROC_DIR"]))
     addr = bind_address(host)
     try:
-        server, _thread = start_http_server(port, addr=addr, registry=registry)
+        server = _metrics_server(addr, port, registry)
     except OSError as exc:
         if addr != "::" or exc.errno not in (errno.EAFNOSUPPORT, errno.EADDRNOTAVAIL):
             raise
-        server, _thread = start_http_server(port, addr="0.0.0.0", registry=registry)
+        server = _metrics_server("0.0.0.0", port, registry)
     return server, int(server.server_port)
 
 
