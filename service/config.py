@@ -205,7 +205,8 @@ class Config:
         "HEKA_MAX_REVIEW_SECONDS",
         300.0,
         "Cap on one ReviewGame call's time, deadline or not: the review then ends with the moves "
-        "reviewed so far (REVIEW_END_DEADLINE).",
+        "reviewed so far (REVIEW_END_DEADLINE). A client that stops reading has this cap again "
+        "(at most 10 s) to read the rest; then the call ends DEADLINE_EXCEEDED.",
     )
     max_review_actions: int = _setting(
         "HEKA_MAX_REVIEW_ACTIONS", 5000, "Cap on the actions one ReviewGame call replays."

@@ -104,11 +104,18 @@ class ServerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     the deserializer) to the end of the call; a call over the cap is answered at once,
     without decoding its request. A client that opens a call and never sends its request
     holds no slot. (A burst of calls does not wait here but in gRPC core, which hands the
-    Python server one call per method at a time: see ``service.server.grpc_options``.)"""
+    Python server one call per method at a time: see ``service.server.grpc_options``.)
 
-    def __init__(self, *, access_log_enabled: bool = True, max_concurrent_rpcs: int = 0) -> None:
+    ``stream_seconds`` (0: no cap) bounds a server stream of the game service (ReviewGame)
+    from its start to its end: one that outlives it, because its client stopped reading,
+    ends ``DEADLINE_EXCEEDED`` (:func:`_expire`)."""
+
+    def __init__(
+        self, *, access_log_enabled: bool = True, max_concurrent_rpcs: int = 0, stream_seconds: float = 0.0
+    ) -> None:
         self.access_log_enabled = access_log_enabled
         self.max_concurrent_rpcs = max_concurrent_rpcs
+        self.stream_seconds = stream_seconds
         #: Calls admitted and not finished (the event loop's thread is the only one to touch it).
         self.active = 0
         self._wrapped: dict[str, grpc.RpcMethodHandler] = {}
@@ -247,16 +254,39 @@ class ServerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         with its status."""
         inner = handler.unary_stream
         tally = _Tally(method, self.access_log_enabled)
+        limit = self.stream_seconds
 
         async def wrapped(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
             call = tally.start()
+            # The stream may outlive its call: when the client goes away (or the deadline
+            # passes) while a message waits to be sent, gRPC drops the generator and the
+            # collector closes it later, after the call's core object is freed. Whatever
+            # the access-log line and the status need is taken now; the ``finally`` below
+            # never touches the context (reading it then crashes the process).
+            if tally.logs():
+                call.peer = str(context.peer())
+            now = time.monotonic()
+            remaining = context.time_remaining()
+            deadline = None if remaining is None else now + remaining
+            # A client that stops reading holds the call at a pending write, out of the
+            # generator's reach, whatever the handler's own time caps: past ``limit`` the
+            # call is ended from outside.
+            overdue = None
+            if limit > 0 and (deadline is None or deadline > now + limit):
+                deadline = now + limit
+                overdue = asyncio.get_running_loop().call_later(
+                    limit, _expire, context, asyncio.current_task()
+                )
             try:
                 if type(request) is _Refused:
                     raise request.error
                 async for response in inner(request, context):
                     yield response
-            except asyncio.CancelledError:
-                call.code = grpc.StatusCode.CANCELLED
+            except asyncio.CancelledError:  # the client cancelled, a deadline, a cut
+                call.code = _aborted_code(context) or _ended_code(deadline)
+                raise
+            except GeneratorExit:  # dropped by gRPC, closed by the collector: the call is over
+                call.code = _ended_code(deadline)
                 raise
             except grpc.aio.AbortError:
                 call.code = _aborted_code(context) or grpc.StatusCode.UNKNOWN
@@ -265,7 +295,9 @@ class ServerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                 await call.fail(exc, context)
                 raise
             finally:
-                call.end(context)
+                if overdue is not None:
+                    overdue.cancel()
+                call.end(None)
 
         return grpc.unary_stream_rpc_method_handler(
             wrapped,
@@ -346,17 +378,23 @@ class _Tally:
         self.started.inc()
         return _Call(self)
 
+    def logs(self) -> bool:
+        """Whether a call of this method writes an access-log line."""
+        return self.log_enabled and access_log.isEnabledFor(self.level)
+
 
 class _Call:
     """One call being tallied: its status code and error message so far."""
 
-    __slots__ = ("code", "message", "start", "tally")
+    __slots__ = ("code", "message", "peer", "start", "tally")
 
     def __init__(self, tally: _Tally) -> None:
         self.tally = tally
         self.start = time.perf_counter()
         self.code = grpc.StatusCode.OK
         self.message = ""
+        #: The client's address, when taken at the start (a stream's): see :meth:`end`.
+        self.peer: str | None = None
 
     async def fail(self, exc: Exception, context: grpc.aio.ServicerContext) -> None:
         """End the call with the status of ``exc`` (counted as an invalid request when it is
@@ -367,7 +405,9 @@ class _Call:
             metrics.child(metrics.INVALID_REQUESTS, err.reason).inc()
         await context.abort_with_status(err.to_status())
 
-    def end(self, context: grpc.aio.ServicerContext) -> None:
+    def end(self, context: grpc.aio.ServicerContext | None) -> None:
+        """Count the call and log it; ``context`` (None once the call may be over) gives
+        the peer when :attr:`peer` was not taken at the start."""
         t = self.tally
         elapsed = time.perf_counter() - self.start
         counter = t.handled.get(self.code)
@@ -377,10 +417,45 @@ class _Call:
             )
         counter.inc()
         t.seconds.observe(elapsed)
-        if t.log_enabled and access_log.isEnabledFor(t.level):
-            _write_line(
-                t.level, t.log_prefix, self.code.name, elapsed, peer=context.peer(), error=self.message
-            )
+        if t.logs():
+            peer = self.peer if self.peer is not None or context is None else str(context.peer())
+            _write_line(t.level, t.log_prefix, self.code.name, elapsed, peer=peer or "", error=self.message)
+
+
+#: How long a review stream may take past HEKA_MAX_REVIEW_SECONDS (which ends its searches)
+#: to deliver its last messages, at most (no longer than that cap itself:
+#: ``ServerInterceptor.stream_seconds``).
+STREAM_GRACE_SECONDS = 10.0
+
+_EXPIRED = "the stream outlived its time cap (HEKA_MAX_REVIEW_SECONDS): its messages were not read in time"
+
+
+def _expire(context: grpc.aio.ServicerContext, task: asyncio.Task[Any] | None) -> None:
+    """End a server stream that outlived its cap, on the event loop: its status is sent
+    (``DEADLINE_EXCEEDED``, delivered after the messages already queued) and its task
+    cancelled, which closes the handler's generator and frees what it holds."""
+    if task is None or task.done():
+        return
+
+    async def abort() -> None:
+        with contextlib.suppress(Exception):  # AbortError; the call ended meanwhile
+            await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, _EXPIRED)
+
+    _background.add(aborting := asyncio.ensure_future(abort()))
+    aborting.add_done_callback(_background.discard)
+    task.cancel()
+
+
+#: Tasks started by :func:`_expire`, referenced until done.
+_background: set[asyncio.Future[None]] = set()
+
+
+def _ended_code(deadline: float | None) -> grpc.StatusCode:
+    """The status of a stream that ended without finishing: its deadline had passed, or the
+    client went away."""
+    if deadline is not None and time.monotonic() >= deadline:
+        return grpc.StatusCode.DEADLINE_EXCEEDED
+    return grpc.StatusCode.CANCELLED
 
 
 def _handler_error(exc: Exception, context: grpc.aio.ServicerContext) -> ServiceError:

@@ -57,6 +57,20 @@ def setup_logging(level: str) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
+    core = logging.getLogger("grpc._cython.cygrpc")
+    if _quiet_failed_write not in core.filters:
+        core.addFilter(_quiet_failed_write)
+
+
+def _quiet_failed_write(record: logging.LogRecord) -> bool:
+    """gRPC logs an error with a traceback when a write fails because its client went away
+    (cancelled, deadline) before gRPC noticed; the access log already records the call
+    (CANCELLED, DEADLINE_EXCEEDED). Such a record becomes a debug line without traceback."""
+    if not str(record.msg).startswith("ExecuteBatchError raised in core"):
+        return True
+    record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+    record.exc_info = record.exc_text = None
+    return logging.getLogger().isEnabledFor(logging.DEBUG)
 
 
 def load_keys(config: Config) -> KeyRing:
@@ -216,7 +230,7 @@ class Server:
         from service.asyncio_bridge import AsyncGameService
         from service.gen.heka.v1 import game_service_pb2_grpc as pb_grpc
         from service.health import HealthServicer
-        from service.interceptors import ServerInterceptor
+        from service.interceptors import STREAM_GRACE_SECONDS, ServerInterceptor
         from service.servicer import SERVICE_NAME, GameService
 
         self.server = grpc.aio.server(
@@ -227,7 +241,9 @@ class Server:
             # Neither sees the calls of a burst still waiting in gRPC core (grpc_options).
             interceptors=[
                 ServerInterceptor(
-                    access_log_enabled=cfg.access_log, max_concurrent_rpcs=cfg.max_concurrent_rpcs
+                    access_log_enabled=cfg.access_log,
+                    max_concurrent_rpcs=cfg.max_concurrent_rpcs,
+                    stream_seconds=cfg.max_review_seconds + min(STREAM_GRACE_SECONDS, cfg.max_review_seconds),
                 )
             ],
             options=grpc_options(cfg, reuseport=self.reuseport),
