@@ -180,6 +180,14 @@ def plan_review(
         if exc.index is not None:
             metadata["index"] = str(exc.index)
         raise invalid(field, f"move {exc.move}: {exc}", "illegal_action", metadata) from None
+    last = first + len(actions)  # the last action's move number (the first's is first + 1)
+    if request.from_move > last:
+        raise invalid(
+            "from_move",
+            f"from_move must be 0..{last}, the move number of the last of the {len(actions)} "
+            f"actions, got {request.from_move}",
+            "bad_request",
+        )
     forced = dict.fromkeys(seats, 0)
     todo: list[ReviewPoint] = []
     for p in points:

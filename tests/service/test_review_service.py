@@ -335,6 +335,8 @@ def test_a_review_tells_a_seat_nothing_about_another_seats_cards(stub: Any) -> N
         ({"seat": 0, "viewer": 0, "workers": 9}, "BAD_BUDGET", "workers"),
         ({"seat": 0, "viewer": 0, "max_seconds": -1}, "BAD_BUDGET", "max_seconds"),
         ({"seat": 0, "viewer": 0, "from_move": -3}, "BAD_REQUEST", "from_move"),
+        ({"seat": 0, "viewer": 0, "from_move": 11}, "BAD_REQUEST", "from_move"),  # past the last action
+        ({"seat": 0, "viewer": 0, "from_move": 2**31 - 1}, "BAD_REQUEST", "from_move"),
         ({"seat": 0, "viewer": 0, "game": "osirium"}, "WRONG_GAME", "state"),
     ],
 )
@@ -597,3 +599,20 @@ def test_review_metrics_count_calls_moves_and_grades(server: ServerProcess) -> N
     assert grew("heka_review_duration_seconds_count", game="aton") == 1
     assert grew("heka_grpc_server_handled_total", grpc_method="ReviewGame", grpc_code="OK") == 1
     assert total(after, "heka_reviews_in_flight") == 0
+
+
+def test_from_move_may_name_the_last_action_and_no_later(stub: Any) -> None:
+    token, actions = recorded(stub, "aton", 2, seed=1, limit=10)
+    last = len(actions)  # a new game is at move 0: its first action is move 1
+    messages = list(stub.ReviewGame(request(state=token, actions=actions, seat=0, viewer=0, from_move=last)))
+    assert messages[-1].summary.end == pb.REVIEW_END_COMPLETE
+    assert [m.move.move for m in messages if m.HasField("move")] in ([], [last])
+    err = call_error(
+        lambda r, **kw: list(stub.ReviewGame(r, **kw)),
+        request(state=token, actions=actions, seat=0, viewer=0, from_move=last + 1),
+        timeout=30,
+    )
+    assert err.details() == (
+        f"from_move must be 0..{last}, the move number of the last of the {len(actions)} actions, "
+        f"got {last + 1}"
+    )
