@@ -296,11 +296,21 @@ def _resolve_segment(
     """The actions of one segment (from ``state``, ending at ``target`` when given), each -1
     replaced, by depth-first search in id order; see :func:`resolve_history`. Once a -1 has
     been tried, what fails depends on the candidates, that is on the hidden cards of the seat
-    that decided: a pinned review then says only that the checkpoint is not reached."""
+    that decided: a pinned review then says only that the checkpoint is not reached.
+
+    In a pinned review, the time taken must not tell the viewer which secret action was
+    played either (the first candidate that fits would end the search early): every
+    candidate is tried, and the work is padded to that of a full tree in which each -1 has
+    as many candidates as the game has hidden action ids (:class:`_Blind`), a figure of what
+    the viewer knows. A segment whose full tree is too large is refused before any search."""
     game = state.game
     space = game.descriptor.num_distinct_actions
     want = target.serialize() if target is not None else None
-    replays = 0
+    blind = None
+    if pinned and SECRET_ACTION in segment:
+        blind = _Blind(state, segment, offset=offset, first=first)
+    replays = 0  # secret actions tried
+    work = 0  # transitions: a state and an action applied
     #: The first failure, and whether it may be named: found before any -1 was tried, and,
     #: in a pinned review, about the viewer's own move or the list's form.
     failure: list[tuple[HistoryError, bool]] = []
@@ -311,7 +321,7 @@ def _resolve_segment(
             failure.append((HistoryError(first + offset + k + 1, message, offset + k), nameable))
 
     def search(s: State, k: int, chosen: list[int], branched: bool) -> list[int] | None:
-        nonlocal replays
+        nonlocal replays, work
         while k < len(segment):
             seat = s.current_player()
             where = f"move {first + offset + k + 1} (actions[{offset + k}])"
@@ -331,9 +341,11 @@ def _resolve_segment(
                         branched=branched,
                     )
                     return None
+                result = None
                 for c in candidates:
                     replays += 1
-                    if replays > MAX_RESOLVE_REPLAYS:
+                    work += 1
+                    if blind is None and replays > MAX_RESOLVE_REPLAYS:
                         fail(
                             k,
                             f"{where}: too many secret decisions to find before the next checkpoint",
@@ -341,9 +353,11 @@ def _resolve_segment(
                         )
                         return None
                     found = search(s.child(c), k + 1, [*chosen, c], True)
-                    if found is not None:
-                        return found
-                return None
+                    if found is not None and result is None:
+                        result = found
+                        if blind is None:
+                            break
+                return result
             if not 0 <= action < space:
                 fail(k, f"{where}: unknown action id {action} (ids 0..{space - 1})", branched=branched)
                 return None
@@ -367,13 +381,18 @@ def _resolve_segment(
             if not chosen and not branched:
                 s = s.clone()  # the caller's state stays as it is
             s.apply(action)
+            work += 1
             chosen = [*chosen, action]
             k += 1
+        if blind is not None:
+            blind.compares += 1
         if want is not None and s.serialize() != want:
             return None
         return chosen
 
     found = search(state, 0, [], False)
+    if blind is not None:
+        blind.pad(work)
     if found is not None:
         return found
     if failure and failure[0][1]:
@@ -384,6 +403,52 @@ def _resolve_segment(
         f"the actions of moves {first + offset + 1} to {end} do not lead to the checkpoint of move {end}: "
         "each must be the action played (another seat's secret decision as -1)",
     )
+
+
+class _Blind:
+    """The work of resolving a pinned segment, made independent of the secret actions: the
+    transitions (a state and an action applied) and state comparisons of the full tree in
+    which each -1 has :attr:`hidden` candidates, the game's hidden action ids, a figure of
+    the start state and the game alone. :meth:`pad` does what the search did not, on the
+    start state. Refuses (:class:`HistoryError`, naming the segment) a segment whose full
+    tree is over :data:`MAX_RESOLVE_REPLAYS` transitions."""
+
+    def __init__(self, start: State, segment: list[int], *, offset: int, first: int) -> None:
+        space = start.game.descriptor.num_distinct_actions
+        self.hidden = sum(1 for a in range(space) if start.public_action(a) == SECRET_ACTION)
+        transitions, leaves = 0, 1
+        for action in reversed(segment):
+            if action == SECRET_ACTION:
+                transitions, leaves = self.hidden * (1 + transitions), self.hidden * leaves
+            else:
+                transitions += 1
+            if transitions > MAX_RESOLVE_REPLAYS:
+                end = first + offset + len(segment)
+                raise HistoryError(
+                    end,
+                    f"moves {first + offset + 1} to {end} hold {segment.count(SECRET_ACTION)} secret "
+                    "decisions (-1) with no checkpoint between them: too many to find; give the "
+                    "state after each move as a checkpoint",
+                )
+        #: The full tree's transitions and comparisons (leaves).
+        self.transitions, self.leaves = transitions, leaves
+        #: Comparisons the search made.
+        self.compares = 0
+        legal = start.legal_actions()
+        self._start, self._action = start, (legal[0] if legal else -1)
+        #: The transitions and comparisons done in all, once padded.
+        self.done = (0, 0)
+
+    def pad(self, transitions: int) -> None:
+        """Do the transitions and comparisons of the full tree the search (``transitions``,
+        :attr:`compares`) did not."""
+        more_t = max(self.transitions - transitions, 0) if self._action >= 0 else 0
+        more_c = max(self.leaves - self.compares, 0)
+        for _ in range(more_t):
+            self._start.child(self._action)
+        for _ in range(more_c):
+            self._start.serialize()
+        self.done = (transitions + more_t, self.compares + more_c)
 
 
 # ---------------------------------------------------------------------------------------

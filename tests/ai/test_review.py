@@ -6,10 +6,12 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import random
+from typing import ClassVar
 
 import pytest
 from ai_positions import random_positions
 
+import ai.review as review_module
 from ai.mcts import search_one_action
 from ai.mcts_params import Limits
 from ai.review import (
@@ -292,3 +294,59 @@ def test_a_pinned_history_refuses_a_guess_at_another_seats_secret() -> None:
         with pytest.raises(HistoryError) as info:
             resolve_history(start, probe, checkpoints, viewer=0, pinned=True)
         assert "as -1" in str(info.value) and info.value.index == k
+
+
+class _Recording(review_module._Blind):
+    """The pinned search's padded work, recorded: (transitions, comparisons) done, and the
+    full tree's."""
+
+    log: ClassVar[list[tuple[int, int, int, int]]] = []
+
+    def pad(self, transitions: int) -> None:
+        super().pad(transitions)
+        self.log.append((*self.done, self.transitions, self.leaves))
+
+
+def test_a_pinned_search_does_the_same_work_whatever_the_secret(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Trying another seat's candidates in id order and stopping at the one that fits told the
+    viewer, by the time taken, which it was. Every candidate is tried and the work padded to
+    that of the full tree, a figure of what the viewer knows."""
+    monkeypatch.setattr(review_module, "_Blind", _Recording)
+    _Recording.log = []
+    start, actions = played_game("aton", 2, 5)
+    state = start.clone()
+    for a in actions:
+        if state.current_player() == 1 and state.public_action(a) == SECRET_ACTION:
+            candidates = [c for c in state.legal_actions() if state.public_action(c) == SECRET_ACTION]
+            if len(candidates) >= 6:
+                break
+        state.apply(a)
+    else:
+        pytest.fail("no secret decision of seat 1 with 6 candidates")
+    distinct = {state.child(c).serialize(): c for c in reversed(candidates)}  # the first of equals
+    chosen = sorted(distinct.values())
+    for c in (chosen[0], chosen[len(chosen) // 2], chosen[-1]):
+        after = state.child(c)
+        assert resolve_history(state, [SECRET_ACTION], [after], viewer=0, pinned=True) == [c]
+    assert len(_Recording.log) == 3 and len(set(_Recording.log)) == 1
+    done_t, done_c, full_t, full_c = _Recording.log[0]
+    assert (done_t, done_c) == (full_t, full_c) and full_c > len(candidates)  # padded past the real
+    # Unpinned (a trusted backend), the first that fits ends the search, unpadded.
+    assert resolve_history(state, [SECRET_ACTION], [state.child(chosen[0])]) == [chosen[0]]
+    assert len(_Recording.log) == 3
+
+
+def test_a_pinned_segment_with_too_many_secrets_is_refused_before_any_search(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(review_module, "_Blind", _Recording)
+    _Recording.log = []
+    start, actions = played_game("aton", 2, 5)
+    seen, _ = seen_by(start, actions, 0)
+    end = start.clone()
+    for a in actions:
+        end.apply(a)
+    with pytest.raises(HistoryError) as info:
+        resolve_history(start, seen, [end], viewer=0, pinned=True)
+    assert "no checkpoint between them: too many to find" in str(info.value)
+    assert info.value.index is None and _Recording.log == []  # the refusal depends on the list alone
