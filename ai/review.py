@@ -301,8 +301,8 @@ def _resolve_segment(
     In a pinned review, the time taken must not tell the viewer which secret action was
     played either (the first candidate that fits would end the search early): every
     candidate is tried, and the work is padded to that of a full tree in which each -1 has
-    as many candidates as the game has hidden action ids (:class:`_Blind`), a figure of what
-    the viewer knows. A segment whose full tree is too large is refused before any search."""
+    as many candidates as any decision of the game may have (:class:`_Blind`), a figure of
+    what the viewer knows. A segment whose full tree is too large is refused before any search."""
     game = state.game
     space = game.descriptor.num_distinct_actions
     want = target.serialize() if target is not None else None
@@ -408,14 +408,14 @@ def _resolve_segment(
 class _Blind:
     """The work of resolving a pinned segment, made independent of the secret actions: the
     transitions (a state and an action applied) and state comparisons of the full tree in
-    which each -1 has :attr:`hidden` candidates, the game's hidden action ids, a figure of
-    the start state and the game alone. :meth:`pad` does what the search did not, on the
-    start state. Refuses (:class:`HistoryError`, naming the segment) a segment whose full
-    tree is over :data:`MAX_RESOLVE_REPLAYS` transitions."""
+    which each -1 has :attr:`hidden` candidates, the most any decision of the game may have
+    (``GameDescriptor.max_secret_choices``): a figure of the list and the game alone.
+    :meth:`pad` does what the search did not, on the start state. Refuses
+    (:class:`HistoryError`, naming the segment) a segment whose full tree is over
+    :data:`MAX_RESOLVE_REPLAYS` transitions."""
 
     def __init__(self, start: State, segment: list[int], *, offset: int, first: int) -> None:
-        space = start.game.descriptor.num_distinct_actions
-        self.hidden = sum(1 for a in range(space) if start.public_action(a) == SECRET_ACTION)
+        self.hidden = start.game.descriptor.max_secret_choices
         transitions, leaves = 0, 1
         for action in reversed(segment):
             if action == SECRET_ACTION:

@@ -116,6 +116,9 @@ class GameDescriptor:
     description: str = ""
     #: Player counts for which team play is available (empty: never).
     team_player_counts: tuple[int, ...] = ()
+    #: The most legal secret actions (``State.public_action`` gives ``SECRET_ACTION``) at one
+    #: decision, in any state: a bound that what a seat holds never exceeds.
+    max_secret_choices: int = 0
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -32,6 +32,8 @@ class AtonGame(Game):
         hidden_information=True,
         num_distinct_actions=board.NUM_ACTIONS,
         max_rounds=board.MAX_ROUNDS,
+        # A3.3: four cards on four cartouches, at most 4! orders (A3.2's decision has two).
+        max_secret_choices=24,
         description=(
             "Two priests fight over four temples: secretly arrange four cards on cartouches "
             "(points, turn order and removals, allowed temples, placements), fill a temple or "

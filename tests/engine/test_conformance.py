@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from engine import IllegalActionError, State, get_game, list_games
-from engine.core import TERMINAL, Event, GameOptionsError
+from engine.core import SECRET_ACTION, TERMINAL, Event, GameOptionsError
 
 SEEDS = 200  # per configuration (issue: at least 200)
 MAX_ACTIONS = 20_000  # a game that runs longer than this is a bug (round limits exist)
@@ -106,6 +106,8 @@ def play_and_check(cfg: Config, seed: int) -> State:
         assert legal, f"no legal action at step {step} in a non-terminal state"
         assert legal == sorted(set(legal)), "legal actions must be unique and ascending"
         assert legal[0] >= 0 and legal[-1] < space
+        secret = [a for a in legal if state.public_action(a) == SECRET_ACTION]
+        assert len(secret) <= game.descriptor.max_secret_choices, "more secret choices than declared"
         for a in legal:
             assert state.string_to_action(state.action_to_string(a)) == a
         assert state.num_legal_actions() == len(legal)
