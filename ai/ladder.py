@@ -193,9 +193,7 @@ class TableCheck:
         if self.within < self.targets:
             failed.append(f"{self.targets - self.within} target(s) outside ±{TOLERANCE:.0f} Elo")
         if self.mean_absolute_error > MAX_MEAN_ERROR:
-            failed.append(
-                f"mean absolute error {self.mean_absolute_error:.1f} over {MAX_MEAN_ERROR:.0f}"
-            )
+            failed.append(f"mean absolute error {self.mean_absolute_error:.1f} over {MAX_MEAN_ERROR:.0f}")
         return "the check fails: " + ("; ".join(failed) or "no target")
 
     def summary(self) -> str:
