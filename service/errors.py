@@ -80,6 +80,7 @@ REASONS = frozenset(
         "response_too_large",
         "reviews_full",
         "shutting_down",
+        "streams_full",
         "two_oneof_members",
         "unknown_action",
         "unknown_enum_value",

@@ -97,7 +97,8 @@ class ServerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     the wrapped handler, its metric children and its access-log prefix are cached, so a
     call pays only for the work itself). Unary handlers get the full treatment (refusals,
     error mapping, metrics, access log); streaming ones (health ``Watch``, reflection) only
-    the refusal of a body that does not decode.
+    the refusal of a body that does not decode, and for reflection's, a cap
+    (:data:`MAX_STREAMS`).
 
     ``max_concurrent_rpcs`` (0: no cap) bounds the unary calls this process holds (health
     checks excepted), counted from the arrival of a call's request (when gRPC hands it to
@@ -118,6 +119,8 @@ class ServerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         self.stream_seconds = stream_seconds
         #: Calls admitted and not finished (the event loop's thread is the only one to touch it).
         self.active = 0
+        #: Bidirectional streams open (reflection), at most :data:`MAX_STREAMS`.
+        self.streams = 0
         self._wrapped: dict[str, grpc.RpcMethodHandler] = {}
 
     async def intercept_service(
@@ -309,8 +312,9 @@ class ServerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
 
     def _wrap_streaming(self, method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
         """Health ``Watch`` and reflection: a request message that does not decode is
-        ``INVALID_ARGUMENT`` (counted and logged once) instead of ``UNKNOWN``. Not capped,
-        not otherwise instrumented. Handlers of another shape are returned as they are."""
+        ``INVALID_ARGUMENT`` (counted and logged once) instead of ``UNKNOWN``; at most
+        :data:`MAX_STREAMS` bidirectional ones (reflection) at once. Not otherwise
+        instrumented. Handlers of another shape are returned as they are."""
         log_prefix = f'"logger": "heka.access", "msg": "rpc", "method": {json.dumps(method)}, "code": "'
         log_enabled = self.access_log_enabled
         level = logging.DEBUG if _split(method)[0] == _HEALTH else logging.INFO
@@ -347,11 +351,25 @@ class ServerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             async def stream_stream(
                 request_iterator: Any, context: grpc.aio.ServicerContext
             ) -> AsyncIterator[Any]:
+                if self.streams >= MAX_STREAMS:
+                    err = resource_exhausted(
+                        f"this server process holds {MAX_STREAMS} {_split(method)[0]} streams, its "
+                        "limit: end one, or ask another replica",
+                        "streams_full",
+                        quota_subject="streams",
+                    )
+                    if log_enabled and access_log.isEnabledFor(level):
+                        peer = str(context.peer())
+                        _write_line(level, log_prefix, err.code.name, 0.0, peer=peer, error=err.message)
+                    await context.abort_with_status(err.to_status())
+                self.streams += 1
                 try:
                     async for response in inner_ss(request_iterator, context):
                         yield response
                 except _RefusedStreamMessage as exc:
                     await refuse(context, exc.error)
+                finally:  # may run after the call (see _wrap_server_stream): no context here
+                    self.streams -= 1
 
             return grpc.stream_stream_rpc_method_handler(
                 stream_stream,
@@ -421,6 +439,10 @@ class _Call:
             peer = self.peer if self.peer is not None or context is None else str(context.peer())
             _write_line(t.level, t.log_prefix, self.code.name, elapsed, peer=peer or "", error=self.message)
 
+
+#: The most bidirectional streams (reflection, either version) one process holds at once:
+#: a tool's reflection stream lasts a few messages; more are refused RESOURCE_EXHAUSTED.
+MAX_STREAMS = 100
 
 #: How long a review stream may take past HEKA_MAX_REVIEW_SECONDS (which ends its searches)
 #: to deliver its last messages, at most (no longer than that cap itself:
