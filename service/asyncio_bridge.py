@@ -304,6 +304,24 @@ class AsyncGameService:
             work = loop.run_in_executor(executor, run)
             self.reviews += 1
             self.running += 1
+            released = False
+
+            def release(*_call: object) -> None:
+                """Stop the review's searches and free its slot, once: when the generator
+                ends, or when the call does (a stream gRPC dropped is closed only when
+                collected)."""
+                nonlocal released
+                if released:
+                    return
+                released = True
+                stop.set()
+                bridge.end()
+                if not work.done():
+                    work.cancel()
+                self.running -= 1
+                self.reviews -= 1
+
+            context.add_done_callback(release)
             try:
                 while True:
                     getter = asyncio.ensure_future(items.get())
@@ -320,11 +338,6 @@ class AsyncGameService:
             finally:
                 # However the call ends (done, error, cancelled by the client, cut), the
                 # generator stops and its searches with it (its context's callbacks).
-                stop.set()
-                bridge.end()
-                if not work.done():
-                    work.cancel()
-                self.running -= 1
-                self.reviews -= 1
+                release()
 
         return call

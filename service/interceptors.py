@@ -280,6 +280,8 @@ class ServerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                 overdue = asyncio.get_running_loop().call_later(
                     limit, _expire, context, asyncio.current_task()
                 )
+            # A dropped stream is counted when its call ends, not when it is collected.
+            context.add_done_callback(lambda _context: call.abandon(deadline))
             try:
                 if type(request) is _Refused:
                     raise request.error
@@ -404,7 +406,7 @@ class _Tally:
 class _Call:
     """One call being tallied: its status code and error message so far."""
 
-    __slots__ = ("code", "message", "peer", "start", "tally")
+    __slots__ = ("code", "ended", "message", "peer", "start", "tally")
 
     def __init__(self, tally: _Tally) -> None:
         self.tally = tally
@@ -413,6 +415,7 @@ class _Call:
         self.message = ""
         #: The client's address, when taken at the start (a stream's): see :meth:`end`.
         self.peer: str | None = None
+        self.ended = False
 
     async def fail(self, exc: Exception, context: grpc.aio.ServicerContext) -> None:
         """End the call with the status of ``exc`` (counted as an invalid request when it is
@@ -425,7 +428,10 @@ class _Call:
 
     def end(self, context: grpc.aio.ServicerContext | None) -> None:
         """Count the call and log it; ``context`` (None once the call may be over) gives
-        the peer when :attr:`peer` was not taken at the start."""
+        the peer when :attr:`peer` was not taken at the start. Once only."""
+        if self.ended:
+            return
+        self.ended = True
         t = self.tally
         elapsed = time.perf_counter() - self.start
         counter = t.handled.get(self.code)
@@ -438,6 +444,14 @@ class _Call:
         if t.logs():
             peer = self.peer if self.peer is not None or context is None else str(context.peer())
             _write_line(t.level, t.log_prefix, self.code.name, elapsed, peer=peer or "", error=self.message)
+
+    def abandon(self, deadline: float | None) -> None:
+        """The call is over; if its stream has not ended (gRPC dropped it), end it as
+        :func:`_ended_code` says."""
+        if not self.ended:
+            if self.code == grpc.StatusCode.OK:
+                self.code = _ended_code(deadline)
+            self.end(None)
 
 
 #: The most bidirectional streams (reflection, either version) one process holds at once:
@@ -472,10 +486,15 @@ def _expire(context: grpc.aio.ServicerContext, task: asyncio.Task[Any] | None) -
 _background: set[asyncio.Future[None]] = set()
 
 
+#: A call that ends this close to its deadline ended by it (the deadline gRPC enforces and
+#: the one computed from ``time_remaining`` at the start differ by the time in between).
+_DEADLINE_SLACK = 0.05
+
+
 def _ended_code(deadline: float | None) -> grpc.StatusCode:
     """The status of a stream that ended without finishing: its deadline had passed, or the
     client went away."""
-    if deadline is not None and time.monotonic() >= deadline:
+    if deadline is not None and time.monotonic() >= deadline - _DEADLINE_SLACK:
         return grpc.StatusCode.DEADLINE_EXCEEDED
     return grpc.StatusCode.CANCELLED
 
