@@ -166,25 +166,35 @@ def _varint(raw: bytes, i: int) -> tuple[int, int]:
         shift += 7
 
 
+def _skip(raw: bytes, i: int, wire: int, number: int) -> int:
+    """The position after the value of field ``number`` of wire type ``wire``, whose tag
+    ends at ``i``: a group is skipped to its end tag; anything else ends the body (the
+    parser accepted it, so nothing else is there)."""
+    if wire == 0:
+        return _varint(raw, i)[1]
+    if wire == 1:
+        return i + 8
+    if wire == 5:
+        return i + 4
+    if wire == 2:
+        size, i = _varint(raw, i)
+        return i + size
+    if wire == 3:
+        return _skip_group(raw, i, number)
+    return len(raw)
+
+
 def _skip_group(raw: bytes, i: int, number: int) -> int:
     """The position after the end tag of the group ``number`` whose fields start at ``i``
     (nested groups skipped whole; the parser accepted the body, so the end is there)."""
     while i < len(raw):
         tag, i = _varint(raw, i)
         inner, wire = tag >> 3, tag & 7
-        if wire == 0:
-            _, i = _varint(raw, i)
-        elif wire == 1:
-            i += 8
-        elif wire == 5:
-            i += 4
-        elif wire == 2:
-            size, i = _varint(raw, i)
-            i += size
-        elif wire == 3:
-            i = _skip_group(raw, i, inner)
-        elif inner == number:  # wire 4: this group's end
-            return i
+        if wire == 4:
+            if inner == number:  # this group's end
+                return i
+            continue
+        i = _skip(raw, i, wire, inner)
     return len(raw)
 
 
@@ -202,18 +212,13 @@ def check_oneofs(descriptor: Descriptor, raw: bytes, path: str = "") -> None:
         tag, i = _varint(raw, i)
         number, wire = tag >> 3, tag & 7
         start = i
-        if wire == 0:
-            _, i = _varint(raw, i)
-        elif wire == 1:
-            i += 8
-        elif wire == 5:
-            i += 4
-        elif wire == 2:
+        if wire == 2:
             size, start = _varint(raw, i)
             i = start + size
-        else:  # a group (an unknown field: proto3 has none), skipped to its end tag
-            i = _skip_group(raw, i, number) if wire == 3 else end
-            continue
+        else:
+            i = _skip(raw, i, wire, number)
+            if wire not in (0, 1, 5):  # a group (an unknown field: proto3 has none)
+                continue
         entry = fields.get(number)
         if entry is None:
             continue
