@@ -76,7 +76,8 @@ def test_core_manifests_validate_strictly(docs, kv, version):
             continue
         kv.validate(doc, version, strict=True)  # raises ValidationError
         checked += 1
-    assert checked >= 7, checked  # configmap, deployment, 2 services, hpa, pdb, secret example
+    # configmap, deployment, 2 services, hpa, pdb, network policy, secret example
+    assert checked >= 8, checked
 
 
 def test_validation_rejects_a_broken_manifest(docs, kv):
