@@ -46,13 +46,16 @@ RUN groupadd --system --gid 10001 heka \
        --home-dir /nonexistent --shell /usr/sbin/nologin heka
 COPY --from=builder /opt/heka /opt/heka
 
-# Defaults for the main HEKA_* settings (all of them: docs/operations.md). The state
+# Defaults for the main HEKA_* settings (all of them: docs/operations.md). A container is
+# reached through its own interface, so it binds every address, where `heka serve` alone
+# binds localhost only (and the metrics endpoint follows HEKA_HOST). The state
 # keys have no default: pass HEKA_STATE_KEYS from a secret. The Prometheus multiprocess
 # directory lives under /tmp so the image runs with a read-only root filesystem (mount an
 # emptyDir there in Kubernetes). The drain (HEKA_GRACE_SECONDS) keeps the server's default,
 # which outlasts the longest bot call: stop the container with a timeout above it
 # (`docker stop --time 40`; docs/operations.md).
 ENV PATH=/opt/heka/bin:$PATH \
+    HEKA_HOST=[::] \
     HEKA_PORT=50051 \
     HEKA_METRICS_PORT=9095 \
     HEKA_METRICS_DIR=/tmp/heka-metrics \

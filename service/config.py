@@ -103,7 +103,12 @@ class Config:
     and help. The flags, the environment parsing (:func:`load`), :data:`SETTINGS` and the table
     in ``docs/reference/settings.md`` (checked by a test) all come from these fields."""
 
-    host: str = _setting("HEKA_HOST", "[::]", "Address the gRPC server binds.")
+    host: str = _setting(
+        "HEKA_HOST",
+        "localhost",
+        "Address the gRPC server binds (localhost: this machine only; `[::]`: every address, "
+        "as the image sets it).",
+    )
     port: int = _setting("HEKA_PORT", 50051, "gRPC port (0: any free port, logged at start).")
     metrics_port: int = _setting(
         "HEKA_METRICS_PORT", 9095, "Prometheus metrics HTTP port (0: any free port; -1: no metrics endpoint)."

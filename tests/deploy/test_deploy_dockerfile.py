@@ -106,6 +106,8 @@ def test_ports_exposed_and_match_env_defaults(stages):
     assert {"50051", "9095"} <= exposed
     assert env["HEKA_PORT"] == "50051"
     assert env["HEKA_METRICS_PORT"] == "9095"
+    # Reached from outside the container: every address (the server's default is localhost).
+    assert env["HEKA_HOST"] == "[::]"
 
 
 def test_metrics_dir_is_under_tmp(stages):

@@ -200,6 +200,8 @@ def test_config_ports_match_container_and_image(docs):
     stages = parse_dockerfile(DOCKERFILE.read_text())
     env = resolved_env(stages, stages[-1])
     assert env["HEKA_PORT"] == config["data"]["HEKA_PORT"]
+    # Reached through the pod's address: every address, as in the image.
+    assert config["data"]["HEKA_HOST"] == env["HEKA_HOST"] == "[::]"
     for key in config["data"]:
         assert key.startswith("HEKA_"), key
 

@@ -79,7 +79,8 @@ def test_bad_limits(env: dict[str, str]) -> None:
 
 
 def test_the_metrics_host_defaults_to_the_grpc_host() -> None:
-    assert cfg.load(None, {}).metrics_bind_host == "[::]"
+    assert cfg.load(None, {}).metrics_bind_host == "localhost"
+    assert cfg.load(None, {"HEKA_HOST": "[::]"}).metrics_bind_host == "[::]"
     assert cfg.load(None, {"HEKA_HOST": "127.0.0.1"}).metrics_bind_host == "127.0.0.1"
     c = cfg.load(None, {"HEKA_HOST": "127.0.0.1", "HEKA_METRICS_HOST": "0.0.0.0"})
     assert c.metrics_bind_host == "0.0.0.0"

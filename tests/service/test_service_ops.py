@@ -720,3 +720,30 @@ def test_the_metrics_listener_binds_the_configured_host(
     assert _listening_addresses(server.metrics_port) == {expected}
     assert total(scrape(server), "heka_grpc_server_started_total") >= 0  # it answers
     assert server.stop() == 0
+
+
+def _loopback(address: str) -> bool:
+    import ipaddress
+
+    ip = ipaddress.ip_address(address)
+    mapped = getattr(ip, "ipv4_mapped", None)
+    return bool(ip.is_loopback or (mapped is not None and mapped.is_loopback))
+
+
+@pytest.mark.parametrize("args", [(), ("--grpc-processes", "2")], ids=["one-process", "2-processes"])
+def test_the_server_alone_listens_on_this_machine_only(start_server: Any, args: tuple[str, ...]) -> None:
+    """No --host: gRPC and metrics listen on loopback addresses only (the image and the
+    ConfigMap bind every address, for the pod's own)."""
+    server: ServerProcess = start_server("--search-workers", "1", *args, HEKA_STATE_KEYS=KEY1)
+    grpc_addresses = _listening_addresses(server.port)
+    metrics_addresses = _listening_addresses(server.metrics_port)
+    assert grpc_addresses and metrics_addresses
+    assert all(_loopback(a) for a in grpc_addresses | metrics_addresses), (grpc_addresses, metrics_addresses)
+    assert server.stub.ListGames(pb.ListGamesRequest(), timeout=30).games  # it answers
+    assert server.stop() == 0
+
+
+def test_every_address_is_bound_only_on_request(start_server: Any) -> None:
+    server: ServerProcess = start_server("--search-workers", "1", "--host", "[::]", HEKA_STATE_KEYS=KEY1)
+    assert not all(_loopback(a) for a in _listening_addresses(server.port))
+    assert server.stop() == 0
