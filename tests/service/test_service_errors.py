@@ -710,6 +710,25 @@ def test_a_request_over_the_size_cap_is_resource_exhausted(server: ServerProcess
     assert _log_count(server, _is_error) == errors_before
 
 
+@pytest.mark.parametrize("inflated", [70 * 1024, 64 * 1024 * 1024], ids=["70KiB", "64MiB"])
+def test_a_compressed_request_is_capped_at_its_inflated_size(
+    server: ServerProcess, calls: Calls, inflated: int
+) -> None:
+    """The cap holds for what a gzip-compressed request inflates to, not for its wire size: a
+    64 MiB request of zeros travels in about 64 KiB and is refused without being held."""
+    errors_before = _log_count(server, _is_error)
+    request = pb.GetViewRequest(state="A" * inflated)
+    err = call_error(calls.GetView, request, timeout=30, compression=grpc.Compression.Gzip)
+    assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, err.details()
+    assert "larger than max" in (err.details() or "")
+    # Compressed and under the cap, it reaches heka, which refuses its token.
+    err = call_error(
+        calls.GetView, pb.GetViewRequest(state="A" * (60 * 1024)), compression=grpc.Compression.Gzip
+    )
+    assert err.code() == INVALID and details(err) == ("state", "BAD_TOKEN")
+    assert _log_count(server, _is_error) == errors_before
+
+
 def test_advance_bots_without_a_deadline_stops_at_the_server_cap(start_server: Any) -> None:
     """An AdvanceBots call with no deadline cannot hold a search slot for a whole
     game: the server's cap on one call's total time stops it with STOP_REASON_TIME_LIMIT,
