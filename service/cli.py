@@ -14,10 +14,10 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from service.commands import arena, loadtest, play, render, replay, review, serve, simulate, train
+from service.commands import arena, health, loadtest, play, render, replay, review, serve, simulate, train
 
 # Order is the order shown by --help.
-COMMANDS = (serve, simulate, arena, play, review, train, loadtest, replay, render)
+COMMANDS = (serve, health, simulate, arena, play, review, train, loadtest, replay, render)
 
 
 class Parser(argparse.ArgumentParser):

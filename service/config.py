@@ -119,6 +119,26 @@ class Config:
         "Address the metrics endpoint binds (empty: the gRPC host, HEKA_HOST).",
         metavar="HOST",
     )
+    tls_cert_file: str = _setting(
+        "HEKA_TLS_CERT_FILE",
+        "",
+        "PEM certificate (chain) of the gRPC port: with HEKA_TLS_KEY_FILE, the port speaks TLS only. "
+        "Read again when it changes. Empty: plaintext (TLS at a mesh or proxy).",
+        metavar="PATH",
+    )
+    tls_key_file: str = _setting(
+        "HEKA_TLS_KEY_FILE",
+        "",
+        "PEM private key (unencrypted) of HEKA_TLS_CERT_FILE's certificate.",
+        metavar="PATH",
+    )
+    tls_client_ca_file: str = _setting(
+        "HEKA_TLS_CLIENT_CA_FILE",
+        "",
+        "PEM CA certificate(s): with TLS on, a client must present a certificate they signed "
+        "(mutual TLS). Empty: clients are not asked for one.",
+        metavar="PATH",
+    )
     state_keys: str = _setting(
         "HEKA_STATE_KEYS",
         "",
@@ -393,6 +413,16 @@ class Config:
                 f"longest bot call it must let finish: max(HEKA_MAX_MILLISECONDS {self.max_milliseconds:g} "
                 f"ms, HEKA_MAX_ADVANCE_SECONDS {self.max_advance_seconds:g} s) + {STOP_MARGIN_SECONDS:g} s "
                 f"= {needed:g} s; raise the grace to at least {needed:g} s or lower those caps"
+            )
+        if bool(self.tls_cert_file) != bool(self.tls_key_file):
+            raise ConfigError(
+                "give both HEKA_TLS_CERT_FILE (--tls-cert-file) and HEKA_TLS_KEY_FILE (--tls-key-file), "
+                "or neither"
+            )
+        if self.tls_client_ca_file and not self.tls_cert_file:
+            raise ConfigError(
+                "HEKA_TLS_CLIENT_CA_FILE (--tls-client-ca-file) checks client certificates during a TLS "
+                "handshake: it needs HEKA_TLS_CERT_FILE and HEKA_TLS_KEY_FILE too"
             )
         if self.log_level.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
             raise ConfigError(f"unknown log level {self.log_level!r}")

@@ -23,6 +23,7 @@ from concurrent import futures
 from typing import Any, TypeVar
 
 import engine
+from service import tls
 from service.config import Config, ConfigError, prepare_metrics_dir
 from service.envelope import VERSION, KeyRing, parse_keys
 
@@ -262,7 +263,11 @@ class Server:
         address = f"{cfg.host}:{self.requested_port}"
         try:
             # gRPC binds with SO_REUSEADDR (a restart rebinds through TIME_WAIT at once).
-            self.port = self.server.add_insecure_port(address)
+            if tls.enabled(cfg):
+                self.tls = tls.Credentials(cfg)  # read again: the files may have changed since
+                self.port = self.server.add_secure_port(address, self.tls.server_credentials())
+            else:
+                self.port = self.server.add_insecure_port(address)
         except RuntimeError as exc:  # grpc.aio raises this when no address binds
             raise OSError(f"cannot bind gRPC port {address}: {exc}") from None
         if self.port == 0:
@@ -427,6 +432,7 @@ def announce_listening(
                 "key_id": keys.signing.key_id,
                 "ephemeral_key": keys.ephemeral,
                 "encrypted_tokens": keys.encrypt,
+                "tls": tls.mode(cfg),
                 "build": engine.build(),
                 "pid": os.getpid(),
             }
@@ -456,6 +462,12 @@ def serve(config: Config) -> int:
     except ModelError as exc:
         log.error("cannot start: %s", exc, extra={"fields": {"event": "start_failed"}})
         return 2
+    if tls.enabled(config):  # checked here too, so that a bad file stops the start before any fork
+        try:
+            tls.load(config)
+        except tls.TlsError as exc:
+            log.error("cannot start: %s", exc, extra={"fields": {"event": "start_failed"}})
+            return 2
     try:
         metrics_dir, temporary = prepare_metrics_dir(config.metrics_dir)
     except OSError as exc:

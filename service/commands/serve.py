@@ -41,6 +41,11 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"heka serve: {exc}", file=sys.stderr)
         return 2
+    import os
+
+    # gRPC core writes a line of its own (not JSON) for each failed TLS handshake: a client
+    # could fill the log. Its errors still show; GRPC_VERBOSITY set by the operator wins.
+    os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
     from service.server import serve
 
     return serve(config)

@@ -1,0 +1,93 @@
+"""``heka health``: ask a server's gRPC health service whether it serves, and exit 0 if it
+does. For exec probes and container health checks where the kubelet's own gRPC probe cannot
+go: a port that speaks TLS (docs/operations.md, "TLS").
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+from service.commands.files import FileArgError, read_text
+
+#: Exit statuses: serving; not serving or no answer; bad arguments.
+SERVING, NOT_SERVING, USAGE = 0, 1, 2
+
+
+def register(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "health",
+        help="check a server's health service (exit 0: SERVING); for exec probes, TLS included",
+        description="Call grpc.health.v1.Health/Check on --target and exit 0 when it answers SERVING, "
+        "1 when it answers anything else or not within --timeout, 2 on a bad argument. With --tls-ca "
+        "the call goes over TLS; with --tls-cert and --tls-key too, over mutual TLS.",
+    )
+    p.add_argument(
+        "--target",
+        default="",
+        help="host:port (default: localhost and HEKA_PORT, else 50051)",
+    )
+    p.add_argument("--service", default="", help="the service to ask about (default: '', the server)")
+    p.add_argument("--timeout", type=float, default=2.0, help="seconds to wait for the answer (default 2)")
+    p.add_argument("--tls-ca", default="", help="PEM CA certificate(s) that signed the server's certificate")
+    p.add_argument("--tls-cert", default="", help="PEM client certificate, for a server that asks for one")
+    p.add_argument("--tls-key", default="", help="PEM key of --tls-cert (unencrypted)")
+    p.add_argument(
+        "--tls-server-name",
+        default="",
+        help="the name the server's certificate must carry, when --target's host is another "
+        "(e.g. localhost in a pod whose certificate names the Service)",
+    )
+    p.set_defaults(func=run)
+
+
+def _read(path: str, flag: str) -> bytes:
+    return read_text(path, flag, limit=1024 * 1024).encode("ascii", errors="replace")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.timeout <= 0:
+        print(f"heka health: --timeout must be positive, got {args.timeout:g}", file=sys.stderr)
+        return USAGE
+    if bool(args.tls_cert) != bool(args.tls_key):
+        print("heka health: give both --tls-cert and --tls-key, or neither", file=sys.stderr)
+        return USAGE
+    if (args.tls_cert or args.tls_server_name) and not args.tls_ca:
+        print("heka health: --tls-cert, --tls-key and --tls-server-name need --tls-ca", file=sys.stderr)
+        return USAGE
+    target = args.target or f"localhost:{os.environ.get('HEKA_PORT') or 50051}"
+    try:
+        ca = _read(args.tls_ca, "--tls-ca") if args.tls_ca else None
+        cert = _read(args.tls_cert, "--tls-cert") if args.tls_cert else None
+        key = _read(args.tls_key, "--tls-key") if args.tls_key else None
+    except FileArgError as exc:
+        print(f"heka health: {exc}", file=sys.stderr)
+        return USAGE
+    os.environ.setdefault("GRPC_VERBOSITY", "ERROR")  # a failed handshake is this command's answer
+    import grpc
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    options: list[tuple[str, Any]] = []
+    if args.tls_server_name:
+        options.append(("grpc.ssl_target_name_override", args.tls_server_name))
+    if ca is not None:
+        channel = grpc.secure_channel(target, grpc.ssl_channel_credentials(ca, key, cert), options=options)
+    else:
+        channel = grpc.insecure_channel(target, options=options)
+    with channel:
+        try:
+            reply = health_pb2_grpc.HealthStub(channel).Check(
+                health_pb2.HealthCheckRequest(service=args.service), timeout=args.timeout
+            )
+        except grpc.RpcError as exc:
+            code = exc.code()
+            print(f"heka health: {target}: {code.name}: {exc.details()}", file=sys.stderr)
+            return NOT_SERVING
+    status = health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
+    if reply.status != health_pb2.HealthCheckResponse.SERVING:
+        print(f"heka health: {target}: {status}", file=sys.stderr)
+        return NOT_SERVING
+    print(status)
+    return SERVING
