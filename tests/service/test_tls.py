@@ -200,6 +200,18 @@ def _serve(start_server: Any, *args: str) -> ServerProcess:
     return server
 
 
+def _serve_tls(
+    start_server: Any, tmp_path: Path, ca: Ca, *args: str, clients: Ca | None = None
+) -> tuple[ServerProcess, Path, Path]:
+    """A server with a certificate of ``ca`` (and, with ``clients``, mutual TLS); the server,
+    its certificate file and its key file."""
+    cert, key = ca.issue(tmp_path, "server")
+    flags = ["--tls-cert-file", str(cert), "--tls-key-file", str(key)]
+    if clients is not None:
+        flags += ["--tls-client-ca-file", str(clients.write(tmp_path))]
+    return _serve(start_server, *args, *flags), cert, key
+
+
 def _list_games(target: str, credentials: grpc.ChannelCredentials | None) -> Any:
     channel = grpc.secure_channel(target, credentials) if credentials else grpc.insecure_channel(target)
     with channel:
@@ -229,10 +241,7 @@ def _only_json_lines(server: ServerProcess) -> list[str]:
 
 @pytest.mark.parametrize("processes", ["1", "2"])
 def test_a_tls_port_serves_tls_only(start_server: Any, tmp_path: Path, ca: Ca, processes: str) -> None:
-    cert, key = ca.issue(tmp_path, "server")
-    server = _serve(
-        start_server, "--grpc-processes", processes, "--tls-cert-file", str(cert), "--tls-key-file", str(key)
-    )
+    server, _, _ = _serve_tls(start_server, tmp_path, ca, "--grpc-processes", processes)
     assert server.info["tls"] == "tls"
     assert _list_games(server.target, _client(ca)).games
     assert _fails(server.target, None) == grpc.StatusCode.UNAVAILABLE  # plaintext
@@ -243,8 +252,7 @@ def test_a_tls_port_serves_tls_only(start_server: Any, tmp_path: Path, ca: Ca, p
 
 
 def test_a_renewed_certificate_serves_new_connections(start_server: Any, tmp_path: Path, ca: Ca) -> None:
-    cert, key = ca.issue(tmp_path, "server")
-    server = _serve(start_server, "--tls-cert-file", str(cert), "--tls-key-file", str(key))
+    server, cert, key = _serve_tls(start_server, tmp_path, ca)
     assert x509.load_pem_x509_certificate(_served_cert(server.port)) == x509.load_pem_x509_certificate(
         cert.read_bytes()
     )
@@ -262,17 +270,8 @@ def test_a_renewed_certificate_serves_new_connections(start_server: Any, tmp_pat
 
 
 def test_mutual_tls_admits_only_clients_of_its_ca(start_server: Any, tmp_path: Path, ca: Ca) -> None:
-    cert, key = ca.issue(tmp_path, "server")
     clients = Ca("heka-clients")
-    server = _serve(
-        start_server,
-        "--tls-cert-file",
-        str(cert),
-        "--tls-key-file",
-        str(key),
-        "--tls-client-ca-file",
-        str(clients.write(tmp_path)),
-    )
+    server, cert, key = _serve_tls(start_server, tmp_path, ca, clients=clients)
     assert server.info["tls"] == "mutual"
     good_cert, good_key = clients.issue(tmp_path, "backend")
     assert _list_games(server.target, _client(ca, good_cert, good_key)).games
@@ -287,8 +286,7 @@ def test_mutual_tls_admits_only_clients_of_its_ca(start_server: Any, tmp_path: P
 def test_health_answers_over_tls(start_server: Any, tmp_path: Path, ca: Ca) -> None:
     from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-    cert, key = ca.issue(tmp_path, "server")
-    server = _serve(start_server, "--tls-cert-file", str(cert), "--tls-key-file", str(key))
+    server, _, _ = _serve_tls(start_server, tmp_path, ca)
     with grpc.secure_channel(server.target, _client(ca)) as channel:
         reply = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=10)
     assert reply.status == health_pb2.HealthCheckResponse.SERVING
@@ -343,17 +341,8 @@ def test_heka_health_over_plaintext_tls_and_mutual_tls(start_server: Any, tmp_pa
     unknown = _health("--target", plain.target, "--service", "no.such.Service")
     assert unknown.returncode == 1 and "NOT_FOUND" in unknown.stderr
 
-    cert, key = ca.issue(tmp_path, "server")
     clients = Ca("probe-clients")
-    mutual = _serve(
-        start_server,
-        "--tls-cert-file",
-        str(cert),
-        "--tls-key-file",
-        str(key),
-        "--tls-client-ca-file",
-        str(clients.write(tmp_path)),
-    )
+    mutual, _, _ = _serve_tls(start_server, tmp_path, ca, clients=clients)
     server_ca = ca.write(tmp_path)
     probe_cert, probe_key = clients.issue(tmp_path, "probe")
     tls_args = ("--tls-ca", str(server_ca), "--tls-cert", str(probe_cert), "--tls-key", str(probe_key))
