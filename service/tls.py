@@ -180,3 +180,23 @@ class Credentials:
                 extra={"fields": {"event": "tls_reloaded", "not_after": material.not_after.isoformat()}},
             )
             return self._configuration(material)
+
+
+@dataclasses.dataclass(frozen=True)
+class ClientTls:
+    """A client's side of TLS (``heka health``, ``heka loadtest``): the CA that signed the
+    server's certificate, a certificate and key of the client's own for mutual TLS, and the
+    name the server's certificate must carry when the target's host is another."""
+
+    ca: bytes
+    cert: bytes | None = None
+    key: bytes | None = None
+    server_name: str = ""
+
+    def credentials(self) -> Any:
+        import grpc
+
+        return grpc.ssl_channel_credentials(self.ca, self.key, self.cert)
+
+    def options(self) -> list[tuple[str, Any]]:
+        return [("grpc.ssl_target_name_override", self.server_name)] if self.server_name else []

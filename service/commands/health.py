@@ -10,7 +10,7 @@ import os
 import sys
 from typing import Any
 
-from service.commands.files import FileArgError, read_text
+from service.commands.options import add_tls_client_arguments, tls_client
 
 #: Exit statuses: serving; not serving or no answer; bad arguments.
 SERVING, NOT_SERVING, USAGE = 0, 1, 2
@@ -31,51 +31,28 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--service", default="", help="the service to ask about (default: '', the server)")
     p.add_argument("--timeout", type=float, default=2.0, help="seconds to wait for the answer (default 2)")
-    p.add_argument("--tls-ca", default="", help="PEM CA certificate(s) that signed the server's certificate")
-    p.add_argument("--tls-cert", default="", help="PEM client certificate, for a server that asks for one")
-    p.add_argument("--tls-key", default="", help="PEM key of --tls-cert (unencrypted)")
-    p.add_argument(
-        "--tls-server-name",
-        default="",
-        help="the name the server's certificate must carry, when --target's host is another "
-        "(e.g. localhost in a pod whose certificate names the Service)",
-    )
+    add_tls_client_arguments(p)
     p.set_defaults(func=run)
-
-
-def _read(path: str, flag: str) -> bytes:
-    return read_text(path, flag, limit=1024 * 1024).encode("ascii", errors="replace")
 
 
 def run(args: argparse.Namespace) -> int:
     if args.timeout <= 0:
         print(f"heka health: --timeout must be positive, got {args.timeout:g}", file=sys.stderr)
         return USAGE
-    if bool(args.tls_cert) != bool(args.tls_key):
-        print("heka health: give both --tls-cert and --tls-key, or neither", file=sys.stderr)
-        return USAGE
-    if (args.tls_cert or args.tls_server_name) and not args.tls_ca:
-        print("heka health: --tls-cert, --tls-key and --tls-server-name need --tls-ca", file=sys.stderr)
-        return USAGE
     target = args.target or f"localhost:{os.environ.get('HEKA_PORT') or 50051}"
     try:
-        ca = _read(args.tls_ca, "--tls-ca") if args.tls_ca else None
-        cert = _read(args.tls_cert, "--tls-cert") if args.tls_cert else None
-        key = _read(args.tls_key, "--tls-key") if args.tls_key else None
-    except FileArgError as exc:
+        tls = tls_client(args)
+    except ValueError as exc:
         print(f"heka health: {exc}", file=sys.stderr)
         return USAGE
     os.environ.setdefault("GRPC_VERBOSITY", "ERROR")  # a failed handshake is this command's answer
     import grpc
     from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-    options: list[tuple[str, Any]] = []
-    if args.tls_server_name:
-        options.append(("grpc.ssl_target_name_override", args.tls_server_name))
-    if ca is not None:
-        channel = grpc.secure_channel(target, grpc.ssl_channel_credentials(ca, key, cert), options=options)
+    if tls is not None:
+        channel = grpc.secure_channel(target, tls.credentials(), options=tls.options())
     else:
-        channel = grpc.insecure_channel(target, options=options)
+        channel = grpc.insecure_channel(target)
     with channel:
         try:
             reply = health_pb2_grpc.HealthStub(channel).Check(

@@ -26,6 +26,7 @@ import sys
 from typing import Any
 
 from service.commands.files import nonempty
+from service.commands.options import add_tls_client_arguments, tls_client
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?)\s*(ms|s|m|h)?\s*$")
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
@@ -186,6 +187,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--json", action="store_true", help="print the report as JSON on stdout")
     p.add_argument("--no-progress", action="store_true", help="no live progress line on stderr")
+    add_tls_client_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -260,6 +262,7 @@ def run(args: argparse.Namespace) -> int:
             end_grace=args.end_grace,
             seed=args.seed,
             backoff=None if args.no_retry else Backoff(max_retries=args.max_retries),
+            tls=tls_client(args),
         )
     except ValueError as exc:
         print(f"heka loadtest: {exc}", file=sys.stderr)
@@ -273,6 +276,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     described = {
         "target": settings.target,
+        "tls": settings.tls is not None,
         "scenario": scenario.name,
         "description": scenario.describe(),
         "rate": settings.rate,

@@ -85,3 +85,47 @@ def with_teams(options: dict[str, Any], teams: bool) -> dict[str, Any]:
             raise ValueError(f"--teams and --option teams={options['teams']} disagree")
         options["teams"] = True
     return options
+
+
+def add_tls_client_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--tls-ca``, ``--tls-cert``, ``--tls-key``, ``--tls-server-name``: a client's TLS, read
+    by :func:`tls_client`."""
+    parser.add_argument(
+        "--tls-ca",
+        default="",
+        help="PEM CA certificate(s) that signed the server's certificate: call over TLS",
+    )
+    parser.add_argument(
+        "--tls-cert", default="", help="PEM client certificate, for a server that asks for one"
+    )
+    parser.add_argument("--tls-key", default="", help="PEM key of --tls-cert (unencrypted)")
+    parser.add_argument(
+        "--tls-server-name",
+        default="",
+        help="the name the server's certificate must carry, when the target's host is another "
+        "(e.g. localhost in a pod whose certificate names the Service)",
+    )
+
+
+def tls_client(args: argparse.Namespace) -> Any:
+    """The :class:`service.tls.ClientTls` of :func:`add_tls_client_arguments`' flags, or None
+    without ``--tls-ca``; ValueError names a bad flag or file."""
+    from service.commands.files import read_text
+    from service.tls import ClientTls
+
+    if bool(args.tls_cert) != bool(args.tls_key):
+        raise ValueError("give both --tls-cert and --tls-key, or neither")
+    if not args.tls_ca:
+        if args.tls_cert or args.tls_server_name:
+            raise ValueError("--tls-cert, --tls-key and --tls-server-name need --tls-ca")
+        return None
+
+    def read(path: str, flag: str) -> bytes:
+        return read_text(path, flag, limit=1024 * 1024).encode("ascii", errors="replace")
+
+    return ClientTls(
+        ca=read(args.tls_ca, "--tls-ca"),
+        cert=read(args.tls_cert, "--tls-cert") if args.tls_cert else None,
+        key=read(args.tls_key, "--tls-key") if args.tls_key else None,
+        server_name=args.tls_server_name,
+    )

@@ -42,6 +42,7 @@ from service.gen.heka.v1 import game_service_pb2_grpc as pb_grpc
 from service.loadtest.retry import Backoff, retry_delay
 from service.loadtest.scenarios import Scenario, ScenarioError, ScenarioGen, bot_moves, task_rng
 from service.loadtest.stats import Recorder
+from service.tls import ClientTls
 
 LATE_SECONDS = 0.010
 
@@ -64,6 +65,8 @@ class LoadSettings:
     #: Open loop: seconds after the window that the tasks still running get before they are
     #: abandoned (a call waiting in the server's queue, a backoff); None: they are awaited.
     end_grace: float | None = None
+    #: TLS to the server (its CA, and a client certificate for mutual TLS); None: plaintext.
+    tls: ClientTls | None = None
 
     def __post_init__(self) -> None:
         if (self.rate is None) == (self.concurrency is None):
@@ -94,6 +97,10 @@ def make_channel(settings: LoadSettings) -> grpc.aio.Channel:
         ("grpc.max_receive_message_length", settings.max_message_bytes),
         ("grpc.max_send_message_length", settings.max_message_bytes),
     ]
+    if settings.tls is not None:
+        return grpc.aio.secure_channel(
+            settings.target, settings.tls.credentials(), options=options + settings.tls.options()
+        )
     return grpc.aio.insecure_channel(settings.target, options=options)
 
 

@@ -373,3 +373,28 @@ def test_heka_health_names_a_bad_argument(args: tuple[str, ...], message: str) -
     answer = _health(*args)
     assert answer.returncode == 2
     assert message in answer.stderr
+
+
+def _loadtest(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HEKA_")}
+    command = [sys.executable, "-m", "service.cli", "loadtest", "--scenario", "cheap", "--no-progress"]
+    return subprocess.run(
+        [*command, *args], capture_output=True, text=True, timeout=120, env=env, check=False
+    )
+
+
+def test_heka_loadtest_over_mutual_tls(start_server: Any, tmp_path: Path, ca: Ca) -> None:
+    clients = Ca("load-clients")
+    server, _, _ = _serve_tls(start_server, tmp_path, ca, clients=clients)
+    load_cert, load_key = clients.issue(tmp_path, "loadgen")
+    tls_args = ("--tls-ca", str(ca.write(tmp_path)), "--tls-cert", str(load_cert), "--tls-key", str(load_key))
+    run = _loadtest("--target", server.target, "--concurrency", "2", "--duration", "1s", "--json", *tls_args)
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stdout)
+    assert report["settings"]["tls"] is True
+    assert report["errors"] == 0 and report["rpcs"] > 0 and report["tasks"]["completed"] > 0
+    half = _loadtest(
+        "--target", server.target, "--tls-ca", str(ca.write(tmp_path)), "--tls-key", str(load_key)
+    )
+    assert half.returncode == 2 and "give both --tls-cert and --tls-key" in half.stderr
+    assert server.stop() == 0
