@@ -10,6 +10,9 @@ One machine, headless, 20 users for one minute, frontends playing complete games
     locust -f bench/locustfile.py --headless --host 127.0.0.1:50051 -u 20 -r 5 -t 1m \\
         --scenario play --bot mcts --difficulty easy
 
+A server with TLS on: ``--tls-ca`` (and ``--tls-cert``, ``--tls-key`` for mutual TLS), as for
+``heka loadtest``.
+
 Many machines (Locust's distributed mode: the master aggregates, workers generate)::
 
     locust -f bench/locustfile.py --master --expect-workers 4 --host heka:50051 ...
@@ -49,6 +52,7 @@ try:  # make grpc's blocking calls cooperate with gevent (Locust's concurrency)
 except ImportError:  # pragma: no cover - only without gevent (tests)
     pass
 
+from service.commands.options import add_tls_client_arguments, tls_client
 from service.gen.heka.v1 import game_service_pb2_grpc as pb_grpc
 from service.loadtest.retry import Backoff, retry_delay
 from service.loadtest.scenarios import (
@@ -84,6 +88,7 @@ def _add_arguments(parser: Any) -> None:
         "--no-retry", action="store_true", help="refusals with a retry hint are failures (no backoff)"
     )
     group.add_argument("--max-retries", type=int, default=20, help="refusals in a row before a task gives up")
+    add_tls_client_arguments(group)  # a server with TLS on (docs/operations.md, "TLS")
 
 
 class HekaUser(User):
@@ -104,7 +109,12 @@ class HekaUser(User):
         self.user_id = next(_USER_IDS)
         self.timeout = float(opts.rpc_timeout)
         self.seed = int(opts.seed) * 100_003 + self.user_id
-        self.channel = grpc.insecure_channel(self.host or "127.0.0.1:50051")
+        target = self.host or "127.0.0.1:50051"
+        tls = tls_client(opts)
+        if tls is not None:
+            self.channel = grpc.secure_channel(target, tls.credentials(), options=tls.options())
+        else:
+            self.channel = grpc.insecure_channel(target)
         self.stub = pb_grpc.GameServiceStub(self.channel)
         config = ScenarioConfig(
             games=tuple(g.strip() for g in str(opts.game).split(",") if g.strip()),

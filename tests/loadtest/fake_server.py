@@ -153,11 +153,15 @@ class FakeGameService(pb_grpc.GameServiceServicer):
 class FakeServer:
     """The fake service on a free loopback port, in threads of this process."""
 
-    def __init__(self) -> None:
+    def __init__(self, tls: tuple[bytes, bytes] | None = None) -> None:
+        """``tls``: (key, certificate) in PEM, for a TLS port."""
         self.service = FakeGameService()
         self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
         pb_grpc.add_GameServiceServicer_to_server(self.service, self.server)
-        self.port = self.server.add_insecure_port("127.0.0.1:0")
+        if tls is None:
+            self.port = self.server.add_insecure_port("127.0.0.1:0")
+        else:
+            self.port = self.server.add_secure_port("127.0.0.1:0", grpc.ssl_server_credentials([tls]))
         self.target = f"127.0.0.1:{self.port}"
 
     def __enter__(self) -> FakeServer:

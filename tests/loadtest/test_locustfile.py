@@ -140,3 +140,55 @@ def test_task_rate_paces_each_user(locustfile):
     assert user.wait_time() == 0.25
     user = module.HekaUser(_environment(fake, "x"))
     assert user.wait_time() == 0.0
+
+
+def _self_signed(tmp_path: Path) -> tuple[bytes, bytes, Path]:
+    """A key and a self-signed certificate for 127.0.0.1 (PEM), the certificate also written
+    to a file: it is its own CA."""
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "fake-heka")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False
+        )
+        .sign(key, hashes.SHA256())
+    )
+    cert_pem = cert.public_bytes(serialization.Encoding.PEM)
+    key_pem = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    path = tmp_path / "fake-heka.pem"
+    path.write_bytes(cert_pem)
+    return key_pem, cert_pem, path
+
+
+def test_a_user_calls_a_tls_server_with_tls_ca(locustfile, tmp_path):
+    module, fake = locustfile
+    key_pem, cert_pem, ca = _self_signed(tmp_path)
+    with FakeServer(tls=(key_pem, cert_pem)) as server:
+        user = module.HekaUser(_environment(fake, server.target, "--pool", "2", "--tls-ca", str(ca)))
+        user.on_start()
+        setup_calls = len(server.service.calls)
+        user.scenario_task()
+        user.on_stop()
+        assert len(server.service.calls) > setup_calls
+    fired = [f for f in fake.events.request.fired if f["request_type"] == "grpc"]
+    assert fired and all(f["exception"] is None for f in fired)
+    with pytest.raises(ValueError, match="need --tls-ca"):
+        module.HekaUser(_environment(fake, "127.0.0.1:1", "--tls-server-name", "x")).on_start()
