@@ -55,12 +55,17 @@ def mode(config: Config) -> str:
     return "mutual" if config.tls_client_ca_file else "tls"
 
 
+def read_pem(path: str, what: str) -> bytes:
+    """The PEM file ``path`` (``what``: the setting or flag naming it); FileArgError names it
+    and its fault."""
+    return read_text(path, what, limit=MAX_PEM_BYTES).encode("ascii", errors="replace")
+
+
 def _read(path: str, var: str) -> bytes:
     try:
-        text = read_text(path, var, limit=MAX_PEM_BYTES)
+        return read_pem(path, var)
     except FileArgError as exc:
         raise TlsError(str(exc)) from None
-    return text.encode("ascii", errors="replace")
 
 
 def load(config: Config, now: datetime.datetime | None = None) -> Material:

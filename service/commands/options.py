@@ -110,8 +110,7 @@ def add_tls_client_arguments(parser: argparse.ArgumentParser) -> None:
 def tls_client(args: argparse.Namespace) -> Any:
     """The :class:`service.tls.ClientTls` of :func:`add_tls_client_arguments`' flags, or None
     without ``--tls-ca``; ValueError names a bad flag or file."""
-    from service.commands.files import read_text
-    from service.tls import ClientTls
+    from service.tls import ClientTls, read_pem
 
     if bool(args.tls_cert) != bool(args.tls_key):
         raise ValueError("give both --tls-cert and --tls-key, or neither")
@@ -119,13 +118,9 @@ def tls_client(args: argparse.Namespace) -> Any:
         if args.tls_cert or args.tls_server_name:
             raise ValueError("--tls-cert, --tls-key and --tls-server-name need --tls-ca")
         return None
-
-    def read(path: str, flag: str) -> bytes:
-        return read_text(path, flag, limit=1024 * 1024).encode("ascii", errors="replace")
-
     return ClientTls(
-        ca=read(args.tls_ca, "--tls-ca"),
-        cert=read(args.tls_cert, "--tls-cert") if args.tls_cert else None,
-        key=read(args.tls_key, "--tls-key") if args.tls_key else None,
+        ca=read_pem(args.tls_ca, "--tls-ca"),
+        cert=read_pem(args.tls_cert, "--tls-cert") if args.tls_cert else None,
+        key=read_pem(args.tls_key, "--tls-key") if args.tls_key else None,
         server_name=args.tls_server_name,
     )

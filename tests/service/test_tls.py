@@ -134,7 +134,7 @@ def _error(conf: cfg.Config) -> str:
 
 def test_each_bad_file_is_named_with_its_fault(tmp_path: Path, ca: Ca) -> None:
     cert, key = ca.issue(tmp_path, "server")
-    other_cert, other_key = ca.issue(tmp_path, "other")
+    _, other_key = ca.issue(tmp_path, "other")
     junk = write(tmp_path / "junk.pem", b"not a certificate\n")
     assert _error(config(tmp_path / "missing.pem", key)).startswith(
         f"HEKA_TLS_CERT_FILE {tmp_path / 'missing.pem'}: cannot read it"
@@ -146,7 +146,6 @@ def test_each_bad_file_is_named_with_its_fault(tmp_path: Path, ca: Ca) -> None:
     )
     assert _error(config(cert, key, junk)) == f"HEKA_TLS_CLIENT_CA_FILE {junk}: holds no PEM certificate"
     assert _error(config(tmp_path, key)) == f"HEKA_TLS_CERT_FILE {tmp_path}: is a folder, not a file"
-    del other_cert
 
 
 def test_an_encrypted_key_is_refused_with_the_reason(tmp_path: Path, ca: Ca) -> None:
