@@ -14,16 +14,15 @@ import json
 import logging
 import os
 import signal
-import socket
 import sys
 import threading
 import time
-from collections.abc import Coroutine, Iterator
+from collections.abc import Coroutine
 from concurrent import futures
 from typing import Any, TypeVar
 
 import engine
-from service import tls
+from service import listen, tls
 from service.config import Config, ConfigError, prepare_metrics_dir
 from service.envelope import VERSION, KeyRing, parse_keys
 
@@ -121,14 +120,19 @@ class Server:
         *,
         port: int,
         reuseport: bool = False,
+        targets: list[str] | None = None,
         slots: Any = None,
         serve_metrics: bool = True,
     ) -> None:
+        """``targets``: the addresses (with ``port``) to bind, reserved by the caller
+        (:mod:`service.listen`); None: reserve ``port`` on every address of HEKA_HOST here."""
         self.config = config
         self.keys = keys
         self.metrics_dir = metrics_dir
         self.requested_port = port
         self.reuseport = reuseport
+        self.targets = targets
+        self.listening: list[str] = []
         self.slots = slots
         self.serve_metrics = serve_metrics
         self.port = 0
@@ -137,6 +141,7 @@ class Server:
         self._stop_requested = threading.Event()
         self._stopped = threading.Event()
         self._metrics_server: Any = None
+        self.tls: tls.Credentials | None = None
 
     def start(self, *, announce: bool = True) -> None:
         """Start the search workers, the metrics endpoint and gRPC; when any of them fails
@@ -213,7 +218,7 @@ class Server:
             announce_listening(
                 cfg,
                 self.keys,
-                self.port,
+                self.listening,
                 (self.metrics_host, self.metrics_port),
                 processes=1,
                 workers=len(self.worker_pids),
@@ -260,21 +265,33 @@ class Server:
             from service import reflection
 
             reflection.enable(self.server, (SERVICE_NAME, health.SERVICE_NAME))
-        address = f"{cfg.host}:{self.requested_port}"
-        try:
-            # gRPC binds with SO_REUSEADDR (a restart rebinds through TIME_WAIT at once).
-            if tls.enabled(cfg):
-                self.tls = tls.Credentials(cfg)  # read again: the files may have changed since
-                self.port = self.server.add_secure_port(address, self.tls.server_credentials())
-            else:
-                self.port = self.server.add_insecure_port(address)
-        except RuntimeError as exc:  # grpc.aio raises this when no address binds
-            raise OSError(f"cannot bind gRPC port {address}: {exc}") from None
-        if self.port == 0:
-            raise OSError(f"cannot bind gRPC port {address}")
+        if tls.enabled(cfg):
+            self.tls = tls.Credentials(cfg)  # read again: the files may have changed since
+        if self.targets is not None:
+            self.port = self._bind(self.targets)
+        else:
+            with listen.reserve(cfg.host, self.requested_port, shared=self.reuseport) as reservation:
+                self.port = self._bind(reservation.targets)
         await self.server.start()
         for name in ("", SERVICE_NAME):
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+
+    def _bind(self, targets: list[str]) -> int:
+        """Bind gRPC to every target (one port); each must bind (:mod:`service.listen`)."""
+        port = 0
+        for target in targets:
+            try:
+                # gRPC binds with SO_REUSEADDR (a restart rebinds through TIME_WAIT at once).
+                if self.tls is not None:
+                    port = self.server.add_secure_port(target, self.tls.server_credentials())
+                else:
+                    port = self.server.add_insecure_port(target)
+            except RuntimeError as exc:  # grpc raises this when the address does not bind
+                raise listen.ListenError(f"cannot bind gRPC port {target}: {exc}") from None
+            if port == 0:
+                raise listen.ListenError(f"cannot bind gRPC port {target}")
+            self.listening.append(target)
+        return port
 
     def request_stop(self) -> None:
         self._stop_requested.set()
@@ -409,21 +426,23 @@ def grpc_options(cfg: Config, *, reuseport: bool) -> list[tuple[str, int]]:
 def announce_listening(
     cfg: Config,
     keys: KeyRing,
-    port: int,
+    targets: list[str],
     metrics: tuple[str, int],
     *,
     processes: int,
     workers: int,
 ) -> None:
-    """The "listening" log line; ``metrics``: the metrics endpoint's (host, port), port -1
-    when there is none."""
+    """The "listening" log line; ``targets``: the gRPC addresses bound, each with the port;
+    ``metrics``: the metrics endpoint's (host, port), port -1 when there is none."""
     metrics_host, metrics_port = metrics
+    port = int(targets[0].rsplit(":", 1)[1])
     log.info(
         "listening",
         extra={
             "fields": {
                 "event": "listening",
                 "port": port,
+                "addresses": [target.rsplit(":", 1)[0] for target in targets],
                 "metrics_port": metrics_port,
                 "metrics_host": metrics_host if metrics_port >= 0 else None,
                 "grpc_processes": processes,
@@ -513,46 +532,31 @@ def _serve_one(config: Config, keys: KeyRing, metrics_dir: str) -> int:
     return 0
 
 
-@contextlib.contextmanager
-def _reserve_port(host: str, port: int) -> Iterator[int]:
-    """Bind (without listening) a SO_REUSEPORT socket so every child can bind the same
-    port, and port 0 resolves to one free port for all of them.
-
-    Both binds set SO_REUSEADDR, as gRPC's own listener and the metrics endpoint do: a
-    server's closed connections keep its port in TIME_WAIT for up to a minute after it
-    stops, and a restart (a container restarted in the same pod network) must bind at once.
-    SO_REUSEADDR never lets a bind share a port that a socket *listens* on, but SO_REUSEPORT
-    does (for the same user): the first bind, without SO_REUSEPORT, refuses a port that a
-    running server holds, so that two servers never share it."""
-    bare = host.strip("[]")
-    family = socket.AF_INET6 if ":" in bare else socket.AF_INET
-    with socket.socket(family, socket.SOCK_STREAM) as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        probe.bind((bare, port))
-        port = int(probe.getsockname()[1])
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-        sock.bind((bare, port))
-    except OSError:
-        sock.close()
-        raise
-    try:
-        yield int(sock.getsockname()[1])
-    finally:
-        sock.close()
-
-
-def _child_main(config: Config, keys: KeyRing, metrics_dir: str, port: int, shared: tuple[Any, Any]) -> None:
+def _child_main(
+    config: Config, keys: KeyRing, metrics_dir: str, reserved: tuple[int, list[str]], shared: tuple[Any, Any]
+) -> None:
     """A gRPC serving process (forked by the supervisor before any gRPC object existed).
     ``shared``: the global search-slot semaphore and the readiness queue."""
     slots, ready = shared
     setup_logging(config.log_level)
-    server = Server(config, keys, metrics_dir, port=port, reuseport=True, slots=slots, serve_metrics=False)
+    port, targets = reserved
+    server = Server(
+        config,
+        keys,
+        metrics_dir,
+        port=port,
+        reuseport=True,
+        targets=targets,
+        slots=slots,
+        serve_metrics=False,
+    )
     _install_signals(lambda _signum: server.request_stop())
     try:
         server.start(announce=False)
+    except listen.ListenError as exc:
+        log.error("gRPC process failed to start: %s", exc, extra={"fields": {"event": "start_failed"}})
+        ready.put((os.getpid(), 0))
+        os._exit(2)
     except Exception:
         log.exception("gRPC process failed to start", extra={"fields": {"event": "start_failed"}})
         ready.put((os.getpid(), 0))
@@ -596,15 +600,16 @@ def _serve_processes(config: Config, keys: KeyRing, metrics_dir: str) -> int:
                 os.kill(child.pid, signum)
 
     try:
-        reservation = _reserve_port(config.host, config.port)
-        port = reservation.__enter__()
+        reservation = listen.reserve(config.host, config.port, shared=True)
     except OSError as exc:
-        log.error("cannot bind gRPC port: %s", exc, extra={"fields": {"event": "start_failed"}})
+        log.error("cannot start: %s", exc, extra={"fields": {"event": "start_failed"}})
         return 2
+    port = reservation.port
     try:
         for _ in range(config.grpc_processes):
+            reserved = (port, reservation.targets)
             child = ctx.Process(
-                target=_child_main, args=(config, keys, metrics_dir, port, (slots, ready)), daemon=False
+                target=_child_main, args=(config, keys, metrics_dir, reserved, (slots, ready)), daemon=False
             )
             child.start()
             children.append(child)
@@ -632,8 +637,9 @@ def _serve_processes(config: Config, keys: KeyRing, metrics_dir: str) -> int:
                     child.join(timeout=config.grace_seconds + 10)
                 return 2
             workers += n
+        metrics_at = (metrics_host, metrics_port)
         announce_listening(
-            config, keys, port, (metrics_host, metrics_port), processes=len(children), workers=workers
+            config, keys, reservation.targets, metrics_at, processes=len(children), workers=workers
         )
         # Wait for every process; one that dies on its own takes the others down (exit 1,
         # so that the orchestrator restarts the whole server).
@@ -659,4 +665,4 @@ def _serve_processes(config: Config, keys: KeyRing, metrics_dir: str) -> int:
         log.info("stopped", extra={"fields": {"event": "stopped", "grpc_processes": len(children)}})
         return 0
     finally:
-        reservation.__exit__(None, None, None)
+        reservation.close()
