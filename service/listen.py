@@ -1,4 +1,7 @@
-"""Where the gRPC port listens: every address of ``HEKA_HOST``, on one port, or not at all.
+"""Where heka's ports listen: every address of their host, on one port, or not at all.
+
+The gRPC port (``HEKA_HOST``) and the metrics endpoint (``HEKA_METRICS_HOST``) both bind this
+way.
 
 gRPC core resolves a host name such as ``localhost`` to its addresses (``::1`` and
 ``127.0.0.1``) and starts once *any* of them binds. With ``127.0.0.1:PORT`` held by another
@@ -40,7 +43,7 @@ _UNAVAILABLE = (errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT)
 
 
 class ListenError(OSError):
-    """The gRPC port cannot listen where it was asked to; the message names the address."""
+    """A port cannot listen where it was asked to; the message names the port and address."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,9 +57,14 @@ class Address:
     def family(self) -> socket.AddressFamily:
         return socket.AF_INET6 if ":" in self.host else socket.AF_INET
 
+    @property
+    def bracketed(self) -> str:
+        """The address, IPv6 in brackets."""
+        return f"[{self.host}]" if ":" in self.host else self.host
+
     def target(self, port: int) -> str:
-        """The address as gRPC takes it (IPv6 in brackets)."""
-        return f"[{self.host}]:{port}" if ":" in self.host else f"{self.host}:{port}"
+        """The address with a port, as gRPC takes it."""
+        return f"{self.bracketed}:{port}"
 
 
 def resolve(host: str) -> list[Address]:
@@ -118,27 +126,27 @@ class Reservation:
         self.close()
 
 
-def reserve(host: str, port: int, *, shared: bool = False) -> Reservation:
+def reserve(host: str, port: int, *, shared: bool = False, what: str = "gRPC port") -> Reservation:
     """Reserve ``port`` (0: one free port) on every address of ``host``; raises
-    :class:`ListenError` naming the address that cannot bind."""
+    :class:`ListenError` naming ``what`` and the address that cannot bind."""
     addresses = resolve(host)
     for _ in range(PORT_ATTEMPTS if port == 0 else 1):
-        reservation = _try(addresses, port, shared)
+        reservation = _try(addresses, port, shared, what)
         if reservation is not None:
             return reservation
-    raise ListenError(f"no port free on every address of {host!r} in {PORT_ATTEMPTS} tries")
+    raise ListenError(f"no {what} free on every address of {host!r} in {PORT_ATTEMPTS} tries")
 
 
-def _try(addresses: list[Address], port: int, shared: bool) -> Reservation | None:
+def _try(addresses: list[Address], port: int, shared: bool, what: str) -> Reservation | None:
     """One attempt at ``port``; None when port 0 was asked for and the port the first
     address got is taken on another address (try again)."""
     held = Reservation(port, [])
     try:
         for address in addresses:
-            sock = _bind(address, held.port, shared)
+            sock = _bind(address, held.port, shared, what)
             if sock is None and address.host == "::":  # no IPv6: the IPv4 wildcard, as gRPC does
                 address = Address("0.0.0.0", required=True)
-                sock = _bind(address, held.port, shared)
+                sock = _bind(address, held.port, shared, what)
             if sock is None:
                 continue
             held.sockets.append(sock)
@@ -158,7 +166,7 @@ def _try(addresses: list[Address], port: int, shared: bool) -> Reservation | Non
     return held
 
 
-def _bind(address: Address, port: int, shared: bool) -> socket.socket | None:
+def _bind(address: Address, port: int, shared: bool, what: str) -> socket.socket | None:
     """A socket bound to ``address:port`` (not listening); None when this machine has no
     such address and it need not bind."""
     try:
@@ -166,7 +174,7 @@ def _bind(address: Address, port: int, shared: bool) -> socket.socket | None:
     except OSError as exc:
         if exc.errno in _UNAVAILABLE and not address.required:
             return None
-        raise ListenError(f"cannot bind gRPC port {address.target(port)}: {exc.strerror}") from None
+        raise ListenError(f"cannot bind {what} {address.target(port)}: {exc.strerror}") from None
     sock = probe
     try:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -183,5 +191,5 @@ def _bind(address: Address, port: int, shared: bool) -> socket.socket | None:
         sock.close()
         if exc.errno in _UNAVAILABLE and not address.required:
             return None
-        raise ListenError(f"cannot bind gRPC port {address.target(port)}: {exc.strerror}") from None
+        raise ListenError(f"cannot bind {what} {address.target(port)}: {exc.strerror}") from None
     return sock

@@ -13,15 +13,17 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import errno
 import glob
 import logging
 import os
 import struct
+import threading
 from collections.abc import Iterator
 from typing import Any
 
 from prometheus_client import Counter, Gauge, Histogram
+
+from service import listen
 
 _log = logging.getLogger("heka.metrics")
 
@@ -250,15 +252,6 @@ def record_search(game: str, bot: str, iterations: int, seconds: float, belief_f
         child(BELIEF_FALLBACKS, game, bot).inc(belief_fallbacks)
 
 
-def bind_address(host: str) -> str:
-    """A gRPC-style host (``[::]``, ``[::1]``, ``0.0.0.0``, ``127.0.0.1``, ``localhost``) as
-    an address to bind an HTTP socket to (IPv6 without brackets; empty: every IPv4 address)."""
-    host = host.strip()
-    if host.startswith("[") and host.endswith("]"):
-        host = host[1:-1]
-    return host or "0.0.0.0"
-
-
 class TolerantMultiProcessCollector:
     """``prometheus_client``'s multiprocess aggregation that survives an unreadable file.
 
@@ -312,11 +305,11 @@ METRICS_SOCKET_SECONDS = 10.0
 MAX_METRICS_CONNECTIONS = 64
 
 
-def _metrics_server(addr: str, port: int, registry: Any) -> Any:
+def _metrics_server(addr: str, port: int, registry: Any, slots: threading.BoundedSemaphore) -> Any:
     """prometheus_client's WSGI app on a thread-per-connection server whose threads are
-    bounded: each socket operation times out, and connections over the cap are closed."""
+    bounded: each socket operation times out, and connections over the cap (``slots``,
+    shared by the endpoint's addresses) are closed."""
     import socket
-    import threading
     from socketserver import ThreadingMixIn
     from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
@@ -331,52 +324,70 @@ def _metrics_server(addr: str, port: int, registry: Any) -> Any:
     class Server(ThreadingMixIn, WSGIServer):
         daemon_threads = True
         address_family = socket.AF_INET6 if ":" in addr else socket.AF_INET
-        slots = threading.BoundedSemaphore(MAX_METRICS_CONNECTIONS)
 
         def process_request(self, request: Any, client_address: Any) -> None:
-            if not self.slots.acquire(blocking=False):
+            if not slots.acquire(blocking=False):
                 self.shutdown_request(request)  # over the cap: closed at once
                 return
             try:
                 super().process_request(request, client_address)
             except BaseException:
-                self.slots.release()
+                slots.release()
                 raise
 
         def process_request_thread(self, request: Any, client_address: Any) -> None:
             try:
                 super().process_request_thread(request, client_address)
             finally:
-                self.slots.release()
+                slots.release()
 
     httpd = make_server(addr, port, make_wsgi_app(registry), Server, handler_class=Handler)
     threading.Thread(target=httpd.serve_forever, name="heka-metrics", daemon=True).start()
     return httpd
 
 
-def start_http_endpoint(port: int, host: str) -> tuple[Any, int]:
-    """Serve the aggregated metrics of every process on ``host`` (:func:`bind_address`);
-    returns (server, bound port). The IPv6 wildcard ``[::]`` (both families on Linux)
-    falls back to ``0.0.0.0`` where IPv6 is disabled, as gRPC's own listener does. Each
-    connection has :data:`METRICS_SOCKET_SECONDS` per read or write, and at most
-    :data:`MAX_METRICS_CONNECTIONS` are served at once."""
+class MetricsEndpoint:
+    """The metrics endpoint: one HTTP server per address of its host, on one port."""
+
+    def __init__(self, servers: list[Any]) -> None:
+        self.servers = servers
+
+    @property
+    def port(self) -> int:
+        return int(self.servers[0].server_port)
+
+    @property
+    def addresses(self) -> list[str]:
+        """The addresses it listens on, IPv6 in brackets (as in the ``listening`` log line)."""
+        return [listen.Address(str(s.server_address[0]), required=True).bracketed for s in self.servers]
+
+    def shutdown(self) -> None:
+        for server in self.servers:
+            server.shutdown()
+            server.server_close()
+
+
+def start_http_endpoint(port: int, host: str) -> MetricsEndpoint:
+    """Serve the aggregated metrics of every process on every address of ``host``, as the
+    gRPC port does (:mod:`service.listen`: ``localhost`` is both loopbacks, ``[::]`` falls
+    back to ``0.0.0.0`` without IPv6, an address taken stops the start). Each connection
+    has :data:`METRICS_SOCKET_SECONDS` per read or write, and at most
+    :data:`MAX_METRICS_CONNECTIONS` are served at once, over all addresses."""
     from prometheus_client import CollectorRegistry
 
     registry = CollectorRegistry()
     registry.register(TolerantMultiProcessCollector(os.environ["PROMETHEUS_MULTIPROC_DIR"]))
-    addr = bind_address(host)
-    try:
-        server = _metrics_server(addr, port, registry)
-    except OSError as exc:
-        if addr != "::" or exc.errno not in (errno.EAFNOSUPPORT, errno.EADDRNOTAVAIL):
-            raise
-        server = _metrics_server("0.0.0.0", port, registry)
-    return server, int(server.server_port)
-
-
-def bound_host(server: Any) -> str:
-    """The address a server from :func:`start_http_endpoint` listens on."""
-    return str(server.server_address[0])
+    slots = threading.BoundedSemaphore(MAX_METRICS_CONNECTIONS)
+    servers: list[Any] = []
+    with listen.reserve(host, port, what="metrics port") as reservation:
+        for address in reservation.addresses:
+            try:
+                servers.append(_metrics_server(address.host, reservation.port, registry, slots))
+            except OSError as exc:
+                MetricsEndpoint(servers).shutdown()
+                target = address.target(reservation.port)
+                raise listen.ListenError(f"cannot bind metrics port {target}: {exc.strerror}") from None
+    return MetricsEndpoint(servers)
 
 
 def mark_process_dead(pid: int) -> None:

@@ -19,12 +19,15 @@ import threading
 import time
 from collections.abc import Coroutine
 from concurrent import futures
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import engine
 from service import listen, tls
 from service.config import Config, ConfigError, prepare_metrics_dir
 from service.envelope import VERSION, KeyRing, parse_keys
+
+if TYPE_CHECKING:
+    from service import metrics
 
 log = logging.getLogger("heka.server")
 
@@ -136,11 +139,9 @@ class Server:
         self.slots = slots
         self.serve_metrics = serve_metrics
         self.port = 0
-        self.metrics_port = -1
-        self.metrics_host = ""
         self._stop_requested = threading.Event()
         self._stopped = threading.Event()
-        self._metrics_server: Any = None
+        self.metrics_endpoint: metrics.MetricsEndpoint | None = None
         self.tls: tls.Credentials | None = None
 
     def start(self, *, announce: bool = True) -> None:
@@ -165,8 +166,8 @@ class Server:
         executor = getattr(self, "_executor", None)
         if executor is not None:
             executor.shutdown(wait=False, cancel_futures=True)
-        if self._metrics_server is not None:
-            self._metrics_server.shutdown()
+        if self.metrics_endpoint is not None:
+            self.metrics_endpoint.shutdown()
         pool = getattr(self, "pool", None)
         if pool is not None:
             pool.shutdown(cancel=True)
@@ -195,10 +196,7 @@ class Server:
         from service import metrics
 
         if self.serve_metrics and cfg.metrics_port >= 0:
-            self._metrics_server, self.metrics_port = metrics.start_http_endpoint(
-                cfg.metrics_port, cfg.metrics_bind_host
-            )
-            self.metrics_host = metrics.bound_host(self._metrics_server)
+            self.metrics_endpoint = metrics.start_http_endpoint(cfg.metrics_port, cfg.metrics_bind_host)
 
         # 3. gRPC: an asyncio server on its own event loop thread (the main thread keeps
         # the signals and the supervision); bot calls wait for their searches on a thread pool,
@@ -219,7 +217,7 @@ class Server:
                 cfg,
                 self.keys,
                 self.listening,
-                (self.metrics_host, self.metrics_port),
+                self.metrics_endpoint,
                 processes=1,
                 workers=len(self.worker_pids),
             )
@@ -338,8 +336,8 @@ class Server:
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._loop_thread.join(timeout=5)
         self.pool.shutdown()
-        if self._metrics_server is not None:
-            self._metrics_server.shutdown()
+        if self.metrics_endpoint is not None:
+            self.metrics_endpoint.shutdown()
         log.info(
             "stopped",
             extra={
@@ -427,14 +425,13 @@ def announce_listening(
     cfg: Config,
     keys: KeyRing,
     targets: list[str],
-    metrics: tuple[str, int],
+    endpoint: metrics.MetricsEndpoint | None,
     *,
     processes: int,
     workers: int,
 ) -> None:
     """The "listening" log line; ``targets``: the gRPC addresses bound, each with the port;
-    ``metrics``: the metrics endpoint's (host, port), port -1 when there is none."""
-    metrics_host, metrics_port = metrics
+    ``endpoint``: the metrics endpoint, if any."""
     port = int(targets[0].rsplit(":", 1)[1])
     log.info(
         "listening",
@@ -443,8 +440,9 @@ def announce_listening(
                 "event": "listening",
                 "port": port,
                 "addresses": [target.rsplit(":", 1)[0] for target in targets],
-                "metrics_port": metrics_port,
-                "metrics_host": metrics_host if metrics_port >= 0 else None,
+                "metrics_port": endpoint.port if endpoint is not None else -1,
+                "metrics_host": endpoint.addresses[0].strip("[]") if endpoint is not None else None,
+                "metrics_addresses": endpoint.addresses if endpoint is not None else [],
                 "grpc_processes": processes,
                 "search_workers": workers,
                 "search_capacity": cfg.search_capacity,
@@ -619,14 +617,16 @@ def _serve_processes(config: Config, keys: KeyRing, metrics_dir: str) -> int:
         # is normally up before any child reports SERVING.
         from service import metrics
 
-        metrics_server = None
-        metrics_port = -1
-        metrics_host = ""
+        endpoint = None
         if config.metrics_port >= 0:
-            metrics_server, metrics_port = metrics.start_http_endpoint(
-                config.metrics_port, config.metrics_bind_host
-            )
-            metrics_host = metrics.bound_host(metrics_server)
+            try:
+                endpoint = metrics.start_http_endpoint(config.metrics_port, config.metrics_bind_host)
+            except OSError as exc:
+                log.error("cannot start: %s", exc, extra={"fields": {"event": "start_failed"}})
+                forward(signal.SIGTERM)
+                for child in children:
+                    child.join(timeout=config.grace_seconds + 10)
+                return 2
         workers = 0
         for _ in children:
             _pid, n = ready.get(timeout=120)
@@ -635,12 +635,12 @@ def _serve_processes(config: Config, keys: KeyRing, metrics_dir: str) -> int:
                 forward(signal.SIGTERM)
                 for child in children:
                     child.join(timeout=config.grace_seconds + 10)
+                if endpoint is not None:
+                    endpoint.shutdown()
                 return 2
             workers += n
-        metrics_at = (metrics_host, metrics_port)
-        announce_listening(
-            config, keys, reservation.targets, metrics_at, processes=len(children), workers=workers
-        )
+        targets = reservation.targets
+        announce_listening(config, keys, targets, endpoint, processes=len(children), workers=workers)
         # Wait for every process; one that dies on its own takes the others down (exit 1,
         # so that the orchestrator restarts the whole server).
         failed = False
@@ -657,8 +657,8 @@ def _serve_processes(config: Config, keys: KeyRing, metrics_dir: str) -> int:
         for child in children:
             if child.pid is not None:
                 metrics.mark_process_dead(child.pid)
-        if metrics_server is not None:
-            metrics_server.shutdown()
+        if endpoint is not None:
+            endpoint.shutdown()
         if failed or any(code != 0 for code in codes):
             log.error("gRPC processes exited", extra={"fields": {"event": "child_exit", "codes": codes}})
             return 1

@@ -86,16 +86,6 @@ def test_the_metrics_host_defaults_to_the_grpc_host() -> None:
     assert c.metrics_bind_host == "0.0.0.0"
 
 
-def test_metrics_bind_address_of_grpc_hosts() -> None:
-    from service.metrics import bind_address
-
-    assert bind_address("[::]") == "::"
-    assert bind_address("[::1]") == "::1"
-    assert bind_address("127.0.0.1") == "127.0.0.1"
-    assert bind_address("localhost") == "localhost"
-    assert bind_address("") == "0.0.0.0"
-
-
 def test_grpc_options_carry_the_limits() -> None:
     from service.server import grpc_options
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import errno
 import re
 import socket
+import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
@@ -76,9 +77,8 @@ def test_a_host_resolves_to_the_addresses_to_bind(host: str, expected: list[tupl
     assert [(a.host, a.required) for a in listen.resolve(host)] == expected
 
 
-def test_a_name_resolves_through_the_system_resolver_once_per_address(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_a_name_resolves_through_the_system_resolver(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each address once, in the resolver's order."""
     stream, v4, v6 = socket.SOCK_STREAM, socket.AF_INET, socket.AF_INET6
     answers = [
         (v6, stream, 6, "", ("2001:db8::5", 0, 0, 0)),
@@ -137,20 +137,18 @@ def test_a_port_taken_on_one_address_is_refused_naming_it(taken: str, shared: bo
             assert _binds(free, port)  # nothing left held on the other address
 
 
-def test_port_0_tries_again_when_the_first_port_is_taken_on_another_address(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_port_0_tries_again_when_its_port_is_taken_elsewhere(monkeypatch: pytest.MonkeyPatch) -> None:
     """The port the first address got may be held on the second by another program: port 0
     then tries another port, and every socket of the failed try is closed."""
     real_bind = listen._bind
     opened: list[socket.socket] = []
     refused: list[int] = []
 
-    def bind(address: listen.Address, port: int, shared: bool) -> socket.socket | None:
+    def bind(address: listen.Address, port: int, shared: bool, what: str) -> socket.socket | None:
         if address.host == "::1" and not refused:
             refused.append(port)
             raise listen.ListenError(f"cannot bind gRPC port {address.target(port)}: Address already in use")
-        sock = real_bind(address, port, shared)
+        sock = real_bind(address, port, shared, what)
         if sock is not None:
             opened.append(sock)
         return sock
@@ -166,9 +164,11 @@ def test_an_explicit_port_is_not_tried_again(monkeypatch: pytest.MonkeyPatch) ->
     tries: list[int] = []
     real_try = listen._try
 
-    def counting(addresses: list[listen.Address], port: int, shared: bool) -> listen.Reservation | None:
+    def counting(
+        addresses: list[listen.Address], port: int, shared: bool, what: str
+    ) -> listen.Reservation | None:
         tries.append(port)
-        return real_try(addresses, port, shared)
+        return real_try(addresses, port, shared, what)
 
     monkeypatch.setattr(listen, "_try", counting)
     with _listener("127.0.0.1") as other:
@@ -178,9 +178,7 @@ def test_an_explicit_port_is_not_tried_again(monkeypatch: pytest.MonkeyPatch) ->
     assert tries == [port]
 
 
-def test_an_address_the_machine_lacks_is_left_out_unless_given_as_a_literal(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_an_address_the_machine_lacks_is_left_out_unless_literal(monkeypatch: pytest.MonkeyPatch) -> None:
     """A name's address that cannot be bound here (IPv6 disabled) is left out; the
     wildcard [::] falls back to 0.0.0.0; a literal that cannot be bound stops the start."""
     real_socket = socket.socket
@@ -251,15 +249,39 @@ def test_heka_serve_refuses_a_port_taken_on_one_loopback(
 def test_heka_serve_on_localhost_answers_on_both_loopbacks(
     started: list[ServerProcess], processes: int
 ) -> None:
+    """The default host listens on 127.0.0.1 and ::1, gRPC and metrics, so that every
+    client's localhost reaches it."""
     import grpc
     from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-    server = ServerProcess(
-        ["--grpc-processes", str(processes), "--search-workers", "1"], {"HEKA_STATE_KEYS": KEY1}
-    )
+    args = ["--grpc-processes", str(processes), "--search-workers", "1"]
+    server = ServerProcess(args, {"HEKA_STATE_KEYS": KEY1})
     started.append(server)
     assert server.info["addresses"] == ["127.0.0.1", "[::1]"]
-    for target in (f"127.0.0.1:{server.port}", f"[::1]:{server.port}", f"localhost:{server.port}"):
-        with grpc.insecure_channel(target) as channel:
+    assert server.info["metrics_addresses"] == ["127.0.0.1", "[::1]"]
+    for host in ("127.0.0.1", "[::1]", "localhost"):
+        with grpc.insecure_channel(f"{host}:{server.port}") as channel:
             reply = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=30)
-            assert reply.status == health_pb2.HealthCheckResponse.SERVING, target
+            assert reply.status == health_pb2.HealthCheckResponse.SERVING, host
+        url = f"http://{host}:{server.metrics_port}/metrics"
+        with urllib.request.urlopen(url, timeout=10) as resp:
+            assert b"heka_grpc_server_started_total" in resp.read(), host
+
+
+@pytest.mark.parametrize(
+    "taken", ["127.0.0.1", pytest.param("::1", marks=needs_ipv6)], ids=["ipv4-taken", "ipv6-taken"]
+)
+@pytest.mark.parametrize("processes", [1, 2], ids=["1-process", "2-processes"])
+def test_heka_serve_refuses_a_metrics_port_taken_on_one_loopback(
+    started: list[ServerProcess], taken: str, processes: int
+) -> None:
+    """The metrics endpoint binds the same way: a port taken on one of its addresses stops
+    the start (exit 2, the address named, no traceback), with several gRPC processes too."""
+    with _listener(taken) as other:
+        port = other.getsockname()[1]
+        args = ["--grpc-processes", str(processes), "--search-workers", "1", "--metrics-port", str(port)]
+        with pytest.raises(ServerStartError, match="exited with 2") as info:
+            started.append(ServerProcess(args, {"HEKA_STATE_KEYS": KEY1}))
+    named = f"[{taken}]:{port}" if ":" in taken else f"{taken}:{port}"
+    assert f"cannot bind metrics port {named}" in str(info.value)
+    assert "Traceback" not in str(info.value)
