@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The Osirium 4-player rating measurements, in order, at the lowest priority, each resumed
-# from its JSON file: the free-for-all ladder (fixed design, 128 games per pair), its check
-# on seed 2, then the same two for team play (O9). The fixed design, because the nearest one
+# The Osirium 4-player team-play (O9) rating measurements, in order, at the lowest priority,
+# each resumed from its JSON file: the ladder (fixed design, 128 games per pair), then its
+# check on seed 2, as the free-for-all table was measured (bench/results/ladder_osirium4_128.*,
+# check_osirium4_128.*). The fixed design, because the nearest one
 # rates weak levels against whichever of two equally rated anchors is nearer, and those two
 # disagree (bench/results/notes/2026-12-05-osirium-4p-design.md). Stop it at any time (kill
 # it); run it again to go on where each file stopped. Ship a table once its check passes: docs/ladder.md,
@@ -35,10 +36,7 @@ run() { # FILE ARGS...: one run, resumed from FILE when it exists
     return $rc
 }
 
-ffa="$tables/ladder-osirium-4p.json"
 teams="$tables/ladder-osirium-4p-teams.json"
-run "$partial/ladder_osirium4_128.json" --games-per-pair 128 --seed 1 --ratings "$ffa" || exit 1
-run "$partial/check_osirium4_128.json" --check "$ffa" --seed 2 --games-per-pair 128 || exit 1
 run "$partial/ladder_osirium4_teams_128.json" --teams --games-per-pair 128 --seed 1 \
     --ratings "$teams" || exit 1
 run "$partial/check_osirium4_teams_128.json" --teams --check "$teams" --seed 2 --games-per-pair 128

@@ -54,7 +54,7 @@ LADDER_RUNS = (
     ("Aton, 2 players", "bench/results/ladder_aton2.json"),
     ("Osirium, 2 players", "bench/results/ladder_osirium2_measured.json"),
     ("Osirium, 3 players", "bench/results/ladder_osirium3_126.json"),
-    ("Osirium, 4 players", "bench/results/ladder_osirium4_nearest.json"),
+    ("Osirium, 4 players", "bench/results/ladder_osirium4_128.json"),
 )
 #: The board diagrams: file, then the arguments of ``heka render``.
 BOARDS = (
