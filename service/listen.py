@@ -110,6 +110,11 @@ class Reservation:
     sockets: list[socket.socket] = field(default_factory=list)
 
     @property
+    def hosts(self) -> list[str]:
+        """The addresses, IPv6 in brackets (as the ``listening`` log line gives them)."""
+        return [address.bracketed for address in self.addresses]
+
+    @property
     def targets(self) -> list[str]:
         """Each address with the port, as gRPC takes them."""
         return [address.target(self.port) for address in self.addresses]

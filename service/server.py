@@ -135,7 +135,7 @@ class Server:
         self.requested_port = port
         self.reuseport = reuseport
         self.targets = targets
-        self.listening: list[str] = []
+        self.addresses: list[str] = []  # the gRPC addresses bound, IPv6 in brackets
         self.slots = slots
         self.serve_metrics = serve_metrics
         self.port = 0
@@ -216,7 +216,8 @@ class Server:
             announce_listening(
                 cfg,
                 self.keys,
-                self.listening,
+                self.port,
+                self.addresses,
                 self.metrics_endpoint,
                 processes=1,
                 workers=len(self.worker_pids),
@@ -270,6 +271,7 @@ class Server:
         else:
             with listen.reserve(cfg.host, self.requested_port, shared=self.reuseport) as reservation:
                 self.port = self._bind(reservation.targets)
+                self.addresses = reservation.hosts
         await self.server.start()
         for name in ("", SERVICE_NAME):
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
@@ -288,7 +290,6 @@ class Server:
                 raise listen.ListenError(f"cannot bind gRPC port {target}: {exc}") from None
             if port == 0:
                 raise listen.ListenError(f"cannot bind gRPC port {target}")
-            self.listening.append(target)
         return port
 
     def request_stop(self) -> None:
@@ -424,22 +425,22 @@ def grpc_options(cfg: Config, *, reuseport: bool) -> list[tuple[str, int]]:
 def announce_listening(
     cfg: Config,
     keys: KeyRing,
-    targets: list[str],
+    port: int,
+    addresses: list[str],
     endpoint: metrics.MetricsEndpoint | None,
     *,
     processes: int,
     workers: int,
 ) -> None:
-    """The "listening" log line; ``targets``: the gRPC addresses bound, each with the port;
+    """The "listening" log line; ``addresses``: the gRPC addresses bound (IPv6 in brackets);
     ``endpoint``: the metrics endpoint, if any."""
-    port = int(targets[0].rsplit(":", 1)[1])
     log.info(
         "listening",
         extra={
             "fields": {
                 "event": "listening",
                 "port": port,
-                "addresses": [target.rsplit(":", 1)[0] for target in targets],
+                "addresses": addresses,
                 "metrics_port": endpoint.port if endpoint is not None else -1,
                 "metrics_host": endpoint.addresses[0].strip("[]") if endpoint is not None else None,
                 "metrics_addresses": endpoint.addresses if endpoint is not None else [],
@@ -639,8 +640,8 @@ def _serve_processes(config: Config, keys: KeyRing, metrics_dir: str) -> int:
                     endpoint.shutdown()
                 return 2
             workers += n
-        targets = reservation.targets
-        announce_listening(config, keys, targets, endpoint, processes=len(children), workers=workers)
+        hosts = reservation.hosts
+        announce_listening(config, keys, port, hosts, endpoint, processes=len(children), workers=workers)
         # Wait for every process; one that dies on its own takes the others down (exit 1,
         # so that the orchestrator restarts the whole server).
         failed = False

@@ -29,6 +29,10 @@ def _ipv6_loopback() -> bool:
 
 IPV6 = _ipv6_loopback()
 needs_ipv6 = pytest.mark.skipif(not IPV6, reason="this machine has no IPv6 loopback (::1) to bind")
+each_loopback_taken = pytest.mark.parametrize(
+    "taken", ["127.0.0.1", pytest.param("::1", marks=needs_ipv6)], ids=["ipv4-taken", "ipv6-taken"]
+)
+one_and_two_processes = pytest.mark.parametrize("processes", [1, 2], ids=["1-process", "2-processes"])
 
 
 def _listener(host: str, port: int = 0, *, reuseport: bool = False) -> socket.socket:
@@ -119,9 +123,7 @@ def test_port_0_reserves_one_port_on_both_loopbacks() -> None:
     assert _binds("127.0.0.1", port, reuseaddr=False) and _binds("::1", port, reuseaddr=False)  # released
 
 
-@pytest.mark.parametrize(
-    "taken", ["127.0.0.1", pytest.param("::1", marks=needs_ipv6)], ids=["ipv4-taken", "ipv6-taken"]
-)
+@each_loopback_taken
 @pytest.mark.parametrize("shared", [False, True], ids=["one-process", "shared"])
 def test_a_port_taken_on_one_address_is_refused_naming_it(taken: str, shared: bool) -> None:
     """Another program listening on one loopback address: the port is refused, with that
@@ -129,7 +131,7 @@ def test_a_port_taken_on_one_address_is_refused_naming_it(taken: str, shared: bo
     refuses it too, even from a listener that allows SO_REUSEPORT."""
     with _listener(taken, reuseport=True) as other:
         port = other.getsockname()[1]
-        named = f"[{taken}]:{port}" if ":" in taken else f"{taken}:{port}"
+        named = listen.Address(taken, required=True).target(port)
         with pytest.raises(listen.ListenError, match=re.escape(f"cannot bind gRPC port {named}")):
             listen.reserve("localhost", port, shared=shared)
         free = "::1" if taken == "127.0.0.1" else "127.0.0.1"
@@ -220,10 +222,8 @@ def started() -> Iterator[list[ServerProcess]]:
         server.log_path.unlink(missing_ok=True)
 
 
-@pytest.mark.parametrize(
-    "taken", ["127.0.0.1", pytest.param("::1", marks=needs_ipv6)], ids=["ipv4-taken", "ipv6-taken"]
-)
-@pytest.mark.parametrize("processes", [1, 2], ids=["1-process", "2-processes"])
+@each_loopback_taken
+@one_and_two_processes
 def test_heka_serve_refuses_a_port_taken_on_one_loopback(
     started: list[ServerProcess], taken: str, processes: int
 ) -> None:
@@ -239,13 +239,13 @@ def test_heka_serve_refuses_a_port_taken_on_one_loopback(
                     {"HEKA_STATE_KEYS": KEY1},
                 )
             )
-    named = f"[{taken}]:{port}" if ":" in taken else f"{taken}:{port}"
+    named = listen.Address(taken, required=True).target(port)
     assert f"cannot bind gRPC port {named}" in str(info.value)
     assert "Traceback" not in str(info.value)
 
 
 @needs_ipv6
-@pytest.mark.parametrize("processes", [1, 2], ids=["1-process", "2-processes"])
+@one_and_two_processes
 def test_heka_serve_on_localhost_answers_on_both_loopbacks(
     started: list[ServerProcess], processes: int
 ) -> None:
@@ -268,10 +268,8 @@ def test_heka_serve_on_localhost_answers_on_both_loopbacks(
             assert b"heka_grpc_server_started_total" in resp.read(), host
 
 
-@pytest.mark.parametrize(
-    "taken", ["127.0.0.1", pytest.param("::1", marks=needs_ipv6)], ids=["ipv4-taken", "ipv6-taken"]
-)
-@pytest.mark.parametrize("processes", [1, 2], ids=["1-process", "2-processes"])
+@each_loopback_taken
+@one_and_two_processes
 def test_heka_serve_refuses_a_metrics_port_taken_on_one_loopback(
     started: list[ServerProcess], taken: str, processes: int
 ) -> None:
@@ -282,6 +280,6 @@ def test_heka_serve_refuses_a_metrics_port_taken_on_one_loopback(
         args = ["--grpc-processes", str(processes), "--search-workers", "1", "--metrics-port", str(port)]
         with pytest.raises(ServerStartError, match="exited with 2") as info:
             started.append(ServerProcess(args, {"HEKA_STATE_KEYS": KEY1}))
-    named = f"[{taken}]:{port}" if ":" in taken else f"{taken}:{port}"
+    named = listen.Address(taken, required=True).target(port)
     assert f"cannot bind metrics port {named}" in str(info.value)
     assert "Traceback" not in str(info.value)
