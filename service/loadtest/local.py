@@ -71,6 +71,7 @@ class LocalServer:
         self.command = list(command)
         self.returncode: int | None = None
         self._final_log: str | None = None  # a temporary log's text, once it is removed
+        self._terminated = False  # SIGTERM sent
         with log.open("wb") as out:
             self.proc = subprocess.Popen(
                 self.command, cwd=cwd, env=None if env is None else dict(env), stdout=out, stderr=out
@@ -157,6 +158,13 @@ class LocalServer:
         return kids or [self.proc.pid]
 
     # -- stopping ---------------------------------------------------------------------------
+    def terminate(self) -> None:
+        """SIGTERM without waiting: a caller that stops several servers signals them all
+        first, so that they drain together, then calls :meth:`stop` on each."""
+        if self.returncode is None and not self._terminated and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        self._terminated = True
+
     def stop(self, grace: float = 45.0) -> int:
         """SIGTERM, then SIGKILL when still running after ``grace`` seconds (by default more
         than a server's default drain: HEKA_GRACE_SECONDS, 32 s, and 2 s to answer the calls
@@ -164,7 +172,7 @@ class LocalServer:
         removes a temporary log (:meth:`log_lines` still has it)."""
         if self.returncode is None:
             if self.proc.poll() is None:
-                self.proc.send_signal(signal.SIGTERM)
+                self.terminate()
                 try:
                     self.proc.wait(timeout=grace)
                 except subprocess.TimeoutExpired:

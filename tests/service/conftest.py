@@ -24,6 +24,8 @@ def start_server() -> Iterator[Any]:
         return server
 
     yield start
+    for server in started:  # drain together, not one after another
+        server.terminate()
     for server in started:
         server.stop()
         server.log_path.unlink(missing_ok=True)
