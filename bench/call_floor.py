@@ -42,7 +42,7 @@ from bench._service import (
     parser,
 )
 from bench.table import print_table
-from service.loadtest.local import LocalServer, heka_env
+from service.loadtest.local import LocalServer, heka_env, stop_all
 
 
 def floor_server(
@@ -126,8 +126,7 @@ async def bench_floor(args: argparse.Namespace) -> tuple[list[tuple[str, ...]], 
                         await measure(server.target, scenario, args, pids[k])
                     )
         alone = handler_cpu_in_process(real_pools)
-        for server in servers.values():
-            server.stop()
+        stop_all(servers.values())
         inside: dict[str, dict[str, list[int]]] = {}
         for k, folder in stats_dirs.items():
             for path in Path(folder).glob("*.json"):

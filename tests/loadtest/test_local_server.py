@@ -27,6 +27,7 @@ from service.loadtest.local import (
     rss_bytes,
     server_for,
     start_heka,
+    stop_all,
 )
 
 #: A stand-in server: announces itself like heka, then sleeps (ignoring SIGTERM with "stubborn").
@@ -76,6 +77,33 @@ def test_stop_kills_a_server_that_ignores_sigterm():
     assert server.stop() == -9  # idempotent
     assert not log.exists()  # a temporary log goes with the server
     assert server.log_lines()[0] == {"event": "listening", "port": 1}  # but its lines stay
+
+
+#: A stand-in that, on SIGTERM, marks its own file and exits only once its peer's file is marked:
+#: stopped one after another, the first would wait for its peer forever.
+PEERS = """
+import json, pathlib, signal, sys, time
+mine, peer = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+def drain(signum, frame):
+    mine.touch()
+    while not peer.exists():
+        time.sleep(0.01)
+    sys.exit(0)
+signal.signal(signal.SIGTERM, drain)
+print(json.dumps({"event": "listening", "port": 1}), flush=True)
+time.sleep(60)
+"""
+
+
+def test_stop_all_signals_every_server_before_waiting_for_any(tmp_path: Path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    servers = [
+        LocalServer([sys.executable, "-c", PEERS, str(mine), str(peer)], health=False)
+        for mine, peer in ((a, b), (b, a))
+    ]
+    stop_all(servers, grace=20)
+    assert [s.returncode for s in servers] == [0, 0]  # each drained; none killed
+    assert a.exists() and b.exists()
 
 
 def test_proc_helpers_on_this_process_and_a_child():

@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 from service_helpers import KEY1, ServerProcess
 
+from service.loadtest.local import stop_all
+
 
 @pytest.fixture(scope="session")
 def start_server() -> Iterator[Any]:
@@ -24,10 +26,8 @@ def start_server() -> Iterator[Any]:
         return server
 
     yield start
-    for server in started:  # drain together, not one after another
-        server.terminate()
+    stop_all(started)
     for server in started:
-        server.stop()
         server.log_path.unlink(missing_ok=True)
 
 

@@ -15,7 +15,7 @@ import pytest
 from service_helpers import KEY1, ServerProcess
 
 from service import listen
-from service.loadtest.local import ServerStartError
+from service.loadtest.local import ServerStartError, stop_all
 
 
 def _ipv6_loopback() -> bool:
@@ -217,8 +217,8 @@ def test_a_shared_reservation_lets_several_processes_bind_the_port() -> None:
 def started() -> Iterator[list[ServerProcess]]:
     servers: list[ServerProcess] = []
     yield servers
+    stop_all(servers)
     for server in servers:
-        server.stop()
         server.log_path.unlink(missing_ok=True)
 
 

@@ -17,7 +17,7 @@ from service_helpers import KEY1, ServerProcess
 
 from service.gen.heka.v1 import game_service_pb2 as pb
 from service.gen.heka.v1 import game_service_pb2_grpc as pb_grpc
-from service.loadtest.local import ServerStartError
+from service.loadtest.local import ServerStartError, stop_all
 
 _TIME_WAIT = "06"  # the state column of /proc/net/tcp
 
@@ -164,8 +164,7 @@ def scrape(port: int) -> str:
 def servers() -> Iterator[list[ServerProcess]]:
     started: list[ServerProcess] = []
     yield started
-    for server in started:
-        server.stop(grace=10)
+    stop_all(started, grace=10)
 
 
 @pytest.mark.parametrize(
