@@ -1,11 +1,14 @@
-"""Osirium state codec: version 2 text against version 1 JSON, in the same process.
+"""Osirium's state text versions in size and speed, in the same process: the current version (3)
+against those the service still writes (2, with ``HEKA_PREVIOUS_STATE_VERSIONS``) and reads (1,
+tokens of an earlier release).
 
-Positions: random playouts of 2-4 players (seeded), cut at random depths. Prints the median
-text length and, for encode and decode, the median of ``--runs`` timings per state and the
-ratio of version 1's time to version 2's (above 1: version 2 is faster). ``--service`` adds
-the service's ``ApplyAction`` handler, called in-process on 4-player positions, with the
-token's state cached (the server issued it) and not (another replica did), the server
-writing version 1 (``previous_state_versions``) or version 2.
+Positions: random playouts of 2-4 players (seeded), cut at random depths, on the SplitMix64
+generator that every version can write (docs/operations.md, "Upgrades and rollbacks"). Prints
+the median text length and, for encode and decode, the median of ``--runs`` timings per state
+and each version's time over version 3's (above 1: version 3 is faster). ``--service`` adds the
+service's ``ApplyAction`` handler, called in-process on 4-player positions, with the token's
+state cached (the server issued it) and not (another replica did), the server writing the
+previous versions (``previous_state_versions``) or the current one.
 
     .venv/bin/python bench/osirium_codec.py [--runs 7] [--positions 60] [--service]
 """
@@ -25,13 +28,21 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engine.osirium import GAME, OsiriumState
-from engine.osirium.codec import encode_v1
+from engine.osirium.codec import VERSION, encode, encode_v1
+from engine.rng import Rng
+
+#: Each version's writer; the game reads them all.
+WRITERS: dict[int, Callable[[OsiriumState], str]] = {
+    VERSION: encode,
+    2: partial(encode, version=2),
+    1: encode_v1,
+}
 
 
 def positions(count: int) -> list[OsiriumState]:
     out = []
     for seed in range(count):
-        state = GAME.new_initial_state(2 + seed % 3, seed)
+        state = GAME.new_initial_state(2 + seed % 3, seed, rng=Rng(seed))
         rng = random.Random(seed)
         for _ in range(rng.randrange(0, 120)):
             if state.is_terminal():
@@ -53,7 +64,8 @@ def per_item_us(fn: Callable[[Any], object], items: list[Any], runs: int, reps: 
 
 
 def service_rows(states: list[OsiriumState], runs: int, reps: int) -> None:
-    """ApplyAction in-process: version 1 against version 2 tokens, cache hit and miss."""
+    """ApplyAction in-process: the previous versions' tokens against the current one's, cache hit
+    and miss."""
     import os
     import tempfile
 
@@ -66,6 +78,9 @@ def service_rows(states: list[OsiriumState], runs: int, reps: int) -> None:
     keys = KeyRing.ephemeral_ring()
     playing = [s for s in states if s.num_players == 4 and not s.is_terminal()]
     ctx: Any = None  # ApplyAction does not use its call context
+
+    def call(svc: GameService, request: Any) -> object:
+        return svc.ApplyAction(request, ctx)
 
     def setup(previous: bool, cache: bool) -> tuple[GameService, list[Any]]:
         svc = GameService(Config(previous_state_versions=previous), keys, None)  # type: ignore[arg-type]
@@ -84,10 +99,13 @@ def service_rows(states: list[OsiriumState], runs: int, reps: int) -> None:
         for _ in range(runs):
             for previous in (True, False):
                 svc, reqs = setup(previous, cache)
-                times[previous] += per_item_us(partial(svc.ApplyAction, context=ctx), reqs, 1, reps)
+                times[previous] += per_item_us(partial(call, svc), reqs, 1, reps)
         m1, m2 = statistics.median(times[True]), statistics.median(times[False])
         label = "cached state" if cache else "no cache (decode)"
-        print(f"  {label}: v1 {m1:.1f} us, v2 {m2:.1f} us per call; v1/v2 = {m1 / m2:.2f}")
+        print(
+            f"  {label}: previous versions {m1:.1f} us, v{VERSION} {m2:.1f} us per call; "
+            f"previous/v{VERSION} = {m1 / m2:.2f}"
+        )
 
 
 def main() -> int:
@@ -99,28 +117,31 @@ def main() -> int:
     args = parser.parse_args()
 
     states = positions(args.positions)
-    v1 = [encode_v1(s) for s in states]
-    v2 = [s.serialize() for s in states]
-    for a, b in zip(v1, v2, strict=True):  # both decode to the same state
-        assert GAME.deserialize_state(a).serialize() == b
+    texts = {v: [write(s) for s in states] for v, write in WRITERS.items()}
+    for v, written in texts.items():  # every version decodes to the same state
+        for state, text in zip(states, written, strict=True):
+            same = state.serialize()
+            if v != VERSION:  # (earlier versions did not record the move number: it reads as 0)
+                same = same.replace(f";mv={state.move_number()}", ";mv=0")
+            assert GAME.deserialize_state(text).serialize() == same, (v, text)
     print(f"positions: {len(states)} (2-4 players), runs: {args.runs}")
-    print(
-        f"text length, median chars: v1 {statistics.median(map(len, v1)):.0f}, "
-        f"v2 {statistics.median(map(len, v2)):.0f}"
-    )
-    rows = [
-        ("encode", (encode_v1, states), (OsiriumState.serialize, states)),
-        ("decode", (GAME.deserialize_state, v1), (GAME.deserialize_state, v2)),
-    ]
-    for name, (f1, x1), (f2, x2) in rows:
-        # Interleave the versions run by run, so that a change in machine load hits both.
-        t1: list[float] = []
-        t2: list[float] = []
+    lengths = ", ".join(f"v{v} {statistics.median(map(len, t)):.0f}" for v, t in texts.items())
+    print(f"text length, median chars: {lengths}")
+    for name in ("encode", "decode"):
+        # Interleave the versions run by run, so that a change in machine load hits them all.
+        times: dict[int, list[float]] = {v: [] for v in WRITERS}
         for _ in range(args.runs):
-            t1 += per_item_us(f1, x1, 1, args.reps)
-            t2 += per_item_us(f2, x2, 1, args.reps)
-        m1, m2 = statistics.median(t1), statistics.median(t2)
-        print(f"{name}: v1 {m1:.1f} us, v2 {m2:.1f} us per state; v1/v2 = {m1 / m2:.2f}")
+            for v, write in WRITERS.items():
+                if name == "encode":
+                    times[v] += per_item_us(write, states, 1, args.reps)
+                else:
+                    times[v] += per_item_us(GAME.deserialize_state, texts[v], 1, args.reps)
+        base = statistics.median(times[VERSION])
+        cells = [f"v{v} {statistics.median(t):.1f} us" for v, t in times.items()]
+        ratios = [
+            f"v{v}/v{VERSION} = {statistics.median(t) / base:.2f}" for v, t in times.items() if v != VERSION
+        ]
+        print(f"{name}: {', '.join(cells)} per state; {', '.join(ratios)}")
     if args.service:
         service_rows(states, args.runs, args.reps)
     return 0
