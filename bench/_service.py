@@ -163,7 +163,7 @@ async def collect_positions(target: str, game: str, players: int, count: int) ->
     rng = random.Random(7)
     pool: list[Position] = []
     async with grpc.aio.insecure_channel(target) as channel:
-        stub = pb_grpc.GameServiceStub(channel)
+        stub = pb_grpc.GameServiceStub(channel)  # type: ignore[no-untyped-call]
         while len(pool) < count:
             created = await stub.CreateGame(
                 pb.CreateGameRequest(game=game, num_players=players, seed=rng.randrange(1 << 30))

@@ -40,6 +40,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -71,10 +72,8 @@ def child_engine(games: int) -> dict[str, object]:
 
 
 def child_search(iterations: int) -> dict[str, object]:
-    sys.path.insert(0, str(ROOT / "bench"))
-    from mcts_speed import fixed_positions
-
     from ai.mcts import make_mcts
+    from bench.mcts_speed import fixed_positions
 
     out: dict[str, object] = {}
     for game, players in CONFIGS:
@@ -132,7 +131,7 @@ def run_child(pure: bool, *args: str) -> dict[str, list[float]]:
     out = subprocess.run(
         [sys.executable, __file__, "--child", *args], capture_output=True, text=True, env=env, check=True
     ).stdout
-    result: dict[str, list[float]] = json.loads(out.strip().splitlines()[-1])
+    result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
     build = result.pop("build")
     assert build == ["pure" if pure else "compiled"], (build, "make compile first")
     return result

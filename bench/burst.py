@@ -53,7 +53,7 @@ async def burst(  # noqa: PLR0917
     # Distinct connections: a channel option that differs keeps gRPC from sharing one.
     chans = [grpc.aio.insecure_channel(target, options=[("heka.burst", i)]) for i in range(channels)]
     try:
-        stubs = [pb_grpc.GameServiceStub(ch) for ch in chans]
+        stubs = [pb_grpc.GameServiceStub(ch) for ch in chans]  # type: ignore[no-untyped-call]
         setup = stubs[0]
         token = (await setup.CreateGame(pb.CreateGameRequest(game="aton", seed=seed), timeout=30)).state
         legal_req = pb.ListLegalActionsRequest(state=token, viewer=0)
@@ -104,7 +104,12 @@ def health_probe(target: str) -> None:
     from grpc_health.v1 import health_pb2, health_pb2_grpc
 
     stop = threading.Event()
-    threading.Thread(target=lambda: (sys.stdin.read(), stop.set()), daemon=True).start()
+
+    def wait_for_stdin() -> None:
+        sys.stdin.read()
+        stop.set()
+
+    threading.Thread(target=wait_for_stdin, daemon=True).start()
     health: collections.Counter[str] = collections.Counter()
     slowest = 0.0
     with grpc.insecure_channel(target) as channel:

@@ -46,8 +46,9 @@ async def bench_budget(args: argparse.Namespace) -> list[tuple[str, ...]]:
             )
         for build in ("compiled", "pure"):
             pure = {"HEKA_PURE_PYTHON": "1"} if build == "pure" else {}
-            servers[f"{build}, cache"] = heka(stack, 1, args.processes, **pure)
-            servers[f"{build}, no cache"] = heka(stack, 1, args.processes, HEKA_STATE_CACHE_SIZE="0", **pure)
+            servers[f"{build}, cache"] = heka(stack, 1, args.processes, None, **pure)
+            no_cache = {"HEKA_STATE_CACHE_SIZE": "0", **pure}
+            servers[f"{build}, no cache"] = heka(stack, 1, args.processes, None, **no_cache)
         await measure_interleaved(servers, args, results)
     return [(k, name, cpu, ratio) for k, name, cpu, _, ratio in against_list_games(servers, results)]
 

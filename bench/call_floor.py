@@ -134,8 +134,8 @@ async def bench_floor(args: argparse.Namespace) -> tuple[list[tuple[str, ...]], 
                     total = inside.setdefault(k, {}).setdefault(method, [0, 0, 0])
                     for i, value in enumerate(counts):
                         total[i] += value
-    rows = against_list_games(servers, results)
-    handlers = []
+    rows: list[tuple[str, ...]] = list(against_list_games(servers, results))
+    handlers: list[tuple[str, ...]] = []
     for k in servers:
         for method, (n, ns, again) in sorted(inside.get(k, {}).items()):
             in_loop = [v for name, v in alone.items() if name.startswith(method)] if k == "real" else []
@@ -160,13 +160,13 @@ def main() -> int:
     rows, handlers = asyncio.run(bench_floor(args))
     header = ("server (sealed, no cache)", "workload", "server CPU us/call", "- ListGames", "x ListGames")
     print_table(header, rows, cpu_title(args))
-    header = ("server", "handler", "CPU us/call in the server", "in a loop, alone: aton / osirium 4p")
+    handler_header = ("server", "handler", "CPU us/call in the server", "in a loop, alone: aton / osirium 4p")
     title = (
         "\nthe handler's own CPU (its thread's): inside the server (every call of the run, both games)\n"
         "and called in this process in a loop over the same requests (median of 7); twice: the first\n"
         "run, then the second, of the same request right after"
     )
-    print_table(header, handlers, title)
+    print_table(handler_header, handlers, title)
     return 0
 
 

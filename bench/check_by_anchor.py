@@ -118,8 +118,8 @@ def main(argv: list[str] | None = None) -> int:
         print("\n4. Each target's bot rated against the anchors of the table's level nearest its target")
         errors = []
         for t in targets:
-            level = min(levels, key=lambda b: abs(b.rating - t))
-            keep = set(played[level.spec])
+            nearest = min(levels, key=lambda b: abs(b.rating - t))
+            keep = set(played[nearest.spec])
             spec = bots[t].spec
             sub = [
                 r
@@ -131,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
             errors.append(rating - t)
             met = ", ".join(short[a] for a in anchors if a in keep)
             print(
-                f"  {t:>6}  {bots[t].name:<28} nearest level {level.name:<24} "
+                f"  {t:>6}  {bots[t].name:<28} nearest level {nearest.name:<24} "
                 f"({met}): {rating:+5.0f}, error {rating - t:+4.0f}"
             )
         print(f"  mean absolute error {sum(abs(e) for e in errors) / len(errors):.1f}")

@@ -28,12 +28,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
-
-from search_ab import positions, search_cost  # noqa: E402
 
 from ai.api import make_bot  # noqa: E402
 from ai.learned import EXPECTED, MODEL_DIR_ENV, model_path  # noqa: E402
+from bench.search_ab import positions, search_cost  # noqa: E402
 
 
 def complete(directory: Path, into: Path) -> Path:

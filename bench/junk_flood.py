@@ -53,7 +53,7 @@ async def flood(target: str, clients: int, token_bytes: int, seconds: float, see
     end = time.monotonic() + seconds
 
     async def client(i: int) -> None:
-        stub = pb_grpc.GameServiceStub(chans[i])
+        stub = pb_grpc.GameServiceStub(chans[i])  # type: ignore[no-untyped-call]
         n = 0
         while time.monotonic() < end:
             try:

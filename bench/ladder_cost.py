@@ -191,10 +191,10 @@ def main(argv: list[str]) -> None:
         "wall time with Ray: estimate (bound)"
     )
     if argv:
-        pairs = []
+        pairs: list[tuple[str, Path, Path | None]] = []
         for arg in argv:
-            ladder, _, check = arg.partition(",")
-            pairs.append((Path(ladder).name, Path(ladder), Path(check) if check else None))
+            ladder_arg, _, check_arg = arg.partition(",")
+            pairs.append((Path(ladder_arg).name, Path(ladder_arg), Path(check_arg) if check_arg else None))
     else:
         pairs = [(label, ladder, check) for label, ladder, check in MEASURED]
     for label, ladder, check in pairs:

@@ -115,7 +115,7 @@ class HekaUser(User):
             self.channel = grpc.secure_channel(target, tls.credentials(), options=tls.options())
         else:
             self.channel = grpc.insecure_channel(target)
-        self.stub = pb_grpc.GameServiceStub(self.channel)
+        self.stub = pb_grpc.GameServiceStub(self.channel)  # type: ignore[no-untyped-call]
         config = ScenarioConfig(
             games=tuple(g.strip() for g in str(opts.game).split(",") if g.strip()),
             players=int(opts.players),

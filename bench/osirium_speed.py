@@ -19,6 +19,7 @@ import random
 import statistics
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -26,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from engine.osirium import GAME
 
 
-def play(n: int, games: int, first_seed: int, options: dict[str, object]) -> tuple[int, float]:
+def play(n: int, games: int, first_seed: int, options: Mapping[str, object]) -> tuple[int, float]:
     """Play ``games`` random games; return (actions, seconds)."""
     actions = 0
     t0 = time.perf_counter()

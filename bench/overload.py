@@ -61,7 +61,7 @@ class Probe:
 
     def __init__(self, target: str, rate: float = 20.0) -> None:
         self.channel = grpc.insecure_channel(target)
-        self.stub = pb_grpc.GameServiceStub(self.channel)
+        self.stub = pb_grpc.GameServiceStub(self.channel)  # type: ignore[no-untyped-call]
         self.health = health_pb2_grpc.HealthStub(self.channel)
         self.token = self.stub.CreateGame(pb.CreateGameRequest(game="aton")).state
         self.rate = rate

@@ -79,7 +79,7 @@ def idle_http2(port: int) -> None:
 
 def caller(target: str, stop: threading.Event, counts: list[int], index: int) -> None:
     with grpc.insecure_channel(target, options=[("grpc.use_local_subchannel_pool", 1)]) as channel:
-        stub = pb_grpc.GameServiceStub(channel)
+        stub = pb_grpc.GameServiceStub(channel)  # type: ignore[no-untyped-call]
         bot = pb.BotSettings(kind=pb.BOT_KIND_MCTS, budget=pb.SearchBudget(iterations=50), seed=index)
         n = 0
         while not stop.is_set():

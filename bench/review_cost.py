@@ -24,13 +24,11 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from table import print_table
 
 from ai.api import make_bot
 from ai.arena import derive_seed
 from ai.review import DEFAULT_PRESET, review_game, reviewer
+from bench.table import print_table
 from engine.registry import get_game
 
 CONFIGS = (("aton", 2), ("osirium", 2), ("osirium", 3), ("osirium", 4))

@@ -27,11 +27,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import grpc
-from table import print_table
 
+from bench.table import print_table
 from service.gen.heka.v1 import game_service_pb2 as pb
 from service.gen.heka.v1 import game_service_pb2_grpc as pb_grpc
 from service.loadtest.local import add_server_options, server_for
@@ -40,7 +39,7 @@ KINDS = {"greedy": pb.BOT_KIND_GREEDY, "random": pb.BOT_KIND_RANDOM}
 
 
 def play(
-    stub: pb_grpc.GameServiceStub, game: str, players: int, seed: int, kind: int
+    stub: pb_grpc.GameServiceStub, game: str, players: int, seed: int, kind: pb.BotKind
 ) -> tuple[str, list[int]]:
     """A game on the server, every seat a bot: its start token and its actions."""
     start = stub.CreateGame(pb.CreateGameRequest(game=game, num_players=players, seed=seed)).state
@@ -74,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     with contextlib.ExitStack() as stack:
         target, _server = server_for(args, stack)
         channel = stack.enter_context(grpc.insecure_channel(target))
-        stub = pb_grpc.GameServiceStub(channel)
+        stub = pb_grpc.GameServiceStub(channel)  # type: ignore[no-untyped-call]
         start, actions = play(stub, args.game, args.players, args.seed, KINDS[args.player])
         print(
             f"{args.game}, {args.players} players, a game of {len(actions)} actions by {args.player} bots; "
@@ -82,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
             f"this machine: {os.cpu_count()} CPUs; "
             f"ReviewGame of every seat at the default budget (medium), workers {args.workers or 'default'}"
         )
-        rows = []
+        rows: list[tuple[object, ...]] = []
         runs: list[tuple[float, float, float, float, int]] = []
         for run in range(args.runs):
             request = pb.ReviewGameRequest(

@@ -29,15 +29,13 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from table import print_table
 
 from ai.api import make_bot
 from ai.arena import derive_seed
 from ai.ladder import load_table, read_table
 from ai.procpool import WorkerPool
 from ai.review import GRADES, Reviewer, game_accuracy, review_game, reviewer
+from bench.table import print_table
 from engine.registry import get_game
 
 

@@ -39,7 +39,7 @@ async def bench_sealing(args: argparse.Namespace) -> list[tuple[str, ...]]:
             ),
         }
         await measure_interleaved(servers, args, results)
-    rows = []
+    rows: list[tuple[str, ...]] = []
     names = sorted({name for name, _ in results}, key=lambda x: (x != "ListGames", x))
     for name in names:
         sealed = statistics.median(x["cpu_us"] for x in results[(name, "sealed")])

@@ -1,7 +1,7 @@
 """The bench scripts' one table printer: aligned columns for a terminal, or a markdown table
 to paste into a record.
 
-    from table import print_table
+    from bench.table import print_table
     print_table(("workload", "calls/s"), rows)            # aligned, two spaces apart
     print_table(("load", "RPC/s"), rows, markdown=True)   # | load | RPC/s |
 """

@@ -26,13 +26,11 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from table import print_table
 
 from ai.arena import pairwise_results, records_from_json
 from ai.ladder import ZERO, display_name
 from ai.ratings import Rating, fit_elo
+from bench.table import print_table
 
 
 def fit(data: dict[str, Any], anchor: str) -> dict[str, Rating]:

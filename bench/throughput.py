@@ -159,7 +159,7 @@ async def _bench_all(args: argparse.Namespace, stack: contextlib.ExitStack) -> l
     )
 
     def med(rs: list[dict[str, Any]], key: str) -> float:
-        return statistics.median(x[key] for x in rs)
+        return float(statistics.median(x[key] for x in rs))
 
     # The ceiling is the best echo rate seen (measured twice per repeat): on a shared
     # machine this keeps the percentages conservative.
@@ -195,7 +195,7 @@ async def _bench_all(args: argparse.Namespace, stack: contextlib.ExitStack) -> l
     # Bot moves per difficulty, alone, on positions with at least 5 legal actions: single
     # calls one after another (each row's latencies and the search's iterations).
     async with grpc.aio.insecure_channel(server.target) as channel:
-        stub = pb_grpc.GameServiceStub(channel)
+        stub = pb_grpc.GameServiceStub(channel)  # type: ignore[no-untyped-call]
         for label, pool in pools.items():
             mid = [(t, seat) for t, _, n, seat in pool[len(pool) // 3 :] if n >= 5][:3]
             for name, diff in (

@@ -19,6 +19,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from service.loadtest.local import loadtest_command, pod_env, start_heka
 
@@ -44,7 +45,7 @@ RUNS: dict[str, list[str]] = {
 }
 
 
-def row(name: str, report: dict, loadavg: float) -> str:
+def row(name: str, report: dict[str, Any], loadavg: float) -> str:
     s = report["settings"]
     load = f"rate {s['rate']:g}/s" if s.get("rate") else f"concurrency {s['concurrency']}"
     methods = "; ".join(

@@ -204,7 +204,7 @@ def preset_strength() -> str:
 def presets() -> str:
     _imports()
     from ai import presets as p
-    from ai.mcts import MctsParams
+    from ai.mcts_params import MctsParams
 
     default_c = MctsParams().c
     lines = [
@@ -334,9 +334,7 @@ def players_per_pod() -> str:
 @functools.cache
 def _bench_module(name: str) -> ModuleType:
     """A bench script as a module (bench/NAME.py), for the figures it computes; loaded once."""
-    bench = str(ROOT / "bench")
-    if bench not in sys.path:
-        sys.path.insert(0, bench)  # (the scripts import bench/table.py)
+    _imports()  # (the scripts import bench.table)
     spec = importlib.util.spec_from_file_location(f"heka_{name}", ROOT / "bench" / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -412,13 +410,13 @@ def ray_cost() -> str:
             games = sum(r.games for r in runs)
             seconds = sum(r.seconds for r in runs)
             longest = max(r.longest for r in runs)
-            cells = []
+            costs_on = []
             for n in lc.CORES:
                 estimate, bound = lc.sequence(runs, n, overhead)
-                cells.append(f"{lc.duration(estimate)} ({lc.duration(bound)})")
+                costs_on.append(f"{lc.duration(estimate)} ({lc.duration(bound)})")
             lines.append(
                 f"| {label}: {what} | {games:,} | {lc.duration(seconds)} | {lc.duration(longest)} | "
-                + " | ".join(cells)
+                + " | ".join(costs_on)
                 + " |"
             )
     return "\n".join(lines)
@@ -436,6 +434,8 @@ def review_validation() -> str:
         data = json.loads(path.read_text())
         a = data["args"]
         table = read_table(ROOT / a["table"]) if a.get("table") else load_table(a["game"], a["players"])
+        if table is None:
+            raise SystemExit(f"{_rel(path)}: no table shipped for {a['game']} with {a['players']} players")
         rated = {b.spec: b for b in table.bots}
         rows = []
         for spec in dict.fromkeys(g["level"] for g in data["games"]):

@@ -28,6 +28,7 @@ import threading
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -118,7 +119,7 @@ def free_port() -> int:
 
 
 def image_env(image: str, name: str) -> str | None:
-    env = json.loads(podman("image", "inspect", "--format", "{{json .Config.Env}}", image))
+    env: list[str] | None = json.loads(podman("image", "inspect", "--format", "{{json .Config.Env}}", image))
     for item in env or []:
         key, _, value = item.partition("=")
         if key == name:
@@ -149,7 +150,7 @@ def wait_serving(target: str, container: str, within: float) -> None:
 def play_aton(stub: pb_grpc.GameServiceStub, seed: int) -> dict[str, object]:
     """Seat 0 plays seeded random legal moves; mcts:medium plays seat 1 inside each call."""
     rng = random.Random(seed)
-    mine = dict(
+    mine: dict[str, Any] = dict(
         viewer=0,
         include_legal_actions=True,
         compact_actions=True,
@@ -206,7 +207,7 @@ def serve_checks(image: str, grace: float, report: dict[str, object]) -> dict[st
         target = f"127.0.0.1:{port}"
         wait_serving(target, name, within=90)
         with grpc.insecure_channel(target) as channel:
-            stub = pb_grpc.GameServiceStub(channel)
+            stub = pb_grpc.GameServiceStub(channel)  # type: ignore[no-untyped-call]
             game = report["game"] = play_aton(stub, seed=7)
             text = scrape(metrics_port)
             check(metric(text, "heka_games_finished_total") >= 1, "/metrics counts no finished game")
@@ -230,7 +231,9 @@ def in_container(name: str, script: str) -> str:
     return podman("exec", name, "/bin/sh", "-c", script).strip()
 
 
-def stop_during_a_bot_call(stub: pb_grpc.GameServiceStub, name: str, metrics_port: int, grace: float):
+def stop_during_a_bot_call(
+    stub: pb_grpc.GameServiceStub, name: str, metrics_port: int, grace: float
+) -> dict[str, object]:
     created = stub.CreateGame(pb.CreateGameRequest(game="aton", num_players=2, seed=11), timeout=60)
     request = pb.AdvanceBotsRequest(
         state=created.state, bots=[pb.BotSeat(seat=0, bot=MEDIUM), pb.BotSeat(seat=1, bot=MEDIUM)],
