@@ -25,7 +25,11 @@ sources:
 * ``review-cost``: a review's CPU per move and per game (``bench/results/review_cost.json``,
   ``bench/review_cost.py``);
 * ``review-stream``: the time to a review stream's first and last messages
-  (``bench/results/review_stream.json``, ``bench/review_stream.py``).
+  (``bench/results/review_stream.json``, ``bench/review_stream.py``);
+* ``state-versions-aton``, ``state-versions-osirium``: the state version the game writes,
+  the previous release's that ``HEKA_PREVIOUS_STATE_VERSIONS`` writes, and the length of a
+  state's text and of its sealed token on seeded random positions (the engine's codec and
+  ``service/envelope.py``, computed here).
 
 ``make docs`` runs this; ``tests/test_docs_generated.py`` fails when a block is not current.
 Only figures from these files appear: a figure that has no source is left out, not guessed.
@@ -38,6 +42,7 @@ import functools
 import importlib.util
 import json
 import math
+import random
 import re
 import statistics
 import sys
@@ -540,6 +545,51 @@ def review_stream() -> str:
     return "\n".join(lines)
 
 
+#: Positions per player count for the state sizes: seeded random playouts cut at random depths.
+SIZE_POSITIONS = 30
+
+
+def state_versions(game: str) -> str:
+    """docs/rules/GAME.md, "Serialisation": the versions written and the sizes of a state."""
+    _imports()
+    from engine.registry import get_game
+    from service.envelope import KeyRing
+    from service.servicer import PREVIOUS_STATE_VERSIONS
+
+    g = get_game(game)
+    keys = KeyRing.ephemeral_ring()  # (a token's length does not depend on its key)
+    current = g.new_initial_state(g.descriptor.min_players, 1).serialize().split(":")[1]
+    previous = PREVIOUS_STATE_VERSIONS[game]
+    lines = [
+        _source_note(f"engine/{game}/codec.py", "service/envelope.py"),
+        "",
+        f"Written: `{game}:{current}:`. With `HEKA_PREVIOUS_STATE_VERSIONS=true` the service writes "
+        f"the previous release's `{game}:{previous}:` instead "
+        '([Operations, "Upgrades and rollbacks"](../operations.md#upgrades-and-rollbacks)).',
+        "",
+        "| players | state text, characters (median, range) | sealed token, characters (median) |",
+        "|---|---|---|",
+    ]
+    for n in range(g.descriptor.min_players, g.descriptor.max_players + 1):
+        texts = []
+        for seed in range(SIZE_POSITIONS):
+            state = g.new_initial_state(n, seed)
+            rng = random.Random(seed)
+            for _ in range(rng.randrange(0, 120)):
+                if state.is_terminal():
+                    break
+                state.apply(rng.choice(state.legal_actions()))
+            texts.append(state.serialize())
+        sizes = sorted(len(t) for t in texts)
+        token = statistics.median(len(keys.seal(t)) for t in texts)
+        lines.append(f"| {n} | {statistics.median(sizes):,.0f} ({sizes[0]:,}–{sizes[-1]:,}) | {token:,.0f} |")
+    lines += [
+        "",
+        f"On {SIZE_POSITIONS} positions per player count: seeded random games cut after 0 to 119 actions.",
+    ]
+    return "\n".join(lines)
+
+
 BLOCKS: dict[str, Callable[[], str]] = {
     "presets": presets,
     "rating-ranges": rating_ranges,
@@ -550,6 +600,8 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "review-validation": review_validation,
     "review-cost": review_cost,
     "review-stream": review_stream,
+    "state-versions-aton": functools.partial(state_versions, "aton"),
+    "state-versions-osirium": functools.partial(state_versions, "osirium"),
 }
 
 

@@ -163,7 +163,7 @@ class Config:
     previous_state_versions: bool = _setting(
         "HEKA_PREVIOUS_STATE_VERSIONS",
         False,
-        "Write new tokens in the previous release's state versions (osirium:1), which that "
+        "Write new tokens in the previous release's state versions (aton:1, osirium:2), which that "
         "release can read: for a rolling upgrade from it, or a rollback to it "
         "(docs/operations.md).",
     )

@@ -9,6 +9,7 @@ them call by call, as it does between the pods of a rolling upgrade.
 from __future__ import annotations
 
 import random
+import re
 from typing import Any
 
 from service.config import Config
@@ -93,3 +94,20 @@ def test_compatibility_mode_games_use_the_previous_generator_keyed_by_the_server
     other = GameService(Config(previous_state_versions=True), KeyRing.ephemeral_ring(), None)  # type: ignore[arg-type]
     c = other.CreateGame(request, ctx).state
     assert other.keys.open(c).serialized.split(";h=")[1] != _body(keys, b).split(";h=")[1]
+
+
+def test_the_setting_names_the_versions_it_writes() -> None:
+    """``HEKA_PREVIOUS_STATE_VERSIONS``'s help (``heka serve --help``, docs/reference/settings.md)
+    names every game's previous state version, the one before the version it writes now."""
+    from engine.registry import get_game, list_games
+    from service.config import SETTINGS
+    from service.servicer import PREVIOUS_STATE_VERSIONS
+
+    (setting,) = (s for s in SETTINGS if s.env == "HEKA_PREVIOUS_STATE_VERSIONS")
+    assert set(PREVIOUS_STATE_VERSIONS) == {g.name for g in list_games()}
+    for game, version in PREVIOUS_STATE_VERSIONS.items():
+        state = get_game(game).new_initial_state(2, 1)
+        assert state.serialize().startswith(f"{game}:{version + 1}:")
+        assert f"{game}:{version}" in setting.help
+    named = re.findall(r"\b([a-z]+):(\d+)\b", setting.help)
+    assert {(g, int(v)) for g, v in named} == set(PREVIOUS_STATE_VERSIONS.items())
