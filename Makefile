@@ -5,7 +5,8 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
 .PHONY: all venv compile run serve simulate test test-fast test-pure lint typecheck bench clean proto ops-check \
-        api-check api-freeze examples-check openspiel-check ray-check image-check deploy-smoke docs fuzz figures
+        api-check api-freeze examples-check openspiel-check ray-check image-check deploy-smoke docs fuzz figures \
+        bench-smoke
 
 all: test
 
@@ -146,6 +147,12 @@ $(OPS_STAMP): $(STAMP)
 
 ops-check: $(OPS_STAMP)
 	BIN=$(BIN) bash scripts/ci_checks.sh
+
+## Every bench script in its smallest run, to a clean exit (CI; a few minutes, so not part of
+## `make test`, which checks that every script has one): tests/bench/test_bench_smoke.py. A
+## script whose extra is missing (openspiel, ray, scikit-learn) is skipped, saying which.
+bench-smoke: venv compile
+	$(BIN)/pytest -q -n 0 -m bench_smoke tests/bench --durations=5
 
 ## The deploy smoke (CI): the Dockerfile's builder commands replayed in a fresh virtualenv from the
 ## package index, then its ENTRYPOINT served and stopped (tests/deploy/test_deploy_smoke.py; a

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import random
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -50,8 +51,11 @@ def run(args: argparse.Namespace) -> None:
     for _ in range(args.plies):
         state.apply(rng.choice(state.legal_actions()))
     bot = make_bot(f"mcts:medium,ms=none,iterations={args.iterations}")
+    start = time.process_time()
     for i in range(args.searches):
         bot.choose(state, seed=i)
+    seconds = time.process_time() - start
+    print(f"{args.searches} searches of {args.iterations} iterations: {seconds:.2f} CPU s")
 
 
 def summary(args: argparse.Namespace) -> None:
