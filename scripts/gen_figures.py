@@ -297,9 +297,9 @@ def _significant(x: float) -> str:
 
 def players_per_pod() -> str:
     """docs/operations.md, "Players per pod": players at once against each preset on a default
-    pod (2 search slots), one move of the person every 10 s. Aton `easy` is the overload run's
+    pod (2 search workers), one move of the person every 10 s. Aton `easy` is the overload run's
     measured capacity; the others follow from the presets' time per decision (builds.txt):
-    slots ÷ time for `medium` and `hard`; for `easy`, whose searches are short, the measured run's
+    workers ÷ time for `medium` and `hard`; for `easy`, whose searches are short, the measured run's
     time per bot move beyond Aton `easy`'s search (the server's part of a bot move) is added to
     Osirium `easy`'s search."""
     found = _builds_latency()

@@ -58,9 +58,9 @@ _TOKEN_KEY_PERSON = b"heka.token.v2"
 MIN_SECRET_BYTES = 16
 _KEY_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 _HEADER_FIXED = len(MAGIC) + 3
-#: Longest token accepted, in characters. Real tokens are under 1,000 (~530 at most in
-#: random games of this release, ~930 for the osirium:1 of the previous one); a longer one
-#: is refused before any decoding.
+#: Longest token accepted, in characters, far above real tokens of any state version read
+#: (a few hundred characters: docs/rules/, "Serialisation"); a longer one is refused before
+#: any decoding.
 MAX_TOKEN_CHARS = 8192
 _B64URL = re.compile(r"^[A-Za-z0-9_-]+$")
 _NOT_BASE64URL = "state token is not valid base64url text (A-Z a-z 0-9 - _, no padding)"

@@ -16,10 +16,9 @@ Version 3 is compact text in the style of Aton's codec, ``key=value`` fields sep
     mv=<actions applied since the start>
 
 A single character names an amulet type, a ritual, a deity or an exaltation: its id in
-``0-9a-zA-Z`` (:data:`ALPHABET`). A 4-player state takes about 300 characters (a service
-token about 450), against about 670 (930) for version 1's JSON, and encodes about 1.6× and
-decodes about 1.1× as fast (``bench/osirium_codec.py``): the service does one or both on
-most calls.
+``0-9a-zA-Z`` (:data:`ALPHABET`): a state takes about half the characters of version 1's
+JSON and encodes and decodes faster, which matters because the service does one or both on
+most calls (sizes: docs/rules/osirium.md, "Serialization"; speed: ``bench/osirium_codec.py``).
 
 Version 2 is the same text without ``mv`` and with a SplitMix64 generator only (the
 previous release; its move number reads as 0): it is
