@@ -352,6 +352,11 @@ class Config:
         return self.metrics_host or self.host
 
     @property
+    def metrics_host_setting(self) -> str:
+        """The variable :attr:`metrics_bind_host` comes from, for messages."""
+        return "HEKA_METRICS_HOST" if self.metrics_host else "HEKA_HOST"
+
+    @property
     def search_share(self) -> int:
         """Search slots one gRPC process can expect to use (the capacity is shared)."""
         return max(1, math.ceil(self.search_capacity / max(1, self.grpc_processes)))
@@ -388,7 +393,13 @@ class Config:
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
             if isinstance(value, float) and not math.isfinite(value):
-                raise ConfigError(f"{f.name} must be a finite number, got {value}")
+                within = f" in {range_text(f.name)}" if f.name in RANGES else ""
+                raise ConfigError(f"{_named(f.name)} must be a finite number{within}, got {value}")
+        if not self.host.strip():
+            raise ConfigError(
+                f"{_named('host')} is empty: name the address to bind (localhost: this machine only; "
+                "[::]: every address)"
+            )
         for name, (low, high) in RANGES.items():
             value = getattr(self, name)
             if not low <= value <= high:
@@ -425,7 +436,10 @@ class Config:
                 "handshake: it needs HEKA_TLS_CERT_FILE and HEKA_TLS_KEY_FILE too"
             )
         if self.log_level.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
-            raise ConfigError(f"unknown log level {self.log_level!r}")
+            raise ConfigError(
+                f"{_named('log_level')} is {self.log_level!r}: expected DEBUG, INFO, WARNING, "
+                "ERROR or CRITICAL"
+            )
         return self
 
 
@@ -527,8 +541,8 @@ def load(args: argparse.Namespace | None = None, environ: Mapping[str, str] | No
             continue
         try:
             values[s.name] = s.parse(raw.strip())
-        except (ValueError, ConfigError) as exc:
-            raise ConfigError(f"{s.env}={raw!r}: {exc}") from None
+        except (ValueError, ConfigError):
+            raise ConfigError(f"{s.env}={raw!r}: expected {_expected(s)}") from None
     return Config(**values).validate()
 
 
@@ -544,13 +558,29 @@ def _check_retired(env: Mapping[str, str]) -> None:
     ``HEKA_ENCRYPT_STATE=false`` asked for readable tokens, which now takes the explicit
     insecure setting. ``true`` (the new default) is accepted."""
     raw = env.get("HEKA_ENCRYPT_STATE")
-    if raw is not None and raw.strip() and not _parse_bool(raw):
+    if raw is None or not raw.strip():
+        return
+    try:
+        keeps_encryption = _parse_bool(raw)
+    except ConfigError:
+        raise ConfigError(
+            f"HEKA_ENCRYPT_STATE={raw!r}: expected true or false (a retired setting: "
+            f"{RETIRED['HEKA_ENCRYPT_STATE']})"
+        ) from None
+    if not keeps_encryption:
         raise ConfigError(
             f"HEKA_ENCRYPT_STATE={raw!r} is no longer supported: {RETIRED['HEKA_ENCRYPT_STATE']}"
         )
 
 
 _POSITIVE = ("max_milliseconds", "max_advance_seconds", "max_review_seconds")
+
+
+def _expected(s: Setting) -> str:
+    """What a setting's variable must hold, for a message about a value that does not parse."""
+    kind = {_parse_bool: "true or false", int: "a whole number", float: "a number"}.get(s.parse, "text")
+    within = range_text(s.name)
+    return f"{kind} ({within})" if within else kind
 
 
 def range_text(name: str) -> str:

@@ -67,15 +67,19 @@ class Address:
         return f"{self.bracketed}:{port}"
 
 
-def resolve(host: str) -> list[Address]:
+def resolve(host: str, setting: str = "HEKA_HOST") -> list[Address]:
     """The addresses of a gRPC-style host (``[::]``, ``[::1]``, ``0.0.0.0``, ``localhost``,
-    a name); the wildcard ``[::]`` (or an empty host) is one dual-stack address, and
-    ``localhost`` is both loopbacks."""
+    a name); the wildcard ``[::]`` is one dual-stack address, and ``localhost`` is both
+    loopbacks. An empty host is refused: every address must be asked for by name. Messages
+    name ``setting``, the variable the host came from."""
     bare = host.strip()
     if bare.startswith("[") and bare.endswith("]"):
         bare = bare[1:-1]
     if not bare:
-        bare = "::"
+        raise ListenError(
+            f"{setting} is empty: name the address to bind "
+            "(localhost: this machine only; [::]: every address)"
+        )
     try:
         ipaddress.ip_address(bare)
     except ValueError:
@@ -87,7 +91,7 @@ def resolve(host: str) -> list[Address]:
     try:
         infos = socket.getaddrinfo(bare, None, type=socket.SOCK_STREAM)
     except socket.gaierror as exc:
-        raise ListenError(f"HEKA_HOST {host!r} does not resolve to an address: {exc.strerror}") from None
+        raise ListenError(f"{setting} {host!r} does not resolve to an address: {exc.strerror}") from None
     found: list[Address] = []
     for family, _type, _proto, _name, sockaddr in infos:
         if family not in (socket.AF_INET, socket.AF_INET6):
@@ -96,7 +100,7 @@ def resolve(host: str) -> list[Address]:
         if address not in found:
             found.append(address)
     if not found:
-        raise ListenError(f"HEKA_HOST {host!r} has no IPv4 or IPv6 address")
+        raise ListenError(f"{setting} {host!r} has no IPv4 or IPv6 address")
     return found
 
 
@@ -131,10 +135,12 @@ class Reservation:
         self.close()
 
 
-def reserve(host: str, port: int, *, shared: bool = False, what: str = "gRPC port") -> Reservation:
-    """Reserve ``port`` (0: one free port) on every address of ``host``; raises
-    :class:`ListenError` naming ``what`` and the address that cannot bind."""
-    addresses = resolve(host)
+def reserve(
+    host: str, port: int, *, shared: bool = False, what: str = "gRPC port", setting: str = "HEKA_HOST"
+) -> Reservation:
+    """Reserve ``port`` (0: one free port) on every address of ``host`` (from the variable
+    ``setting``); raises :class:`ListenError` naming ``what`` and the address that cannot bind."""
+    addresses = resolve(host, setting)
     for _ in range(PORT_ATTEMPTS if port == 0 else 1):
         reservation = _try(addresses, port, shared, what)
         if reservation is not None:

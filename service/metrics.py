@@ -367,7 +367,7 @@ class MetricsEndpoint:
             server.server_close()
 
 
-def start_http_endpoint(port: int, host: str) -> MetricsEndpoint:
+def start_http_endpoint(port: int, host: str, setting: str = "HEKA_METRICS_HOST") -> MetricsEndpoint:
     """Serve the aggregated metrics of every process on every address of ``host``, as the
     gRPC port does (:mod:`service.listen`: ``localhost`` is both loopbacks, ``[::]`` falls
     back to ``0.0.0.0`` without IPv6, an address taken stops the start). Each connection
@@ -379,7 +379,7 @@ def start_http_endpoint(port: int, host: str) -> MetricsEndpoint:
     registry.register(TolerantMultiProcessCollector(os.environ["PROMETHEUS_MULTIPROC_DIR"]))
     slots = threading.BoundedSemaphore(MAX_METRICS_CONNECTIONS)
     servers: list[Any] = []
-    with listen.reserve(host, port, what="metrics port") as reservation:
+    with listen.reserve(host, port, what="metrics port", setting=setting) as reservation:
         for address in reservation.addresses:
             try:
                 servers.append(_metrics_server(address.host, reservation.port, registry, slots))

@@ -196,7 +196,9 @@ class Server:
         from service import metrics
 
         if self.serve_metrics and cfg.metrics_port >= 0:
-            self.metrics_endpoint = metrics.start_http_endpoint(cfg.metrics_port, cfg.metrics_bind_host)
+            self.metrics_endpoint = metrics.start_http_endpoint(
+                cfg.metrics_port, cfg.metrics_bind_host, cfg.metrics_host_setting
+            )
 
         # 3. gRPC: an asyncio server on its own event loop thread (the main thread keeps
         # the signals and the supervision); bot calls wait for their searches on a thread pool,
@@ -621,7 +623,9 @@ def _serve_processes(config: Config, keys: KeyRing, metrics_dir: str) -> int:
         endpoint = None
         if config.metrics_port >= 0:
             try:
-                endpoint = metrics.start_http_endpoint(config.metrics_port, config.metrics_bind_host)
+                endpoint = metrics.start_http_endpoint(
+                    config.metrics_port, config.metrics_bind_host, config.metrics_host_setting
+                )
             except OSError as exc:
                 log.error("cannot start: %s", exc, extra={"fields": {"event": "start_failed"}})
                 forward(signal.SIGTERM)

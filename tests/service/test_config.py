@@ -218,6 +218,59 @@ NUMBER_SETTINGS = [
 ]
 
 
+@pytest.mark.parametrize("host", ["", " "])
+def test_an_empty_host_is_refused_rather_than_every_address(host: str) -> None:
+    with pytest.raises(cfg.ConfigError, match=re.escape("HEKA_HOST (--host) is empty: name the address")):
+        cfg.load(None, {"HEKA_HOST": host})
+    with pytest.raises(cfg.ConfigError, match=re.escape("HEKA_HOST (--host) is empty")):
+        cfg.load(argparse.Namespace(host=host), {})
+
+
+def test_the_metrics_host_in_messages_is_the_variable_it_came_from() -> None:
+    assert cfg.load(None, {}).metrics_host_setting == "HEKA_HOST"
+    assert cfg.load(None, {"HEKA_METRICS_HOST": "127.0.0.1"}).metrics_host_setting == "HEKA_METRICS_HOST"
+
+
+@pytest.mark.parametrize("setting", [s for s in cfg.SETTINGS if s.parse is not str], ids=lambda s: s.env)
+def test_a_value_that_does_not_parse_names_the_variable_and_what_it_takes(setting: cfg.Setting) -> None:
+    """Text in a number or switch variable is refused naming the variable, the kind of value it
+    takes and, for a number, its range; never a bare parser message."""
+    with pytest.raises(cfg.ConfigError) as info:
+        cfg.load(None, {setting.env: "zzz"})
+    message = str(info.value)
+    kind = "true or false" if isinstance(setting.default, bool) else "a whole number"
+    if isinstance(setting.default, float):
+        kind = "a number"
+    assert message.startswith(f"{setting.env}='zzz': expected {kind}"), message
+    if setting.name in cfg.RANGES:
+        assert f"({cfg.range_text(setting.name)})" in message, message
+    assert "literal" not in message and "could not convert" not in message
+
+
+@pytest.mark.parametrize(
+    "setting", [s for s in cfg.SETTINGS if isinstance(s.default, float)], ids=lambda s: s.env
+)
+def test_a_number_that_is_not_finite_names_the_setting_and_its_range(setting: cfg.Setting) -> None:
+    for value in ("nan", "inf", "-inf"):
+        with pytest.raises(cfg.ConfigError) as info:
+            cfg.load(None, {setting.env: value})
+        message = str(info.value)
+        assert message.startswith(f"{setting.env} ({setting.flag})"), message
+        assert cfg.range_text(setting.name) in message, message
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"HEKA_ENCRYPT_STATE": "maybe"}, "HEKA_ENCRYPT_STATE='maybe': expected true or false (a retired"),
+        ({"HEKA_LOG_LEVEL": "LOUD"}, "HEKA_LOG_LEVEL (--log-level) is 'LOUD': expected DEBUG, INFO"),
+    ],
+)
+def test_a_bad_text_value_names_the_setting_and_its_choices(env: dict[str, str], message: str) -> None:
+    with pytest.raises(cfg.ConfigError, match=re.escape(message)):
+        cfg.load(None, env)
+
+
 def test_every_number_setting_has_a_range() -> None:
     assert {s.name for s in NUMBER_SETTINGS} == set(cfg.RANGES)
 

@@ -70,7 +70,6 @@ def _binds(host: str, port: int, *, reuseaddr: bool = True) -> bool:
         ("[::1]", [("::1", True)]),
         ("0.0.0.0", [("0.0.0.0", True)]),
         ("[::]", [("::", False)]),
-        ("", [("::", False)]),
         ("localhost", [("127.0.0.1", False), ("::1", False)]),
         ("LOCALHOST", [("127.0.0.1", False), ("::1", False)]),
     ],
@@ -105,6 +104,15 @@ def test_a_name_resolves_through_the_system_resolver(monkeypatch: pytest.MonkeyP
 def test_a_name_that_does_not_resolve_is_named() -> None:
     with pytest.raises(listen.ListenError, match=r"HEKA_HOST 'no-such-host\.invalid' does not resolve"):
         listen.reserve("no-such-host.invalid", 0)
+    with pytest.raises(listen.ListenError, match=r"HEKA_METRICS_HOST 'no-such-host\.invalid' does not"):
+        listen.reserve("no-such-host.invalid", 0, what="metrics port", setting="HEKA_METRICS_HOST")
+
+
+@pytest.mark.parametrize("host", ["", "  ", "[]"])
+def test_an_empty_host_is_refused_not_every_address(host: str) -> None:
+    """Every address ([::]) is asked for by name: an empty host binds nothing."""
+    with pytest.raises(listen.ListenError, match=r"HEKA_HOST is empty: name the address to bind"):
+        listen.resolve(host)
 
 
 # -- reserving one port on every address -------------------------------------------------
