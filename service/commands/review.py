@@ -100,7 +100,11 @@ def load_record(path: str, index: int) -> tuple[State, list[int], list[str], int
                 data.get("person"),
             )
         elif isinstance(data.get("games"), list):
-            games = {int(g["index"]): g for g in data["games"]}
+            games: dict[int, dict[str, Any]] = {}
+            for i, g in enumerate(data["games"]):
+                if not isinstance(g, dict):
+                    raise RecordError(f"{path}: games[{i}] must be an object, not {type(g).__name__}")
+                games[integer(g.get("index"), f"games[{i}].index")] = g
             if index not in games:
                 raise RecordError(f"{path} has no game of index {index} (it holds {len(games)} games)")
             g = games[index]
@@ -133,7 +137,9 @@ def load_record(path: str, index: int) -> tuple[State, list[int], list[str], int
         return start, list(actions), [str(n) for n in names], person
     except RecordError:
         raise
-    except (KeyError, TypeError, ValueError) as exc:
+    except KeyError as exc:
+        raise RecordError(f"{path}: the field {exc} is missing") from None
+    except (TypeError, ValueError) as exc:
         raise RecordError(f"{path}: a field is missing or bad ({exc})") from None
 
 
@@ -186,6 +192,7 @@ def _move_dict(start: State, r: MoveReview) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    from ai.learned import ModelError
     from ai.review import ReplayError, review_game, reviewer
     from service.commands.arena import ProgressBar
     from service.commands.files import FileArgError, check_writable, write_text
@@ -242,6 +249,9 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         )
     except ReplayError as exc:
         print(f"heka review: {args.record}: {exc}", file=sys.stderr)
+        return 2
+    except ModelError as exc:  # the reviewer's evaluation (expert: HEKA_MODEL_DIR)
+        print(f"heka review: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:  # the system refused processes or pipes for --workers
         print(f"heka review: cannot review on {args.workers} worker(s): {exc}", file=sys.stderr)

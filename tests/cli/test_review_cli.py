@@ -136,6 +136,20 @@ def test_bad_records_and_settings_exit_2_with_a_message(
         changed = tmp_path / f"{name}.json"
         changed.write_text(json.dumps({**record, **change}))
         cases.append(([str(changed)], message))
+    arena = json.loads(old.read_text())
+    for name, games, message in [
+        ("fraction", [{**arena["games"][0], "index": 0.7}], "'games[0].index' must be an integer, not 0.7"),
+        (
+            "textindex",
+            [{**arena["games"][0], "index": "abc"}],
+            "'games[0].index' must be an integer, not 'abc'",
+        ),
+        ("notobject", ["game"], "games[0] must be an object, not str"),
+        ("noseats", [{"index": 0, "deal_seed": 1, "actions": [1]}], "the field 'seats' is missing"),
+    ]:
+        changed = tmp_path / f"arena-{name}.json"
+        changed.write_text(json.dumps({**arena, "games": games}))
+        cases.append(([str(changed)], message))
     binary = tmp_path / "binary.json"
     binary.write_bytes(b"\xff\x00")
     cases += [
@@ -147,6 +161,21 @@ def test_bad_records_and_settings_exit_2_with_a_message(
     for args, message in cases:
         assert main(["review", *args, "--no-progress"]) == 2, args
         assert message in capsys.readouterr().err, args
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_missing_model_file_exits_2_naming_it(
+    workers: int, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The expert reviewer's evaluation file (HEKA_MODEL_DIR) is missing: a message naming the
+    file, exit 2, on one process or several."""
+    path = saved_game(monkeypatch, tmp_path, capsys)
+    monkeypatch.setenv("HEKA_MODEL_DIR", str(tmp_path / "no-models"))
+    args = ["review", str(path), "--preset", "expert", "--iterations", "4", "--no-progress"]
+    assert main([*args, "--workers", str(workers)]) == 2
+    err = capsys.readouterr().err
+    assert f"heka review: learned evaluation model {tmp_path / 'no-models' / 'aton-2p.json'}" in err, err
+    assert "Traceback" not in err
 
 
 def test_a_game_played_through_a_server_cannot_be_saved(capsys: pytest.CaptureFixture[str]) -> None:
