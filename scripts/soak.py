@@ -73,7 +73,8 @@ def main() -> int:
         duration = f"{seconds}s"
         games = ["--game", "aton", "--game", "osirium"]
         cheap = ["--scenario", "cheap", "--rate", str(args.cheap_rate), "--connections", "4", *games]
-        play = ["--scenario", "play", "--bot", args.bot, "--difficulty", args.difficulty]
+        play = ["--scenario", "play", "--bot", args.bot]
+        play += ["--difficulty", args.difficulty] if args.bot == "mcts" else []
         play += ["--concurrency", str(args.play_concurrency), "--connections", "2"]
         commands = {
             name: loadtest_command(server.target, duration, *extra)

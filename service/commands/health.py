@@ -10,7 +10,10 @@ import os
 import sys
 from typing import Any
 
-from service.commands.options import add_tls_client_arguments, tls_client
+from service.commands.options import add_tls_client_arguments, seconds_up_to, server_address, tls_client
+
+#: The longest --timeout: a probe that waits longer is no probe.
+MAX_TIMEOUT_SECONDS = 3600.0
 
 #: Exit statuses: serving; not serving or no answer; bad arguments.
 SERVING, NOT_SERVING, USAGE = 0, 1, 2
@@ -26,20 +29,30 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--target",
-        default="",
+        type=server_address,
+        default=None,
         help="host:port (default: localhost and HEKA_PORT, else 50051)",
     )
     p.add_argument("--service", default="", help="the service to ask about (default: '', the server)")
-    p.add_argument("--timeout", type=float, default=2.0, help="seconds to wait for the answer (default 2)")
+    p.add_argument(
+        "--timeout",
+        type=seconds_up_to(MAX_TIMEOUT_SECONDS),
+        default=2.0,
+        help=f"seconds to wait for the answer (above 0, at most {MAX_TIMEOUT_SECONDS:,.0f}; default 2)",
+    )
     add_tls_client_arguments(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.timeout <= 0:
-        print(f"heka health: --timeout must be positive, got {args.timeout:g}", file=sys.stderr)
-        return USAGE
-    target = args.target or f"localhost:{os.environ.get('HEKA_PORT') or 50051}"
+    target = args.target
+    if target is None:
+        port = (os.environ.get("HEKA_PORT") or "").strip() or "50051"
+        try:
+            target = server_address(f"localhost:{port}")
+        except argparse.ArgumentTypeError:
+            print(f"heka health: HEKA_PORT={port!r}: expected a port 1..65535 (or --target)", file=sys.stderr)
+            return USAGE
     try:
         tls = tls_client(args)
     except ValueError as exc:

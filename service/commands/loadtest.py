@@ -25,8 +25,7 @@ import re
 import sys
 from typing import Any
 
-from service.commands.files import nonempty
-from service.commands.options import add_tls_client_arguments, tls_client
+from service.commands.options import add_tls_client_arguments, server_address, tls_client
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?)\s*(ms|s|m|h)?\s*$")
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
@@ -69,6 +68,11 @@ def parse_duration(text: str) -> float:
     return seconds
 
 
+#: Defaults of the flags that only some loads take (None when not given, so that a flag given
+#: to a load that ignores it is refused).
+DEFAULT_POOL, DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_RETRIES = 16, 1000, 20
+
+
 def _range(flag: str) -> str:
     low, high = INT_RANGES[flag]
     return f"{low} to {high:,}"
@@ -86,7 +90,10 @@ def register(sub: Any) -> None:
         "only (no search).",
     )
     p.add_argument(
-        "--target", type=nonempty, default="127.0.0.1:50051", help="server address (default: 127.0.0.1:50051)"
+        "--target",
+        type=server_address,
+        default="127.0.0.1:50051",
+        help="server address, HOST:PORT (default: 127.0.0.1:50051)",
     )
     p.add_argument("--scenario", choices=("play", "bot", "cheap"), default="cheap", help="default: cheap")
     load = p.add_mutually_exclusive_group()
@@ -127,8 +134,9 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--max-in-flight",
         type=int,
-        default=1000,
-        help=f"open loop: most outstanding tasks ({_range('--max-in-flight')}; default: 1000)",
+        default=None,
+        help=f"open loop: most outstanding tasks ({_range('--max-in-flight')}; "
+        f"default: {DEFAULT_MAX_IN_FLIGHT})",
     )
     p.add_argument(
         "--end-grace",
@@ -145,27 +153,27 @@ def register(sub: Any) -> None:
         "--players",
         type=int,
         default=0,
-        help="players per game, within each game's player counts (default: the game's minimum)",
+        help="players per game, within each game's player counts (default, or 0: the game's minimum)",
     )
     p.add_argument("--bot", choices=("random", "greedy", "mcts"), default="mcts", help="bot (default: mcts)")
     p.add_argument(
         "--difficulty",
         choices=("easy", "medium", "hard", "expert"),
-        default="easy",
-        help="MCTS preset (default: easy)",
+        default=None,
+        help="MCTS preset, with --bot mcts (default: easy)",
     )
     p.add_argument(
         "--bot-rpc",
         choices=("ApplyAction", "AdvanceBots", "BotMove"),
-        default="ApplyAction",
+        default=None,
         help="play: how frontends move the bot seats: inside CreateGame and ApplyAction (one call per "
         "move of the person; the default), with AdvanceBots, or with BotMove",
     )
     p.add_argument(
         "--pool",
         type=int,
-        default=16,
-        help=f"bot/cheap: mid-game states prepared first ({_range('--pool')}; default: 16)",
+        default=None,
+        help=f"bot/cheap: mid-game states prepared first ({_range('--pool')}; default: {DEFAULT_POOL})",
     )
     p.add_argument(
         "--seed",
@@ -182,8 +190,9 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--max-retries",
         type=int,
-        default=20,
-        help=f"refusals in a row after which a task gives up ({_range('--max-retries')}; default: 20)",
+        default=None,
+        help=f"refusals in a row after which a task gives up ({_range('--max-retries')}; default: "
+        f"{DEFAULT_MAX_RETRIES})",
     )
     p.add_argument("--json", action="store_true", help="print the report as JSON on stdout")
     p.add_argument("--no-progress", action="store_true", help="no live progress line on stderr")
@@ -199,6 +208,18 @@ def _check_flags(args: argparse.Namespace) -> None:
 
     if args.end_grace is not None and args.rate is None:
         raise ValueError("--end-grace goes with --rate (an open loop)")
+    if args.max_in_flight is not None and args.rate is None:
+        raise ValueError("--max-in-flight goes with --rate (an open loop)")
+    if args.bot_rpc is not None and args.scenario != "play":
+        raise ValueError(f"--bot-rpc chooses how the play scenario moves its bots, not {args.scenario}'s")
+    if args.pool is not None and args.scenario == "play":
+        raise ValueError(
+            "--pool sizes the bot and cheap scenarios' prepared states; play starts its own games"
+        )
+    if args.max_retries is not None and args.no_retry:
+        raise ValueError("--max-retries and --no-retry disagree: give one")
+    if args.difficulty is not None and args.bot != "mcts":
+        raise ValueError(f"--difficulty is a preset of --bot mcts, not of --bot {args.bot}")
     if args.rate is not None and not (math.isfinite(args.rate) and 0 < args.rate <= MAX_RATE):
         raise ValueError(
             f"--rate must be a number of tasks per second above 0 and at most {MAX_RATE:,.0f}, "
@@ -241,9 +262,9 @@ def run(args: argparse.Namespace) -> int:
             games=tuple(args.game or ("aton",)),
             players=args.players,
             bot=args.bot,
-            difficulty=args.difficulty,
-            bot_rpc=args.bot_rpc,
-            pool_size=args.pool,
+            difficulty=args.difficulty or "easy",
+            bot_rpc=args.bot_rpc or "ApplyAction",
+            pool_size=DEFAULT_POOL if args.pool is None else args.pool,
             seed=args.seed,
         )
         scenario = make_scenario(args.scenario, config)
@@ -258,10 +279,12 @@ def run(args: argparse.Namespace) -> int:
             warmup=args.warmup or 0.0,
             connections=args.connections,
             timeout=args.timeout,
-            max_in_flight=args.max_in_flight,
+            max_in_flight=DEFAULT_MAX_IN_FLIGHT if args.max_in_flight is None else args.max_in_flight,
             end_grace=args.end_grace,
             seed=args.seed,
-            backoff=None if args.no_retry else Backoff(max_retries=args.max_retries),
+            backoff=None
+            if args.no_retry
+            else Backoff(max_retries=DEFAULT_MAX_RETRIES if args.max_retries is None else args.max_retries),
             tls=tls_client(args),
         )
     except ValueError as exc:

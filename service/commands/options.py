@@ -15,6 +15,28 @@ _INTEGER = re.compile(r"-?[0-9]+")
 MAX_SEED = 2**64 - 1
 
 
+#: gRPC name-resolver schemes (grpc/doc/naming.md): a target that starts with one goes to gRPC
+#: as written (``dns:///heka:50051``, ``unix:/run/heka.sock``).
+GRPC_SCHEMES = ("dns:", "unix:", "unix-abstract:", "ipv4:", "ipv6:", "vsock:")
+
+
+def server_address(text: str) -> str:
+    """An argparse type: a server to call, ``HOST:PORT`` with a port 1..65535 (IPv6 in
+    brackets), or a gRPC target with its scheme. A port out of range, a missing port or an
+    empty value is refused here; gRPC would wrap the port around or pick 443."""
+    target = text.strip()
+    if target.lower().startswith(GRPC_SCHEMES):
+        return target
+    host, sep, port = target.rpartition(":")
+    bare = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    digits = port.isascii() and port.isdigit()
+    if not sep or not bare or (":" in bare and bare == host) or not digits or not 1 <= int(port) <= 65535:
+        raise argparse.ArgumentTypeError(
+            f"expected HOST:PORT with a port 1..65535 (IPv6 in brackets: [::1]:50051), got {text!r}"
+        )
+    return target
+
+
 def seconds_up_to(most: float) -> Callable[[str], float]:
     """An argparse type: a number of seconds above 0 and at most ``most`` (``inf``, NaN or
     a value past what a timer takes are refused here, not met as an overflow later)."""
@@ -110,7 +132,7 @@ def add_tls_client_arguments(parser: argparse.ArgumentParser) -> None:
 def tls_client(args: argparse.Namespace) -> Any:
     """The :class:`service.tls.ClientTls` of :func:`add_tls_client_arguments`' flags, or None
     without ``--tls-ca``; ValueError names a bad flag or file."""
-    from service.tls import ClientTls, read_pem
+    from service.tls import ClientTls
 
     if bool(args.tls_cert) != bool(args.tls_key):
         raise ValueError("give both --tls-cert and --tls-key, or neither")
@@ -119,8 +141,31 @@ def tls_client(args: argparse.Namespace) -> Any:
             raise ValueError("--tls-cert, --tls-key and --tls-server-name need --tls-ca")
         return None
     return ClientTls(
-        ca=read_pem(args.tls_ca, "--tls-ca"),
-        cert=read_pem(args.tls_cert, "--tls-cert") if args.tls_cert else None,
-        key=read_pem(args.tls_key, "--tls-key") if args.tls_key else None,
+        ca=_pem(args.tls_ca, "--tls-ca", certificate=True),
+        cert=_pem(args.tls_cert, "--tls-cert", certificate=True) if args.tls_cert else None,
+        key=_pem(args.tls_key, "--tls-key", certificate=False) if args.tls_key else None,
         server_name=args.tls_server_name,
     )
+
+
+def _pem(path: str, flag: str, *, certificate: bool) -> bytes:
+    """A client's PEM file, checked to hold what ``flag`` needs (a certificate, or an
+    unencrypted private key): gRPC would only fail the handshake, naming no file."""
+    from cryptography import x509
+    from cryptography.exceptions import UnsupportedAlgorithm
+    from cryptography.hazmat.primitives import serialization
+
+    from service.tls import read_pem
+
+    pem = read_pem(path, flag)
+    try:
+        if certificate:
+            x509.load_pem_x509_certificates(pem)
+        else:
+            serialization.load_pem_private_key(pem, password=None)
+    except TypeError:  # an encrypted key
+        raise ValueError(f"{flag} {path}: the key is encrypted; give it unencrypted") from None
+    except (ValueError, UnsupportedAlgorithm):
+        what = "PEM certificate" if certificate else "PEM private key"
+        raise ValueError(f"{flag} {path}: holds no {what}") from None
+    return pem

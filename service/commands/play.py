@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from service.commands.files import check_writable, nonempty, write_text
+from service.commands.options import server_address
 from service.play_loop import BotTurn, Search, play_loop, search_text
 
 if TYPE_CHECKING:
@@ -212,7 +213,11 @@ def register(sub: Any) -> None:
         help="the bot that searches from your seat for 'hint' (default: mcts:medium)",
     )
     p.add_argument(
-        "--server", metavar="ADDR", default=None, type=nonempty, help="play through a running heka server"
+        "--server",
+        metavar="ADDR",
+        default=None,
+        type=server_address,
+        help="play through a running heka server (HOST:PORT)",
     )
     p.add_argument(
         "--save",

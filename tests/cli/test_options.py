@@ -3,12 +3,13 @@ by the game naming the option, never a bare parsing error."""
 
 from __future__ import annotations
 
+import argparse
 from typing import Any
 
 import pytest
 
 from service.cli import main
-from service.commands.options import parse_option_pairs
+from service.commands.options import parse_option_pairs, server_address
 
 
 @pytest.mark.parametrize(
@@ -38,19 +39,19 @@ def test_a_bad_option_value_is_refused_naming_the_option(value: str, capsys: Any
 
 
 @pytest.mark.parametrize(
-    "args",
+    ("args", "message"),
     [
-        ["train", "--bot", ""],
-        ["train", "--ray", ""],
-        ["play", "--server", ""],
+        (["train", "--bot", ""], "needs a value, not an empty string"),
+        (["train", "--ray", ""], "needs a value, not an empty string"),
+        (["play", "--server", ""], "expected HOST:PORT with a port 1..65535"),
     ],
 )
-def test_an_empty_value_is_an_error_not_the_default(args: list[str], capsys: Any) -> None:
-    """An empty --bot trained with the default bot, an empty --ray played locally."""
+def test_an_empty_value_is_an_error_not_the_default(args: list[str], message: str, capsys: Any) -> None:
+    """An empty --bot trained with the default bot, an empty --ray or --server played locally."""
     with pytest.raises(SystemExit) as info:
         main(args)
     assert info.value.code == 2
-    assert f"argument {args[1]}: needs a value, not an empty string" in capsys.readouterr().err
+    assert f"argument {args[1]}: {message}" in capsys.readouterr().err
 
 
 def test_a_target_checked_twice_is_refused(capsys: Any) -> None:
@@ -66,3 +67,21 @@ def test_a_target_checked_twice_is_refused(capsys: Any) -> None:
     ]
     assert main([*args, "--no-progress"]) == 2
     assert "--targets names 100 twice" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "target",
+    ["127.0.0.1:50051", "[::1]:1", "localhost:65535", "heka.example:443", "dns:///heka:50051", "unix:/tmp/s"],
+)
+def test_a_server_address_is_host_and_port_or_a_grpc_target(target: str) -> None:
+    assert server_address(target) == target
+
+
+@pytest.mark.parametrize(
+    "target",
+    ["", "  ", "127.0.0.1", "127.0.0.1:0", "127.0.0.1:65536", "127.0.0.1:-1", "::1:50051", "[::1]", ":50051",
+     "heka:abc", "heka:５０"],
+)  # fmt: skip
+def test_a_server_address_without_a_port_1_to_65535_is_refused(target: str) -> None:
+    with pytest.raises(argparse.ArgumentTypeError, match=r"expected HOST:PORT with a port 1\.\.65535"):
+        server_address(target)

@@ -421,6 +421,15 @@ def test_an_open_loop_run_abandons_the_tasks_still_backing_off_at_its_end():
         (["--players", str(10**30)], f"--players {10**30}: aton is played by 2 players, not {10**30}"),
         (["--game", "nosuch"], "unknown game 'nosuch'"),
         (["--end-grace", "1s"], "--end-grace goes with --rate"),
+        (["--max-in-flight", "5"], "--max-in-flight goes with --rate (an open loop)"),
+        (["--max-in-flight", "5", "--concurrency", "1"], "--max-in-flight goes with --rate"),
+        (["--bot-rpc", "BotMove"], "--bot-rpc chooses how the play scenario moves its bots, not cheap's"),
+        (["--scenario", "play", "--pool", "5"], "--pool sizes the bot and cheap scenarios' prepared states"),
+        (["--max-retries", "3", "--no-retry"], "--max-retries and --no-retry disagree"),
+        (
+            ["--scenario", "bot", "--bot", "random", "--difficulty", "hard"],
+            "--difficulty is a preset of --bot mcts, not of --bot random",
+        ),
         (["--players", "9"], "--players 9: aton is played by 2 players, not 9"),
         (["--game", "osirium", "--players", "5"], "--players 5: osirium is played by 2 to 4 players, not 5"),
     ],
@@ -432,6 +441,15 @@ def test_a_bad_flag_is_named_before_any_connection(args, message, capsys):
     assert cli.main(["loadtest", "--target", "127.0.0.1:9", "--duration", "1s", "--no-progress", *args]) == 2
     err = capsys.readouterr().err
     assert err.startswith("heka loadtest: ") and message in err and "could not connect" not in err
+
+
+@pytest.mark.parametrize("target", ["127.0.0.1:99999", "127.0.0.1:0", "127.0.0.1", "", "::1:50051"])
+def test_a_target_without_a_valid_port_is_refused_as_it_is_parsed(target, capsys):
+    """gRPC wraps a port past 65535 around and gives a port-less target 443: refused first."""
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["loadtest", "--target", target, "--duration", "1s", "--no-progress"])
+    assert exit_info.value.code == 2
+    assert "argument --target: expected HOST:PORT with a port 1..65535" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("flag", ["--duration", "--warmup", "--timeout", "--end-grace"])

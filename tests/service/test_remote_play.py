@@ -222,4 +222,4 @@ def test_play_refuses_an_empty_server_instead_of_playing_locally(
         main(["play", "--server", "", "--bots", "random"])
     assert info.value.code == 2
     captured = capsys.readouterr()
-    assert "argument --server: needs a value" in captured.err and "===" not in captured.out
+    assert "argument --server: expected HOST:PORT" in captured.err and "===" not in captured.out

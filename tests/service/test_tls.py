@@ -362,7 +362,12 @@ def test_heka_health_over_plaintext_tls_and_mutual_tls(start_server: Any, tmp_pa
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("--timeout", "0"), "--timeout must be positive"),
+        (("--timeout", "0"), "argument --timeout: seconds above 0 and at most 3,600, got 0"),
+        (("--timeout", "inf"), "argument --timeout: seconds above 0 and at most 3,600, got inf"),
+        (("--timeout", "nan"), "argument --timeout: seconds above 0 and at most 3,600, got nan"),
+        (("--target", "127.0.0.1:99999"), "argument --target: expected HOST:PORT with a port 1..65535"),
+        (("--target", ""), "argument --target: expected HOST:PORT"),
+        (("--target", "127.0.0.1"), "argument --target: expected HOST:PORT"),
         (("--tls-cert", "c.pem", "--tls-ca", "ca.pem"), "give both --tls-cert and --tls-key"),
         (("--tls-server-name", "x"), "need --tls-ca"),
         (("--tls-ca", "/no/such/ca.pem"), "--tls-ca /no/such/ca.pem: cannot read it"),
@@ -372,6 +377,43 @@ def test_heka_health_names_a_bad_argument(args: tuple[str, ...], message: str) -
     answer = _health(*args)
     assert answer.returncode == 2
     assert message in answer.stderr
+
+
+def test_heka_health_names_a_tls_file_that_holds_no_certificate_or_key(tmp_path: Path, ca: Ca) -> None:
+    """A client's CA, certificate or key file that holds none is named before any call (gRPC
+    would only fail the handshake)."""
+    junk = tmp_path / "junk.pem"
+    junk.write_text("not a certificate\n")
+    ca_file = tmp_path / "ca.pem"
+    ca_file.write_bytes(pem(ca.cert))
+    for args, message in [
+        (("--tls-ca", str(junk)), f"--tls-ca {junk}: holds no PEM certificate"),
+        (
+            ("--tls-ca", str(ca_file), "--tls-cert", str(junk), "--tls-key", str(junk)),
+            f"--tls-cert {junk}: holds no",
+        ),
+        (
+            ("--tls-ca", str(ca_file), "--tls-cert", str(ca_file), "--tls-key", str(junk)),
+            f"--tls-key {junk}: holds no PEM private key",
+        ),
+    ]:
+        answer = _health("--target", "127.0.0.1:9", *args)
+        assert answer.returncode == 2, answer.stderr
+        assert message in answer.stderr, answer.stderr
+
+
+def test_heka_health_names_a_bad_heka_port() -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HEKA_")}
+    answer = subprocess.run(
+        [sys.executable, "-m", "service.cli", "health"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**env, "HEKA_PORT": "99999"},
+        check=False,
+    )
+    assert answer.returncode == 2
+    assert "heka health: HEKA_PORT='99999': expected a port 1..65535 (or --target)" in answer.stderr
 
 
 def _loadtest(*args: str) -> subprocess.CompletedProcess[str]:
