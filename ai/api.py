@@ -50,13 +50,19 @@ def split_bot_specs(text: str) -> list[str]:
     """Split a comma-separated list of bot specs where a spec's own parameters also use
     commas: ``"mcts:medium,ms=none,greedy,random"`` -> ``["mcts:medium,ms=none", "greedy",
     "random"]``. A ``key=value`` item (no ``:`` before its ``=``) continues the previous
-    spec; any other item starts a new one. ``;`` always separates specs."""
+    spec; any other item starts a new one. ``;`` always separates specs. An empty item (two
+    separators in a row, one at an end) or a kind with nothing after its ``:`` is a
+    :class:`BotSpecError`: a list that lost a spec is not played as a shorter one."""
     out: list[str] = []
     for group in text.split(";"):
         current: list[str] = []
         for item in (t.strip() for t in group.split(",")):
             if not item:
-                continue
+                raise BotSpecError(
+                    f"an empty bot spec in {text!r} (two separators in a row, or one at an end)"
+                )
+            if item.endswith(":"):
+                raise BotSpecError(f"bot spec {item!r} has nothing after its ':' (write {item[:-1]!r})")
             if not current or "=" not in item or ":" in item.partition("=")[0]:
                 if current:
                     out.append(",".join(current))

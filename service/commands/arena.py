@@ -19,7 +19,7 @@ import time
 from typing import Any, TextIO
 
 from service.commands.files import FileArgError, check_writable, nonempty, read_json
-from service.commands.options import seconds_up_to, workers_count
+from service.commands.options import seconds_up_to, seed_value, workers_count
 from service.ray_runner import MAX_CONNECT_SECONDS
 
 
@@ -89,7 +89,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--check-scale",
         choices=("anchors", "random"),
-        default="anchors",
+        default=None,
         help="with --check: how the check places its bots: 'anchors' holds every anchor at "
         "TABLE's rating of it (the default: the check measures where each bot stands among the "
         "bots the table was measured against), 'random' pins only random at 0 (and so "
@@ -113,7 +113,7 @@ def register(sub: Any) -> None:
         "the table's highest)",
     )
     p.add_argument(
-        "--seed", type=int, default=1, help="arena seed; game i is seeded from it and i (default: 1)"
+        "--seed", type=seed_value, default=1, help="arena seed; game i is seeded from it and i (default: 1)"
     )
     p.add_argument("--players", type=int, default=None, help="players per game (default: the game's minimum)")
     p.add_argument("--teams", action="store_true", help="team variant (Osirium, 4 players: seats 0+2 vs 1+3)")
@@ -240,7 +240,7 @@ def dump_json(data: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ai.api import BotSpecError, make_bot, split_bot_specs
+    from ai.api import BotSpecError, make_bot
     from ai.arena import (
         MAX_GAMES,
         ArenaConfig,
@@ -271,7 +271,11 @@ def run(args: argparse.Namespace) -> int:
     if args.games is None:
         args.games = 100
         if args.ladder:  # 200 games per candidate: LEVEL_GAMES over the anchors
-            pool = split_bot_specs(args.anchors) if args.anchors else DEFAULT_ANCHORS
+            try:
+                pool = _specs("--anchors", args.anchors) if args.anchors else DEFAULT_ANCHORS
+            except BotSpecError as exc:
+                print(f"heka arena: {exc}", file=sys.stderr)
+                return 2
             args.games = -(-LEVEL_GAMES // max(len(set(pool)), 1))
     checked: dict[int, Level] = {}
     held: dict[str, float] | None = None
@@ -284,6 +288,9 @@ def run(args: argparse.Namespace) -> int:
             raise ArenaError("--check and --targets go with --ladder")
         if args.targets and not args.check:
             raise ArenaError("--targets goes with --check TABLE")
+        if args.check_scale is not None and not args.check:
+            raise ArenaError("--check-scale goes with --check TABLE")
+        args.check_scale = args.check_scale or "anchors"
         if args.ray_timeout is not None and not args.ray:
             raise ArenaError("--ray-timeout goes with --ray ADDRESS")
         if args.games < 1:
@@ -302,8 +309,11 @@ def run(args: argparse.Namespace) -> int:
         if args.ladder:
             if args.lineup != "round-robin":
                 raise ArenaError("--ladder has its own lineup (no --lineup)")
-            anchors = tuple(split_bot_specs(args.anchors)) if args.anchors else DEFAULT_ANCHORS
-            candidates = split_bot_specs(args.bots) if args.bots else None
+            anchors = tuple(_specs("--anchors", args.anchors)) if args.anchors else DEFAULT_ANCHORS
+            twice = sorted({a for a in anchors if anchors.count(a) > 1})
+            if twice:
+                raise ArenaError(f"--anchors names {', '.join(twice)} twice")
+            candidates = _specs("--bots", args.bots) if args.bots else None
             if args.check:
                 if args.bots:
                     raise ArenaError("--check picks the candidates itself: no --bots")
@@ -370,7 +380,7 @@ def run(args: argparse.Namespace) -> int:
                 raise ArenaError("--bots is required (except with --ladder)")
             config = ArenaConfig(
                 game=args.game,
-                bots=tuple(split_bot_specs(args.bots)),
+                bots=tuple(_specs("--bots", args.bots)),
                 games=args.games,
                 seed=args.seed,
                 players=args.players,
@@ -552,11 +562,22 @@ def run(args: argparse.Namespace) -> int:
     return 130 if result.interrupted else 0
 
 
+def _specs(flag: str, text: str) -> list[str]:
+    """The bot specs of ``flag``'s list (:func:`ai.api.split_bot_specs`); a BotSpecError names
+    the flag."""
+    from ai.api import BotSpecError, split_bot_specs
+
+    try:
+        return split_bot_specs(text)
+    except BotSpecError as exc:
+        raise BotSpecError(f"{flag}: {exc}") from None
+
+
 def _targets(text: str) -> list[int]:
     try:
-        targets = [int(t) for t in text.replace(";", ",").split(",") if t.strip()]
+        targets = [int(t) for t in text.replace(";", ",").split(",")]
     except ValueError:
-        raise ValueError(f"--targets needs comma-separated integers, got {text!r}") from None
+        raise ValueError(f"--targets needs comma-separated integers (no empty item), got {text!r}") from None
     if not targets:
         raise ValueError("--targets needs at least one rating")
     twice = sorted({t for t in targets if targets.count(t) > 1})

@@ -69,6 +69,31 @@ def workers_count(text: str) -> int:
     return value
 
 
+def games_count(text: str) -> int:
+    """An argparse type: a number of games for a run, 1..:data:`ai.arena.MAX_GAMES` (a larger
+    run is no run this machine finishes; it would only hang)."""
+    from ai.arena import MAX_GAMES
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a number of games, got {text!r}") from None
+    if not 1 <= value <= MAX_GAMES:
+        raise argparse.ArgumentTypeError(f"must be 1..{MAX_GAMES:,}, got {value}")
+    return value
+
+
+def seed_value(text: str) -> int:
+    """An argparse type: a run's seed, 0..2^64 - 1 (a game's seed is never negative)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a seed is an integer, got {text!r}") from None
+    if not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"a seed is 0..2^64-1, got {value}")
+    return value
+
+
 def uint64_seed(text: str) -> int:
     """An argparse type: a seed as ``CreateGame`` returns it, 0..2^64 - 1."""
     try:

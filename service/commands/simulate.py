@@ -9,6 +9,8 @@ import time
 from collections import Counter
 from typing import Any, TextIO
 
+from service.commands.options import games_count, seed_value
+
 
 def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
@@ -18,8 +20,8 @@ def register(sub: Any) -> None:
         "(wins per seat, draws, rounds and actions, how games ended).",
     )
     p.add_argument("--game", default="aton", help="game name (default: aton)")
-    p.add_argument("--games", type=int, default=100, help="number of games (default: 100)")
-    p.add_argument("--seed", type=int, default=1, help="first seed; game i uses seed+i (default: 1)")
+    p.add_argument("--games", type=games_count, default=100, help="number of games (default: 100)")
+    p.add_argument("--seed", type=seed_value, default=1, help="first seed; game i uses seed+i (default: 1)")
     p.add_argument("--players", type=int, default=None, help="player count (default: the game's minimum)")
     p.add_argument("--teams", action="store_true", help="team variant (Osirium, 4 players)")
     p.add_argument(

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from service.commands.files import nonempty
-from service.commands.options import seconds_up_to
+from service.commands.options import games_count, seconds_up_to, seed_value
 from service.ray_runner import MAX_CONNECT_SECONDS
 
 
@@ -26,8 +26,8 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--game", default="aton", help="game name (default: aton)")
     p.add_argument("--players", type=int, default=2, help="player count (default: 2)")
-    p.add_argument("--games", type=int, default=200, help="self-play games (default: 200)")
-    p.add_argument("--seed", type=int, default=1, help="seed of the deals and the bots (default: 1)")
+    p.add_argument("--games", type=games_count, default=200, help="self-play games (default: 200)")
+    p.add_argument("--seed", type=seed_value, default=1, help="seed of the deals and the bots (default: 1)")
     p.add_argument(
         "--bot",
         default=None,

@@ -11,7 +11,7 @@ from typing import Any, Self
 
 import pytest
 
-from ai.api import Decision, Diagnostics, make_bot, split_bot_specs
+from ai.api import BotSpecError, Decision, Diagnostics, make_bot, split_bot_specs
 from ai.arena import (
     ArenaConfig,
     ArenaError,
@@ -224,6 +224,15 @@ def test_bot_spec_lists_keep_each_specs_parameters(text: str, specs: list[str]) 
     assert split_bot_specs(text) == specs
     for spec in specs:
         make_bot(spec)  # each piece is a valid spec
+
+
+@pytest.mark.parametrize(
+    "text", ["random,,greedy", "random,", ",random", "random;;greedy", "random;", "mcts:"]
+)
+def test_a_bot_spec_list_with_an_empty_item_is_refused(text: str) -> None:
+    """A list that lost a spec (a stray separator) is refused, not played as a shorter list."""
+    with pytest.raises(BotSpecError, match=r"an empty bot spec|has nothing after its ':'"):
+        split_bot_specs(text)
 
 
 def test_two_player_pairings_swap_seats() -> None:

@@ -252,6 +252,9 @@ def test_inputs_and_outputs_are_checked_before_any_game(
         (["--ratings", "r.json"], "--ratings goes with --ladder"),
         (["--anchors", "random;greedy"], "--anchors goes with --ladder"),
         (["--games", "1000000000000"], "a run plays at most 1,000,000"),
+        (["--check-scale", "random"], "--check-scale goes with --check TABLE"),
+        ([*LADDER_TINY, "--anchors", "random;greedy;random"], "--anchors names random twice"),
+        ([*LADDER_TINY, "--anchors", "random;;greedy"], "--anchors: an empty bot spec in 'random;;greedy'"),
     ]  # fmt: skip
     for extra, message in cases:
         assert main([*base, *extra]) == 2, extra
@@ -259,6 +262,47 @@ def test_inputs_and_outputs_are_checked_before_any_game(
         assert message in err and "Traceback" not in err, (extra, err)
         assert "pairing(s)" not in err, extra  # nothing started
     assert not list(tmp_path.glob("**/*.tmp"))
+
+
+@pytest.mark.parametrize(
+    ("bots", "message"),
+    [
+        ("random,,greedy", "--bots: an empty bot spec in 'random,,greedy'"),
+        ("random,greedy,", "--bots: an empty bot spec in 'random,greedy,'"),
+        (";random;greedy", "--bots: an empty bot spec"),
+        ("mcts:,random", "--bots: bot spec 'mcts:' has nothing after its ':' (write 'mcts')"),
+    ],
+)
+def test_a_bot_list_that_lost_a_spec_is_refused_not_shortened(
+    bots: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["arena", "--bots", bots, "--games", "1", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "pairing(s)" not in err, err
+
+
+@pytest.mark.parametrize("seed", ["-1", str(2**64)])
+@pytest.mark.parametrize("command", ["arena", "simulate", "train"])
+def test_a_seed_outside_0_to_2_64_is_refused(
+    command: str, seed: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every command takes the same seeds as a game: 0..2^64-1 (arena and train took -1)."""
+    with pytest.raises(SystemExit) as exc:
+        main([command, "--seed", seed])
+    assert exc.value.code == 2
+    assert f"argument --seed: a seed is 0..2^64-1, got {seed}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["simulate", "train"])
+@pytest.mark.parametrize("games", ["0", "1000001", "100000000000000000000"])
+def test_games_outside_1_to_a_million_are_refused(
+    command: str, games: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """10^20 games was accepted and ran until killed."""
+    with pytest.raises(SystemExit) as exc:
+        main([command, "--games", games])
+    assert exc.value.code == 2
+    assert f"argument --games: must be 1..1,000,000, got {games}" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("command", ["arena", "review"])
@@ -578,7 +622,6 @@ def test_team_games_are_asked_for_with_teams_only(capsys: pytest.CaptureFixture[
 @pytest.mark.parametrize(
     "bots",
     [
-        "random;random:",
         "mcts:iterations=5,ms=none;mcts:ms=none,it=5",
         "mcts:medium;mcts:iterations=1000,ms=2000",
     ],
