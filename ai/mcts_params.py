@@ -142,10 +142,14 @@ def _boolean(text: str) -> bool:
     return _BOOLS[text]
 
 
-def _spec(parse: Callable[[str], object], *aliases: str) -> dict[str, object]:
+def _spec(parse: Callable[[str], object], *aliases: str, accepts: str) -> dict[str, object]:
     """A field's spec-string reading (``mcts:key=value``): its parser (``ValueError`` for a
-    bad value) and the other keys it answers to."""
-    return {"parse": parse, "aliases": aliases}
+    bad value), the other keys it answers to, and the values it accepts (for messages)."""
+    return {"parse": parse, "aliases": aliases, "accepts": accepts}
+
+
+_FINITE: Final = "a finite number, at least 0"
+_FINITE_OR_OFF: Final = "a finite number, at least 0, or off"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -155,51 +159,69 @@ class MctsParams:
     knowledge (:class:`ai.knowledge.GameKnowledge`)."""
 
     #: Iteration budget (spec ``iterations``, ``it``, ``n``; ``none``: time only).
-    iterations: int | None = dataclasses.field(default=1000, metadata=_spec(_iterations, "it", "n"))
+    iterations: int | None = dataclasses.field(
+        default=1000,
+        metadata=_spec(_iterations, "it", "n", accepts=f"a whole number 1..{MAX_ITERATIONS:,}, or none"),
+    )
     #: Millisecond budget (spec ``ms``; ``none``: iterations only).
-    milliseconds: float | None = dataclasses.field(default=None, metadata=_spec(_milliseconds, "ms"))
+    milliseconds: float | None = dataclasses.field(
+        default=None,
+        metadata=_spec(
+            _milliseconds, "ms", accepts=f"a number above 0, at most {MAX_MILLISECONDS:,.0f}, or none"
+        ),
+    )
     #: UCB1 exploration constant.
-    c: float = dataclasses.field(default=0.7, metadata=_spec(_non_negative))
+    c: float = dataclasses.field(default=0.7, metadata=_spec(_non_negative, accepts=_FINITE))
     #: Rollout policy (:data:`ai.knowledge.ROLLOUTS`); ``None``: the game's default.
-    rollout: str | None = dataclasses.field(default=None, metadata=_spec(_rollout))
+    rollout: str | None = dataclasses.field(
+        default=None, metadata=_spec(_rollout, accepts=", ".join(ROLLOUTS))
+    )
     #: Actions after the leaf before the evaluator: ``None`` the game's default,
     #: ``FULL_ROLLOUT`` (-1; spec ``end``) to the end, ``k >= 0`` the heuristic after k.
-    cutoff: int | None = dataclasses.field(default=None, metadata=_spec(_cutoff))
+    cutoff: int | None = dataclasses.field(
+        default=None, metadata=_spec(_cutoff, accepts="end, or a whole number, at least 0")
+    )
     #: Independent searches whose root statistics are summed (root parallelism).
-    workers: int = dataclasses.field(default=1, metadata=_spec(_workers))
+    workers: int = dataclasses.field(default=1, metadata=_spec(_workers, accepts="a whole number 1..64"))
     #: Per-ply discount of returns (plies from the root to the end of the rollout): among
     #: equally won lines the search prefers the shorter, among lost ones the longer.
-    discount: float = dataclasses.field(default=0.995, metadata=_spec(_discount))
+    discount: float = dataclasses.field(
+        default=0.995, metadata=_spec(_discount, accepts="a number above 0, at most 1")
+    )
     #: Stop an iteration-budgeted search (one worker) as soon as the most-visited root
     #: action can no longer be overtaken: its lead in visits exceeds the iterations left.
     #: The chosen action is then exactly the one the full budget would choose.
-    early_stop: bool = dataclasses.field(default=True, metadata=_spec(_boolean))
+    early_stop: bool = dataclasses.field(default=True, metadata=_spec(_boolean, accepts="on or off"))
     #: Progressive widening at the root: the search considers only the first
     #: ``WIDEN_BASE + widen * sqrt(iterations so far)`` root actions of the game's root
     #: ordering (:meth:`ai.knowledge.GameKnowledge.root_order`: most promising first, from
     #: the player's view). ``0`` (spec ``off``) = every legal action from the start.
-    widen: float | None = dataclasses.field(default=None, metadata=_spec(_weight))
+    widen: float | None = dataclasses.field(default=None, metadata=_spec(_weight, accepts=_FINITE_OR_OFF))
     #: Root prior (PUCT, root only): with ``prior = w > 0`` a root action's selection value
     #: is ``mean + w * P(a) * sqrt(N) / (1 + visits)`` instead of UCB1, where ``P`` gives the
     #: action of rank ``r`` in the game's root ordering a weight ``1 / (r + 1)`` (normalised)
     #: and ``N`` counts the root's iterations: the search follows the ordering's favourites
     #: unless their values say otherwise. ``0`` (spec ``off``) = UCB1 everywhere.
-    prior: float | None = dataclasses.field(default=None, metadata=_spec(_weight))
+    prior: float | None = dataclasses.field(default=None, metadata=_spec(_weight, accepts=_FINITE_OR_OFF))
     #: The root ordering that ``widen`` and ``prior`` follow: ``game`` (``None``; the game's
     #: knowledge, :meth:`ai.knowledge.GameKnowledge.root_order`) or ``learned``: the root
     #: player's modelled chance to win (:mod:`ai.learned`, its own view's features) after
     #: each action, in one determinisation of its view drawn from the seed, highest first.
-    order: str | None = dataclasses.field(default=None, metadata=_spec(_order))
+    order: str | None = dataclasses.field(default=None, metadata=_spec(_order, accepts=f"game or {LEARNED}"))
     #: Evaluation at the rollout cut-off: ``heuristic`` (the game's knowledge) or ``learned``
     #: (the model of :mod:`ai.learned` for the game and player count; the ``expert`` preset).
     #: ``None``: the heuristic.
-    evaluation: str | None = dataclasses.field(default=None, metadata=_spec(_evaluation, "eval"))
+    evaluation: str | None = dataclasses.field(
+        default=None, metadata=_spec(_evaluation, "eval", accepts=", ".join(EVALUATIONS))
+    )
     #: Temperature of the final choice: ``0`` plays the most-visited root action; ``t > 0``
     #: samples a root action with probability proportional to ``visits ** (1 / t)`` with the
     #: seeded RNG (:func:`choose_final`), so a weaker level makes the mistakes its search
     #: nearly preferred rather than random ones. ``t > 0`` also turns ``early_stop`` off
     #: (the visit counts, not only the leader, decide).
-    temp: float = dataclasses.field(default=0.0, metadata=_spec(_non_negative, "temperature"))
+    temp: float = dataclasses.field(
+        default=0.0, metadata=_spec(_non_negative, "temperature", accepts=_FINITE)
+    )
     #: RAVE (rapid action value estimation, Gelly & Silver 2007), with ``rave = k > 0``: each
     #: decision also keeps, per action, the mean return of the iterations in which its seat
     #: played that action *anywhere later* in the iteration (in the tree or the rollout; the
@@ -209,13 +231,15 @@ class MctsParams:
     #: takes over as visits grow (``k`` visits: b = 1/2). An action never played but with an
     #: AMAF value competes on that value; actions with neither are tried first. ``0`` (spec
     #: ``off``) = plain UCB1. Not with ``prior`` (two root selection rules).
-    rave: float = dataclasses.field(default=0.0, metadata=_spec(_weight))
+    rave: float = dataclasses.field(default=0.0, metadata=_spec(_weight, accepts=_FINITE_OR_OFF))
     #: Belief-weighted determinisation, with ``belief = b > 0`` (at most :data:`MAX_BELIEF`):
     #: each sampled world's hidden parts that the game's knowledge models
     #: (:meth:`ai.knowledge.GameKnowledge.belief`) are drawn by how well they explain what
     #: the other seats showed, the more so the larger ``b``; ``0`` (spec ``off``) = uniformly
     #: among the worlds consistent with the view, as the engine samples them.
-    belief: float = dataclasses.field(default=0.0, metadata=_spec(_belief))
+    belief: float = dataclasses.field(
+        default=0.0, metadata=_spec(_belief, accepts=f"a number 0..{MAX_BELIEF:g}, or off")
+    )
 
     @property
     def budget(self) -> Budget:
@@ -264,12 +288,17 @@ def parse_params(params: str) -> tuple[str, MctsParams]:
         if f.name in values:
             raise BotSpecError(f"mcts parameter {f.name} given twice")
         parse = f.metadata["parse"]
+        accepts = f.metadata["accepts"]
+        if not value:
+            raise BotSpecError(f"mcts parameter {key} has no value (expected {accepts})")
         try:
             values[f.name] = parse(value)
         except BotSpecError:
             raise
         except ValueError:
-            raise BotSpecError(f"bad value for mcts parameter {key}: {value!r}") from None
+            raise BotSpecError(
+                f"bad value for mcts parameter {key}: {value!r} (expected {accepts})"
+            ) from None
     if preset_name is None and "iterations" not in values and "milliseconds" not in values:
         preset_name = presets.DEFAULT
     base = MctsParams()

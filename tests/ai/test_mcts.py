@@ -3,6 +3,7 @@ no peeking, secret simultaneous moves, root parallelism, spec parsing."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import random
 import re
@@ -446,6 +447,22 @@ def test_spec_presets_and_parameters() -> None:
 def test_bad_specs_are_refused(spec: str) -> None:
     with pytest.raises(BotSpecError):
         make_mcts(spec)
+
+
+@pytest.mark.parametrize("field", dataclasses.fields(MctsParams), ids=lambda f: f.name)
+def test_a_bad_or_empty_value_names_the_parameter_and_what_it_accepts(
+    field: dataclasses.Field[object],
+) -> None:
+    """Every parameter's refusal says what it takes (``iterations=-1`` named no range)."""
+    accepts = field.metadata["accepts"]
+    assert accepts
+    with pytest.raises(BotSpecError) as bad:
+        parse_params(f"{field.name}=-1e400x")
+    assert field.name in str(bad.value) and (accepts in str(bad.value) or "known:" in str(bad.value))
+    with pytest.raises(
+        BotSpecError, match=re.escape(f"mcts parameter {field.name} has no value (expected {accepts})")
+    ):
+        parse_params(f"{field.name}=")
 
 
 @pytest.mark.parametrize(
