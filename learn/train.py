@@ -517,7 +517,7 @@ def fit(config: TrainConfig, data: Dataset) -> TrainResult:
     test_games = set(
         random.Random(config.seed).sample(range(config.games), round(config.games * config.holdout))
     )
-    if config.games >= 2 and not test_games:
+    if config.holdout > 0 and config.games >= 2 and not test_games:  # a fraction too small for one game
         test_games = {config.games - 1}
     test = np.isin(g, sorted(test_games))
     train = ~test

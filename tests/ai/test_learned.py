@@ -273,6 +273,20 @@ def test_training_is_reproducible_from_its_seed(game: str, players: int) -> None
     assert other != text
 
 
+@pytest.mark.parametrize(("holdout", "held_out"), [(0.0, 0), (0.1, 1), (0.5, 2)])
+def test_holdout_holds_out_that_share_of_the_games_and_none_at_0(holdout: float, held_out: int) -> None:
+    """A fraction too small for one game of a few still holds one out; 0 holds none out, and
+    the model then reports training metrics only."""
+    pytest.importorskip("numpy")
+    from learn.train import TrainConfig, train
+
+    config = TrainConfig("aton", 2, games=4, seed=5, bot="random", every=6, holdout=holdout)
+    text, _ = train(config)
+    model = learned.parse_model(json.loads(text), "tiny", "aton", 2)
+    assert model.training["held_out_games"] == held_out
+    assert ("test" in model.training["metrics"]) == (held_out > 0)
+
+
 # ---------------------------------------------------------------------------------------
 # Every seat's public situation, networks, searched labels
 # ---------------------------------------------------------------------------------------
