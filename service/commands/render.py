@@ -136,6 +136,8 @@ def run(args: argparse.Namespace) -> int:
             check_writable(args.out, "--out")  # a FileArgError naming what is in the way
         if args.state and args.game:
             raise RenderError("give either --game or --state, not both")
+        if args.state_keys_file and not args.state:
+            raise RenderError("--state-keys-file opens a token: it goes with --state")
         state, how = _read_state(args.state, args.state_keys_file) if args.state else _new_state(args)
         n = state.num_players
         seat = 0 if args.seat is None else args.seat

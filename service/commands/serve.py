@@ -32,7 +32,13 @@ def run(args: argparse.Namespace) -> int:
     from service.config import ConfigError, load
 
     if getattr(args, "new_key", False):
+        from service.config import SETTINGS
         from service.envelope import new_secret_spec
+
+        given = [s.flag for s in SETTINGS if getattr(args, s.name, None) is not None]
+        if given:
+            print(f"heka serve: --new-key prints a key and exits: no {', '.join(given)}", file=sys.stderr)
+            return 2
 
         print(new_secret_spec())
         return 0

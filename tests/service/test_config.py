@@ -135,6 +135,16 @@ def test_serve_help_lists_every_flag(capsys: Any) -> None:
         assert s.flag in out and s.env in out
 
 
+def test_new_key_takes_no_setting(capsys: Any) -> None:
+    """--new-key prints a key and exits; a setting beside it would be ignored, so it is refused."""
+    from service.cli import main
+
+    assert main(["serve", "--new-key", "--port", "-5", "--no-access-log"]) == 2
+    assert "heka serve: --new-key prints a key and exits: no --port, --access-log" in capsys.readouterr().err
+    assert main(["serve", "--new-key"]) == 0
+    assert re.fullmatch(r"k1:[A-Za-z0-9_-]{43}\n", capsys.readouterr().out)
+
+
 def test_bad_config_exits_2() -> None:
     from service.cli import main
 

@@ -268,6 +268,10 @@ def test_render_reads_a_state_text_and_a_sealed_token(tmp_path: Path, monkeypatc
         (["--state", "aton:2:nonsense"], "aton state"),
         (["--state", "not-a-token"], "no key opens a token"),
         (["--game", "aton", "--public", "--seat", "1"], "either --seat (a seat's view) or --public"),
+        (
+            ["--game", "aton", "--state-keys-file", "keys"],
+            "--state-keys-file opens a token: it goes with --state",
+        ),
     ],
 )
 def test_render_refuses_bad_input_with_status_2(
