@@ -47,6 +47,8 @@ from typing import Any, Final
 from ai.arena import ArenaConfig, ArenaResult
 from ai.learned import LEARNED
 from ai.mcts_params import MctsParams, parse_params
+from engine.core import EngineError
+from engine.registry import get_game
 
 #: The anchor pool: every candidate plays each of these (and they play each other).
 DEFAULT_ANCHORS: Final = ("random", "greedy", "mcts:easy,ms=none", "mcts:medium,ms=none")
@@ -611,7 +613,11 @@ def parse_table(data: object, where: str) -> RatingTable:
             raise LadderError(f"{at} must be an object")
         spec = _field(b, "spec", str, at)
         # An unknown parameter or bad value names the level; other kinds are no level.
-        if _params(spec) is None and spec not in (ZERO, "greedy"):
+        try:
+            params = _params(spec)
+        except LadderError as exc:
+            raise LadderError(f"{at}: {exc}") from None
+        if params is None and spec not in (ZERO, "greedy"):
             raise LadderError(f"{at}: 'spec' {spec!r} is not random, greedy or an mcts level")
         bots.append(
             RatedBot(
@@ -640,6 +646,10 @@ def parse_table(data: object, where: str) -> RatingTable:
     )
     if table.players < 1 or table.games_per_pair < 1:
         raise LadderError(f"{where}: 'players' and 'games_per_pair' must be at least 1")
+    try:  # the game, its player count and the team variant, as a game of the table is set up
+        get_game(table.game).new_initial_state(table.players, 0, {"teams": True} if table.teams else {})
+    except EngineError as exc:
+        raise LadderError(f"{where}: {exc}") from None
     zero = [b for b in table.bots if b.spec == ZERO]
     if not zero or zero[0].rating != 0.0:
         raise LadderError(f"{where}: {ZERO!r} must be rated, at exactly 0")
@@ -702,7 +712,9 @@ def read_table(path: Path | str) -> RatingTable:
         raise LadderError(f"{path}: not a rating table (not a text, UTF-8, file)") from None
     except RecursionError:
         raise LadderError(f"{path}: cannot read the rating table (JSON nested too deeply)") from None
-    except (OSError, ValueError) as exc:  # a JSONDecodeError, or a number too long to read
+    except OSError as exc:
+        raise LadderError(f"{path}: cannot read the rating table: {exc.strerror or exc}") from None
+    except ValueError as exc:  # a JSONDecodeError, or a number too long to read
         if isinstance(exc, LadderError):
             raise
         why = "a number too long to read" if "integer string conversion" in str(exc) else str(exc)

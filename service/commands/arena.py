@@ -317,7 +317,10 @@ def run(args: argparse.Namespace) -> int:
             if args.check:
                 if args.bots:
                     raise ArenaError("--check picks the candidates itself: no --bots")
-                table = read_table(args.check)
+                try:
+                    table = read_table(args.check)
+                except LadderError as exc:
+                    raise ArenaError(f"--check {exc}") from None
                 if table.game != args.game or (args.players is not None and args.players != table.players):
                     raise ArenaError(
                         f"--check {args.check} rates {table.game} with {table.players} players, "

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -245,6 +246,10 @@ def test_malformed_tables_are_refused(tmp_path: Path) -> None:
         {**good, "bots": [{**b, "spec": 5} for b in good["bots"]]},
         {**good, "bots": [*good["bots"], good["bots"][0]]},
         {**good, "bots": [*good["bots"], {**good["bots"][0], "spec": "zzz"}]},
+        {**good, "bots": [*good["bots"], {**good["bots"][0], "spec": "mcts:iterations=-1"}]},
+        {**good, "players": 5},  # the game is played by 2
+        {**good, "teams": True},  # Aton has no team variant
+        {**good, "game": "chess"},
     ):
         path = tmp_path / "t.json"
         path.write_text(json.dumps(bad))
@@ -253,6 +258,8 @@ def test_malformed_tables_are_refused(tmp_path: Path) -> None:
     path.write_bytes(b"\xff\xfe")
     with pytest.raises(LadderError, match=r"t\.json: not a rating table \(not a text"):
         read_table(path)
+    with pytest.raises(LadderError, match=r"gone\.json: cannot read the rating table: No such file"):
+        read_table(tmp_path / "gone.json")
 
 
 SHIPPED = sorted(TABLE_DIR.glob("*.json"))
@@ -265,9 +272,11 @@ def test_tables_are_shipped_for_each_game_and_player_count() -> None:
 
 @pytest.mark.parametrize("path", SHIPPED, ids=[p.stem for p in SHIPPED])
 def test_shipped_tables_parse_and_rate_the_presets(path: Path) -> None:
-    game, _, players = path.stem.rpartition("-")
-    t = load_table(game, int(players[:-1]))
-    assert t is not None and (t.game, f"{t.players}p") == (game, players)
+    name = re.fullmatch(r"(?P<game>[a-z]+)-(?P<players>\d+)p(?P<teams>-teams)?", path.stem)
+    assert name is not None, path.name
+    game, players, teams = name["game"], int(name["players"]), bool(name["teams"])
+    t = load_table(game, players, teams=teams)
+    assert t is not None and (t.game, t.players, t.teams) == (game, players, teams)
     assert t.command.startswith("heka arena --ladder")
     names = {b.name for b in t.bots}
     assert {"random", "greedy", "mcts:easy", "mcts:medium"} <= names
