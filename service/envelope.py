@@ -156,8 +156,11 @@ def _b64decode(text: str) -> bytes:
     return base64.b64decode(text + "=" * (-len(text) % 4), validate=True)
 
 
-def parse_keys(spec: str) -> list[StateKey]:
-    """Parse ``id:secret[,id:secret...]`` (secrets in base64, standard or url-safe)."""
+def parse_keys(spec: str, source: str = "") -> list[StateKey]:
+    """Parse ``id:secret[,id:secret...]`` (secrets in base64, standard or url-safe); a
+    :class:`KeyConfigError` names ``source``, where the keys came from (a variable, a flag
+    and its file)."""
+    where = f"{source}: " if source else ""
     keys: list[StateKey] = []
     for part in spec.replace("\n", ",").split(","):
         part = part.strip()
@@ -165,15 +168,18 @@ def parse_keys(spec: str) -> list[StateKey]:
             continue
         key_id, sep, secret_b64 = part.partition(":")
         if not sep:
-            raise KeyConfigError("each key must be written key_id:base64_secret")
+            raise KeyConfigError(f"{where}each key must be written key_id:base64_secret")
         try:
             secret = _b64decode(secret_b64)
         except (binascii.Error, ValueError):
-            raise KeyConfigError(f"key {key_id.strip()!r}: secret is not valid base64") from None
-        keys.append(StateKey.from_secret(key_id.strip(), secret))
+            raise KeyConfigError(f"{where}key {key_id.strip()!r}: secret is not valid base64") from None
+        try:
+            keys.append(StateKey.from_secret(key_id.strip(), secret))
+        except KeyConfigError as exc:
+            raise KeyConfigError(f"{where}{exc}") from None
     ids = [k.key_id for k in keys]
     if len(set(ids)) != len(ids):
-        raise KeyConfigError("key ids must be distinct")
+        raise KeyConfigError(f"{where}key ids must be distinct")
     return keys
 
 

@@ -101,7 +101,12 @@ def load_keys(config: Config) -> KeyRing:
     if spec.strip():
         from service.published_keys import check_not_published
 
-        keys = parse_keys(spec)
+        source = (
+            f"HEKA_STATE_KEYS_FILE (--state-keys-file) {config.state_keys_file}"
+            if config.state_keys_file
+            else "HEKA_STATE_KEYS (--state-keys)"
+        )
+        keys = parse_keys(spec, source)
         check_not_published(spec)
         return KeyRing(keys, encrypt=encrypt, version=version)
     log.warning(

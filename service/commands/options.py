@@ -154,6 +154,25 @@ def add_tls_client_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def state_keys(keys_file: str) -> tuple[str, str]:
+    """The state keys a command opens tokens with, and where they came from (for messages):
+    ``--state-keys-file`` when given, else HEKA_STATE_KEYS, else HEKA_STATE_KEYS_FILE, as
+    ``heka serve`` reads them. A file given that holds no key is a ValueError naming it."""
+    import os
+
+    from service.commands.files import read_text
+
+    spec = os.environ.get("HEKA_STATE_KEYS", "")
+    path = os.environ.get("HEKA_STATE_KEYS_FILE", "")
+    if keys_file or (not spec.strip() and path):
+        source = f"--state-keys-file {keys_file}" if keys_file else f"HEKA_STATE_KEYS_FILE {path}"
+        spec = read_text(keys_file or path, source.partition(" ")[0])
+        if not spec.strip():
+            raise ValueError(f"{source} holds no keys")
+        return spec, source
+    return spec, "HEKA_STATE_KEYS"
+
+
 def tls_client(args: argparse.Namespace) -> Any:
     """The :class:`service.tls.ClientTls` of :func:`add_tls_client_arguments`' flags, or None
     without ``--tls-ca``; ValueError names a bad flag or file."""

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import sys
 from typing import Any
 
-from service.commands.files import check_writable, read_text, write_text
+from service.commands.files import check_writable, write_text
+from service.commands.options import state_keys
 
 
 def svg_text(text: str) -> str:
@@ -90,11 +90,7 @@ def _read_state(text: str, keys_file: str) -> tuple[Any, str]:
         raise RenderError("--state is empty: give a state text (game:version:...) or a token")
     how = "from a state text"
     if ":" not in text:  # base64url has no ':': a token
-        path = keys_file or os.environ.get("HEKA_STATE_KEYS_FILE", "")
-        spec = os.environ.get("HEKA_STATE_KEYS", "")
-        if keys_file or (not spec and path):
-            spec = read_text(path, "--state-keys-file" if keys_file else "HEKA_STATE_KEYS_FILE")
-        keys = parse_keys(spec)
+        keys = parse_keys(*state_keys(keys_file))
         if not keys:
             raise RenderError(
                 "--state is not a state text (game:version:...) and no key opens a token: "

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from typing import Any
 
 from service.commands.files import json_problem, read_text
-from service.commands.options import uint64_seed
+from service.commands.options import state_keys, uint64_seed
 
 
 def register(sub: Any) -> None:
@@ -45,14 +44,6 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _key_spec(args: argparse.Namespace) -> str:
-    path = args.state_keys_file or os.environ.get("HEKA_STATE_KEYS_FILE", "")
-    spec = os.environ.get("HEKA_STATE_KEYS", "")
-    if args.state_keys_file or (not spec and path):
-        spec = read_text(path, "--state-keys-file" if args.state_keys_file else "HEKA_STATE_KEYS_FILE")
-    return spec
-
-
 def _actions(path: str) -> list[str]:
     if not path:
         return []
@@ -66,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     from service.envelope import KeyConfigError, parse_keys
 
     try:
-        keys = parse_keys(_key_spec(args))
+        keys = parse_keys(*state_keys(args.state_keys_file))
         if not keys:
             raise KeyConfigError("no key: set HEKA_STATE_KEYS or HEKA_STATE_KEYS_FILE (or --state-keys-file)")
         by_id = {k.key_id: k for k in keys}

@@ -207,6 +207,25 @@ def test_a_key_file_that_cannot_serve_is_refused_naming_it(tmp_path: Any) -> Non
     ]:
         with pytest.raises(cfg.ConfigError, match=re.escape(message)):
             load_keys(cfg.load(None, env))
+    # A key that does not parse names where it came from.
+    garbage = tmp_path / "garbage.key"
+    garbage.write_text("garbage\n")
+    from service.envelope import KeyConfigError
+
+    for env, message in [
+        ({"HEKA_STATE_KEYS": "garbage"}, "HEKA_STATE_KEYS (--state-keys): each key must be written"),
+        (
+            {"HEKA_STATE_KEYS_FILE": str(garbage)},
+            f"HEKA_STATE_KEYS_FILE (--state-keys-file) {garbage}: each key must be written",
+        ),
+        (
+            {"HEKA_STATE_KEYS": "k1:***"},
+            "HEKA_STATE_KEYS (--state-keys): key 'k1': secret is not valid base64",
+        ),
+        ({"HEKA_STATE_KEYS": f"{key},{key}"}, "HEKA_STATE_KEYS (--state-keys): key ids must be distinct"),
+    ]:
+        with pytest.raises(KeyConfigError, match=re.escape(message)):
+            load_keys(cfg.load(None, env))
 
 
 def test_an_empty_variable_is_unset_and_its_default_applies() -> None:

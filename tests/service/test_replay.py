@@ -122,3 +122,14 @@ def test_replay_reports_bad_input(capsys: Any, monkeypatch: Any, tmp_path: Path)
     monkeypatch.delenv("HEKA_STATE_KEYS")
     assert main(["replay", "--game", "aton", "--seed", "1", "--state-keys-file", str(binary)]) == 2
     assert f"--state-keys-file {binary}: not a text (UTF-8) file" in capsys.readouterr().err
+    empty, garbage = binary.with_name("empty.keys"), binary.with_name("garbage.keys")
+    empty.write_text("\n")
+    garbage.write_text("garbage\n")
+    for path, message in [
+        (empty, f"--state-keys-file {empty} holds no keys"),
+        (garbage, f"--state-keys-file {garbage}: each key must be written key_id:base64_secret"),
+    ]:
+        assert main(["replay", "--game", "aton", "--seed", "1", "--state-keys-file", str(path)]) == 2
+        assert message in capsys.readouterr().err
+        assert main(["render", "--state", "abc", "--state-keys-file", str(path)]) == 2
+        assert message in capsys.readouterr().err
