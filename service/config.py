@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import errno
 import glob
 import math
 import os
@@ -620,6 +621,8 @@ def prepare_metrics_dir(path: str) -> tuple[str, bool]:
         path = tempfile.mkdtemp(prefix="heka-metrics-")
         created = True
     else:
+        if os.path.exists(path) and not os.path.isdir(path):
+            raise NotADirectoryError(errno.ENOTDIR, "it is a file, not a folder")
         os.makedirs(path, exist_ok=True)
         for stale in glob.glob(os.path.join(path, "*.db")):
             os.remove(stale)

@@ -145,6 +145,13 @@ def test_new_key_takes_no_setting(capsys: Any) -> None:
     assert re.fullmatch(r"k1:[A-Za-z0-9_-]{43}\n", capsys.readouterr().out)
 
 
+def test_a_metrics_dir_that_is_a_file_is_named_so(tmp_path: Path) -> None:
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    with pytest.raises(NotADirectoryError, match="it is a file, not a folder"):
+        cfg.prepare_metrics_dir(str(afile))
+
+
 def test_bad_config_exits_2() -> None:
     from service.cli import main
 
