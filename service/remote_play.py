@@ -343,6 +343,8 @@ def _checked_args(
     seed = getattr(args, "seed", None)
     if seed is not None and not 0 <= seed <= _MAX_SEED:
         raise ValueError(f"--seed must be 0..2^64-1 (a server's seed is a uint64), got {seed}")
+    if getattr(args, "teams", False) and args.game != "osirium":  # the server would name options.osirium
+        raise ValueError(f"--teams is Osirium's team variant (4 players), not an option of {args.game}")
     players = getattr(args, "players", None)
     if players is not None and not 1 <= players <= _MAX_INT32:
         raise ValueError(f"--players must be a player count, 1..{_MAX_INT32}, got {players}")

@@ -157,6 +157,7 @@ def _remote_args(**options: object) -> argparse.Namespace:
         ({"players": 0}, "heka play: --players must be a player count"),
         ({"server": ""}, "heka play: --server needs an address (HOST:PORT), not an empty string"),
         ({"server": "  "}, "heka play: --server needs an address"),
+        ({"teams": True}, "heka play: --teams is Osirium's team variant (4 players), not an option of aton"),
     ],
 )
 def test_remote_play_refuses_bad_flags_before_any_call(
