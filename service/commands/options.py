@@ -69,6 +69,21 @@ def workers_count(text: str) -> int:
     return value
 
 
+def int_range(low: int, high: int) -> Callable[[str], int]:
+    """An argparse type: a whole number ``low..high`` (the message gives the range)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"a whole number {low:,}..{high:,}, got {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be {low:,}..{high:,}, got {value}")
+        return value
+
+    return parse
+
+
 def games_count(text: str) -> int:
     """An argparse type: a number of games for a run, 1..:data:`ai.arena.MAX_GAMES` (a larger
     run is no run this machine finishes; it would only hang)."""

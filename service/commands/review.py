@@ -16,8 +16,10 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
+from ai.mcts_params import MAX_ITERATIONS
+from ai.review import MAX_ALTERNATIVES
 from service.commands.files import nonempty
-from service.commands.options import workers_count
+from service.commands.options import int_range, seed_value, workers_count
 
 if TYPE_CHECKING:
     from ai.review import GameReview, MoveReview
@@ -48,10 +50,18 @@ def register(sub: Any) -> None:
     who.add_argument("--all-seats", action="store_true", help="review every seat")
     p.add_argument("--preset", default="medium", help="the reviewer's preset (default: medium)")
     p.add_argument(
-        "--iterations", type=int, default=None, help="search iterations per decision (default: the preset's)"
+        "--iterations",
+        type=int_range(1, MAX_ITERATIONS),
+        default=None,
+        help=f"search iterations per decision (1 to {MAX_ITERATIONS:,}; default: the preset's)",
     )
-    p.add_argument("--alternatives", type=int, default=3, help="root actions listed per move (default: 3)")
-    p.add_argument("--seed", type=int, default=1, help="seed of the review (default: 1)")
+    p.add_argument(
+        "--alternatives",
+        type=int_range(1, MAX_ALTERNATIVES),
+        default=3,
+        help=f"root actions listed per move (1 to {MAX_ALTERNATIVES}; default: 3)",
+    )
+    p.add_argument("--seed", type=seed_value, default=1, help="seed of the review (default: 1)")
     p.add_argument("--from-move", type=int, default=0, help="review from this move number on")
     p.add_argument(
         "--workers", type=workers_count, default=1, help="parallel processes (default: 1; at most 1024)"

@@ -195,3 +195,22 @@ def test_a_seat_with_no_move_reviewed_gets_no_accuracy(
     assert "no moves reviewed" in out and "0 moves reviewed" not in out
     summary = json.loads(out_json.read_text())["summary"]
     assert any(s["moves"] == 0 and s["accuracy"] is None for s in summary)
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "message"),
+    [
+        ("--iterations", "0", "must be 1..1,000,000, got 0"),
+        ("--iterations", str(10**20), f"must be 1..1,000,000, got {10**20}"),
+        ("--alternatives", "0", "must be 1..10, got 0"),
+        ("--alternatives", "x", "a whole number 1..10, got 'x'"),
+        ("--seed", "-1", "a seed is 0..2^64-1, got -1"),
+    ],
+)
+def test_a_flag_out_of_range_is_refused_naming_it(
+    flag: str, value: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["review", "record.json", flag, value])
+    assert info.value.code == 2
+    assert f"argument {flag}: {message}" in capsys.readouterr().err
