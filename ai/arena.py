@@ -784,9 +784,16 @@ def check_resumable(data: Mapping[str, Any], config: ArenaConfig, players: int) 
         )
     records = records_from_json(data)
     _, tasks = make_schedule(config, players, records)
+    limit = get_game(config.game).descriptor.num_distinct_actions
     kept: list[GameRecord] = []
     seen: set[int] = set()
     for rec in records:
+        wrong = next((a for a in rec.actions if a >= limit), None)
+        if wrong is not None:
+            raise ArenaError(
+                f"cannot resume: game {rec.index} of the earlier results records action {wrong}, "
+                f"which is no action of {config.game} (ids 0..{limit - 1})"
+            )
         if rec.index in seen:
             raise ArenaError(f"cannot resume: game {rec.index} appears twice in the earlier results")
         seen.add(rec.index)

@@ -42,6 +42,7 @@ from engine.core import (
     check_num_players,
     resolve_options,
 )
+from engine.registry import get_game
 
 # ---------------------------------------------------------------------------------------
 # A tiny game so that bookkeeping tests are fast and independent of the real engines:
@@ -577,4 +578,9 @@ def test_resuming_refuses_results_of_another_schedule() -> None:
     tampered = json.loads(json.dumps(data))
     tampered["games"].append(tampered["games"][0])
     with pytest.raises(ArenaError, match="game 0 appears twice"):
+        check_resumable(tampered, config, 2)
+    tampered = json.loads(json.dumps(data))
+    limit = get_game("race-test").descriptor.num_distinct_actions
+    tampered["games"][2]["actions"] = [limit] * len(tampered["games"][2]["actions"])
+    with pytest.raises(ArenaError, match=f"game 2 of the earlier results records action {limit}, which"):
         check_resumable(tampered, config, 2)
