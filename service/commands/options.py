@@ -58,30 +58,28 @@ def seconds_up_to(most: float) -> Callable[[str], float]:
 MAX_WORKERS = 1024
 
 
-def workers_count(text: str) -> int:
-    """An argparse type: a number of worker processes, 1..:data:`MAX_WORKERS`."""
+def _whole(text: str, low: int, high: int, kind: str, within: str) -> int:
+    """``text`` as a whole number ``low..high``, or argparse's error: ``kind`` says what the
+    value is (for text that is no number), ``within`` its range."""
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"a number of processes, got {text!r}") from None
-    if not 1 <= value <= MAX_WORKERS:
-        raise argparse.ArgumentTypeError(f"must be 1..{MAX_WORKERS}, got {value}")
+        raise argparse.ArgumentTypeError(f"{kind}, got {text!r}") from None
+    if not low <= value <= high:
+        raise argparse.ArgumentTypeError(f"{within}, got {value}")
     return value
+
+
+def workers_count(text: str) -> int:
+    """An argparse type: a number of worker processes, 1..:data:`MAX_WORKERS`."""
+    return _whole(text, 1, MAX_WORKERS, "a number of processes", f"must be 1..{MAX_WORKERS}")
 
 
 def int_range(low: int, high: int) -> Callable[[str], int]:
     """An argparse type: a whole number ``low..high`` (the message gives the range)."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"a whole number {low:,}..{high:,}, got {text!r}") from None
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"must be {low:,}..{high:,}, got {value}")
-        return value
-
-    return parse
+    return lambda text: _whole(
+        text, low, high, f"a whole number {low:,}..{high:,}", f"must be {low:,}..{high:,}"
+    )
 
 
 def games_count(text: str) -> int:
@@ -89,35 +87,17 @@ def games_count(text: str) -> int:
     run is no run this machine finishes; it would only hang)."""
     from ai.arena import MAX_GAMES
 
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"a number of games, got {text!r}") from None
-    if not 1 <= value <= MAX_GAMES:
-        raise argparse.ArgumentTypeError(f"must be 1..{MAX_GAMES:,}, got {value}")
-    return value
+    return _whole(text, 1, MAX_GAMES, "a number of games", f"must be 1..{MAX_GAMES:,}")
 
 
 def seed_value(text: str) -> int:
     """An argparse type: a run's seed, 0..2^64 - 1 (a game's seed is never negative)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"a seed is an integer, got {text!r}") from None
-    if not 0 <= value <= MAX_SEED:
-        raise argparse.ArgumentTypeError(f"a seed is 0..2^64-1, got {value}")
-    return value
+    return _whole(text, 0, MAX_SEED, "a seed is an integer", "a seed is 0..2^64-1")
 
 
 def uint64_seed(text: str) -> int:
     """An argparse type: a seed as ``CreateGame`` returns it, 0..2^64 - 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"a seed is an integer, got {text!r}") from None
-    if not 0 <= value <= MAX_SEED:
-        raise argparse.ArgumentTypeError(f"a server's seed is 0..{MAX_SEED} (a uint64), got {value}")
-    return value
+    return _whole(text, 0, MAX_SEED, "a seed is an integer", f"a server's seed is 0..{MAX_SEED} (a uint64)")
 
 
 def parse_option_pairs(pairs: Iterable[str]) -> list[tuple[str, Any]]:

@@ -281,28 +281,30 @@ def test_a_bot_list_that_lost_a_spec_is_refused_not_shortened(
     assert message in err and "pairing(s)" not in err, err
 
 
-@pytest.mark.parametrize("seed", ["-1", str(2**64)])
-@pytest.mark.parametrize("command", ["arena", "simulate", "train"])
-def test_a_seed_outside_0_to_2_64_is_refused(
-    command: str, seed: str, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        *[
+            ([command, "--seed", seed], f"argument --seed: a seed is 0..2^64-1, got {seed}")
+            for command in ("arena", "simulate", "train")
+            for seed in ("-1", str(2**64))
+        ],
+        *[
+            ([command, "--games", games], f"argument --games: must be 1..1,000,000, got {games}")
+            for command in ("simulate", "train")
+            for games in ("0", "1000001", "100000000000000000000")
+        ],
+    ],
+)
+def test_seeds_and_game_counts_out_of_range_are_refused(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Every command takes the same seeds as a game: 0..2^64-1 (arena and train took -1)."""
+    """Every command takes a game's seeds, 0..2^64-1 (arena and train took -1), and at most a
+    million games (10^20 ran until killed)."""
     with pytest.raises(SystemExit) as exc:
-        main([command, "--seed", seed])
+        main(args)
     assert exc.value.code == 2
-    assert f"argument --seed: a seed is 0..2^64-1, got {seed}" in capsys.readouterr().err
-
-
-@pytest.mark.parametrize("command", ["simulate", "train"])
-@pytest.mark.parametrize("games", ["0", "1000001", "100000000000000000000"])
-def test_games_outside_1_to_a_million_are_refused(
-    command: str, games: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """10^20 games was accepted and ran until killed."""
-    with pytest.raises(SystemExit) as exc:
-        main([command, "--games", games])
-    assert exc.value.code == 2
-    assert f"argument --games: must be 1..1,000,000, got {games}" in capsys.readouterr().err
+    assert message in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("command", ["arena", "review"])
