@@ -149,10 +149,10 @@ ops-check: $(OPS_STAMP)
 	BIN=$(BIN) bash scripts/ci_checks.sh
 
 ## Every bench script in its smallest run, to a clean exit (CI; a few minutes, so not part of
-## `make test`, which checks that every script has one): tests/bench/test_bench_smoke.py. A
+## `make test`, which checks that every script has one): tests/benches/test_bench_smoke.py. A
 ## script whose extra is missing (openspiel, ray, scikit-learn) is skipped, saying which.
 bench-smoke: venv compile
-	$(BIN)/pytest -q -n 0 -m bench_smoke tests/bench --durations=5
+	$(BIN)/pytest -q -n 0 -m bench_smoke tests/benches --durations=5
 
 ## The deploy smoke (CI): the Dockerfile's builder commands replayed in a fresh virtualenv from the
 ## package index, then its ENTRYPOINT served and stopped (tests/deploy/test_deploy_smoke.py; a
@@ -179,7 +179,7 @@ openspiel-check: $(OPENSPIEL_STAMP)
 	$(BIN)/pytest -q -m openspiel tests/interop
 
 ## Games as Ray tasks (--ray ADDRESS; docs/ray.md): installs the `ray` extra into the venv and runs
-## the Ray tests (tests/ray/, on a local Ray instance of 2 CPUs; skipped by `make test` without it).
+## the Ray tests (tests/on_ray/, on a local Ray instance of 2 CPUs; skipped by `make test` without it).
 RAY_STAMP := $(VENV)/.ray-installed
 $(RAY_STAMP): $(STAMP)
 	HEKA_COMPILE=0 $(BIN)/python -m pip install --quiet -e '.[dev,ray]'
@@ -187,7 +187,7 @@ $(RAY_STAMP): $(STAMP)
 
 ray-check: $(RAY_STAMP)
 	$(BIN)/python -c "import ray, service.ray_runner"
-	$(BIN)/pytest -q -n 0 -m ray tests/ray
+	$(BIN)/pytest -q -n 0 -m ray tests/on_ray
 
 clean:
 	rm -rf $(VENV) $(TOOLS) build site *.egg-info .pytest_cache .mypy_cache .ruff_cache

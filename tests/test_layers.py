@@ -6,6 +6,7 @@ library and engine/; only service/ may import grpc, protobuf or prometheus_clien
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from pathlib import Path
 
@@ -151,3 +152,25 @@ def test_no_module_imports_another_in_a_circle() -> None:
 
 def test_the_cycle_finder_finds_a_cycle() -> None:
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_no_test_folder_is_named_after_a_dependency() -> None:
+    """A folder of tests/ imports as a package of its name once tests/ is on sys.path (pytest
+    puts it there for the test modules directly in tests/): a folder named after an optional
+    dependency, such as ``ray``, then stands in for it where it is not installed, and its
+    tests run instead of skipping. Folders are named otherwise (tests/on_ray)."""
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    requirements = list(project["dependencies"])
+    for extra in project["optional-dependencies"].values():
+        requirements += extra
+    names = {
+        re.split(r"[<>=!~\[; ]", r, maxsplit=1)[0].strip().lower().replace("-", "_") for r in requirements
+    }
+    # The repository's own folders of modules without __init__.py (bench.table) merge too.
+    names |= {p.name for p in ROOT.iterdir() if p.is_dir() and p.name != "tests" and list(p.glob("*.py"))}
+    names -= {p.name for p in ROOT.iterdir() if (p / "__init__.py").exists()}  # a package wins
+    folders = {p.name for p in (ROOT / "tests").iterdir() if p.is_dir()}
+    assert {"ray", "bench"} <= names and folders  # the check reads what it should
+    assert not folders & names, folders & names

@@ -42,7 +42,7 @@ from deploy_helpers import (
 )
 
 # Minutes (a virtualenv from the package index): `make deploy-smoke` runs it, `make test` does not
-# (tests/conftest.py leaves it out unless -m selects deploy_smoke).
+# (conftest.py leaves it out unless -m selects deploy_smoke).
 pytestmark = [pytest.mark.slow, pytest.mark.deploy_smoke]
 
 IMAGE_PATHS = ("/opt/heka", "/wheels", "/src", "/tmp")

@@ -1,4 +1,8 @@
-"""Opt-in test groups: the deploy smoke (``deploy_smoke``: a virtualenv from the package index)
+"""pytest's hooks for the whole suite, at the repository root (on ``sys.path`` already: a
+conftest.py in tests/ would put tests/ there from the start, and its folders would import as
+packages of their names).
+
+Opt-in test groups: the deploy smoke (``deploy_smoke``: a virtualenv from the package index)
 and the bench smoke runs (``bench_smoke``: every bench script), minutes each, are left out of a
 run unless ``-m`` names their marker: `make deploy-smoke` and `make bench-smoke` run them, and
 `make test` stays within its budget. The left-out tests are reported as deselected, never as
