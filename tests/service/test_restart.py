@@ -228,7 +228,9 @@ busy = socket.socket()
 busy.bind(("127.0.0.1", 0))
 busy.listen()
 port = busy.getsockname()[1]
-cfg = config.load(environ={**os.environ, "HEKA_HOST": "127.0.0.1", "HEKA_SEARCH_WORKERS": "2"})
+# No metrics port: only the busy gRPC port may fail the start, whatever else runs here.
+env = {"HEKA_HOST": "127.0.0.1", "HEKA_SEARCH_WORKERS": "2", "HEKA_METRICS_PORT": "-1"}
+cfg = config.load(environ={**os.environ, **env})
 metrics_dir, _ = config.prepare_metrics_dir("")
 server = srv.Server(cfg, srv.load_keys(cfg), metrics_dir, port=port)
 try:
