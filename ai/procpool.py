@@ -34,6 +34,7 @@ import contextlib
 import multiprocessing
 import multiprocessing.connection
 import os
+import signal
 import threading
 import traceback
 from collections.abc import Callable, Iterable
@@ -95,7 +96,11 @@ def _worker_main(
     initargs: tuple[object, ...],
 ) -> None:  # pragma: no cover - runs in a child process
     """A worker: initialise, say ready, then answer calls until ``None`` or the pipe closes.
-    Each answer is ``(True, result)`` or ``(False, (exception, traceback text))``."""
+    Each answer is ``(True, result)`` or ``(False, (exception, traceback text))``. Ctrl-C at
+    a terminal signals the whole process group: the pool's owner decides what it stops, and
+    stops its workers itself, so a worker ignores SIGINT (it printed a KeyboardInterrupt
+    traceback for each worker)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if initializer is not None:
         initializer(*initargs)
     conn.send(_READY)

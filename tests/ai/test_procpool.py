@@ -108,6 +108,23 @@ def test_a_killed_worker_fails_its_call_and_is_replaced() -> None:
     assert no_children_left()
 
 
+def test_ctrl_c_is_the_owners_to_handle_not_the_workers(capfd: pytest.CaptureFixture[str]) -> None:
+    """SIGINT (Ctrl-C signals the whole process group) leaves a worker serving, idle or busy,
+    and prints no traceback: the pool's owner decides what stops."""
+    with WorkerPool(1) as pool:
+        (pid,) = pool.pids()
+        pool.submit(square, 2).result(timeout=10)  # idle, waiting for a call
+        os.kill(pid, signal.SIGINT)
+        assert pool.submit(square, 3).result(timeout=10) == 9
+        running = pool.submit(nap, 0.5)
+        time.sleep(0.2)
+        os.kill(pid, signal.SIGINT)  # in a call
+        assert running.result(timeout=10) == pid  # the call finished in the same worker
+        assert pool.pids() == [pid]
+    assert no_children_left()
+    assert "KeyboardInterrupt" not in capfd.readouterr().err
+
+
 def test_a_failing_initializer_breaks_the_pool() -> None:
     pool = WorkerPool(1, initializer=broken_initializer)
     try:
