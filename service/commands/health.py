@@ -10,7 +10,13 @@ import os
 import sys
 from typing import Any
 
-from service.commands.options import add_tls_client_arguments, seconds_up_to, server_address, tls_client
+from service.commands.options import (
+    add_tls_client_arguments,
+    local_server,
+    seconds_up_to,
+    server_address,
+    tls_client,
+)
 
 #: The longest --timeout: a probe that waits longer is no probe.
 MAX_TIMEOUT_SECONDS = 3600.0
@@ -45,14 +51,11 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    target = args.target
-    if target is None:
-        port = (os.environ.get("HEKA_PORT") or "").strip() or "50051"
-        try:
-            target = server_address(f"localhost:{port}")
-        except argparse.ArgumentTypeError:
-            print(f"heka health: HEKA_PORT={port!r}: expected a port 1..65535 (or --target)", file=sys.stderr)
-            return USAGE
+    try:
+        target = args.target or local_server("localhost")
+    except ValueError as exc:
+        print(f"heka health: {exc}", file=sys.stderr)
+        return USAGE
     try:
         tls = tls_client(args)
     except ValueError as exc:

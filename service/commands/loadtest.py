@@ -25,7 +25,7 @@ import re
 import sys
 from typing import Any
 
-from service.commands.options import add_tls_client_arguments, server_address, tls_client
+from service.commands.options import add_tls_client_arguments, local_server, server_address, tls_client
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?)\s*(ms|s|m|h)?\s*$")
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
@@ -92,8 +92,8 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--target",
         type=server_address,
-        default="127.0.0.1:50051",
-        help="server address, HOST:PORT (default: 127.0.0.1:50051)",
+        default=None,
+        help="server address, HOST:PORT (default: 127.0.0.1 and HEKA_PORT, else 50051)",
     )
     p.add_argument("--scenario", choices=("play", "bot", "cheap"), default="cheap", help="default: cheap")
     load = p.add_mutually_exclusive_group()
@@ -257,6 +257,7 @@ def run(args: argparse.Namespace) -> int:
     from service.loadtest.stats import build_report, format_report
 
     try:
+        args.target = args.target or local_server("127.0.0.1")
         _check_flags(args)
         config = ScenarioConfig(
             games=tuple(args.game or ("aton",)),

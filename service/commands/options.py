@@ -37,6 +37,19 @@ def server_address(text: str) -> str:
     return target
 
 
+def local_server(host: str) -> str:
+    """The server on this machine that ``heka serve`` on its settings listens on: ``host`` and
+    HEKA_PORT (default 50051), as the clients' default target; ValueError names a bad
+    HEKA_PORT."""
+    import os
+
+    port = (os.environ.get("HEKA_PORT") or "").strip() or "50051"
+    try:
+        return server_address(f"{host}:{port}")
+    except argparse.ArgumentTypeError:
+        raise ValueError(f"HEKA_PORT={port!r}: expected a port 1..65535 (or --target)") from None
+
+
 def seconds_up_to(most: float) -> Callable[[str], float]:
     """An argparse type: a number of seconds above 0 and at most ``most`` (``inf``, NaN or
     a value past what a timer takes are refused here, not met as an overflow later)."""

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from service.cli import main
-from service.commands.options import parse_option_pairs, server_address
+from service.commands.options import local_server, parse_option_pairs, server_address
 
 
 @pytest.mark.parametrize(
@@ -85,3 +85,14 @@ def test_a_server_address_is_host_and_port_or_a_grpc_target(target: str) -> None
 def test_a_server_address_without_a_port_1_to_65535_is_refused(target: str) -> None:
     with pytest.raises(argparse.ArgumentTypeError, match=r"expected HOST:PORT with a port 1\.\.65535"):
         server_address(target)
+
+
+def test_the_clients_default_server_follows_heka_port(monkeypatch: pytest.MonkeyPatch) -> None:
+    """heka health and loadtest call the server heka serve starts on the same settings."""
+    monkeypatch.delenv("HEKA_PORT", raising=False)
+    assert local_server("127.0.0.1") == "127.0.0.1:50051"
+    monkeypatch.setenv("HEKA_PORT", "50999")
+    assert local_server("localhost") == "localhost:50999"
+    monkeypatch.setenv("HEKA_PORT", "99999")
+    with pytest.raises(ValueError, match=r"HEKA_PORT='99999': expected a port 1\.\.65535 \(or --target\)"):
+        local_server("127.0.0.1")
