@@ -52,8 +52,8 @@ _BAD: Final = 255  # a character outside the table being decoded
 #: (non-ASCII ones too) to _BAD.
 _DIGIT_CHARS: Final = bytes.maketrans(bytes(range(10)), b"0123456789")
 _SQUARE_CHARS: Final = bytes.maketrans(bytes(range(3)), b".01")
-_CARD_VALUES: Final = bytes(c - 48 if 48 <= c <= 52 else _BAD for c in range(256))  # "0"-"4"
-_SQUARE_VALUES: Final = bytes({46: 0, 48: 1, 49: 2}.get(c, _BAD) for c in range(256))
+_CARD_VALUES: Final = bytes([c - 48 if 48 <= c <= 52 else _BAD for c in range(256)])  # "0"-"4"
+_SQUARE_VALUES: Final = bytes([{46: 0, 48: 1, 49: 2}.get(c, _BAD) for c in range(256)])
 #: The integers this module writes, by text.
 _SMALL_INT: Final = {str(v): v for v in range(-1, 100)}
 

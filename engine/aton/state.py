@@ -1223,8 +1223,8 @@ _GREEN_AT: Final = operator.itemgetter(*GREEN)
 _GREY_AT: Final = operator.itemgetter(*GREY)
 _BLUE_AT: Final = operator.itemgetter(*BLUE)
 #: The bonus squares by printed value (A1.6): +1 and +2.
-_BONUS_1_AT: Final = operator.itemgetter(*(sq for sq, v in BONUS if v == 1))
-_BONUS_2_AT: Final = operator.itemgetter(*(sq for sq, v in BONUS if v == 2))
+_BONUS_1_AT: Final = operator.itemgetter(*[sq for sq, v in BONUS if v == 1])
+_BONUS_2_AT: Final = operator.itemgetter(*[sq for sq, v in BONUS if v == 2])
 assert all(v in (1, 2) for _, v in BONUS)
 
 

@@ -182,7 +182,7 @@ EXALTATIONS: Final[tuple[Exaltation, ...]] = (
         0, "Maat", ExaltationKind.ALL_ORDER, 4, amount=3, text="at least 3 completed rituals, all by Order"
     ),
     Exaltation(1, "Storm", ExaltationKind.CHAOS, 4, amount=2, text="at least 2 completed rituals by Chaos"),
-    *(
+    *[
         Exaltation(
             2 + c,
             f"Devotion to {name}",
@@ -193,7 +193,7 @@ EXALTATIONS: Final[tuple[Exaltation, ...]] = (
             text=f"at least 4 broken {name} amulets",
         )
         for c, name in enumerate(COLOURS)
-    ),
+    ],
     Exaltation(6, "Harmony", ExaltationKind.BROKEN_ALL_COLOURS, 3, text="broken amulets of all four colours"),
     Exaltation(
         7, "Ascension", ExaltationKind.ADVANCED, 5, amount=2, text="at least 2 completed advanced rituals"
