@@ -117,7 +117,10 @@ def bot_settings(spec: str, flag: str = "--bots") -> pb.BotSettings:
 
 
 def _status_error(exc: grpc.RpcError) -> str:
-    return f"{exc.code().name}: {exc.details()}"
+    text = f"{exc.code().name}: {exc.details()}"
+    if exc.code() == grpc.StatusCode.UNAVAILABLE and "failed to connect" in (exc.details() or ""):
+        text += " (is a heka server running there? `make run` starts one on localhost:50051)"
+    return text
 
 
 def _refuses_bot(exc: grpc.RpcError) -> bool:

@@ -224,3 +224,11 @@ def test_play_refuses_an_empty_server_instead_of_playing_locally(
     assert info.value.code == 2
     captured = capsys.readouterr()
     assert "argument --server: expected HOST:PORT" in captured.err and "===" not in captured.out
+
+
+def test_a_server_that_does_not_answer_is_reported_with_a_hint(capsys: pytest.CaptureFixture[str]) -> None:
+    """Nothing listens on 127.0.0.1:9 (discard): exit 1, gRPC's reason and how to start one."""
+    args = _remote_args(server="127.0.0.1:9")
+    assert run_remote(args, inp=io.StringIO("quit\n"), out=io.StringIO()) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("heka play: server 127.0.0.1:9: UNAVAILABLE") and "is a heka server running" in err
