@@ -14,7 +14,6 @@ import json
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,6 @@ import pytest
 ray = pytest.importorskip("ray", reason="needs the ray extra (pip install 'heka[ray]'; make ray-check)")
 
 from service.cli import main  # noqa: E402
-from service.ray_runner import ray_session  # noqa: E402
 
 pytestmark = [pytest.mark.ray, pytest.mark.timeout(300)]
 
@@ -32,16 +30,6 @@ LADDER = [
     "--anchors", "random;greedy", "--bots", "mcts:iterations=10,ms=none;mcts:iterations=30,ms=none",
 ]  # fmt: skip
 WHERE = {"pool": ["--workers", "2"], "ray": ["--ray", "local"]}
-
-
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[int]:
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
-        with ray_session("local") as cpus:  # the instance above, used as it is
-            yield cpus
-    finally:
-        ray.shutdown()
 
 
 def untimed(games: list[dict[str, Any]]) -> list[dict[str, Any]]:

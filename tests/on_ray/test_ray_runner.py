@@ -13,7 +13,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,21 +23,11 @@ ray = pytest.importorskip("ray", reason="needs the ray extra (pip install 'heka[
 from ai.arena import ArenaConfig, ArenaResult, run_arena  # noqa: E402
 from service.cli import main  # noqa: E402
 from service.commands.arena import dump_json  # noqa: E402
-from service.ray_runner import arena_runner, ray_session  # noqa: E402
+from service.ray_runner import arena_runner  # noqa: E402
 
 pytestmark = [pytest.mark.ray, pytest.mark.timeout(300)]
 
 BOTS = ("greedy", "random", "mcts:iterations=10,ms=none")
-
-
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[int]:
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
-        with ray_session("local") as cpus:  # the instance above, used as it is
-            yield cpus
-    finally:
-        ray.shutdown()
 
 
 def played(records: Any) -> list[tuple[Any, ...]]:
