@@ -241,14 +241,39 @@ def _self_play(config: TrainConfig) -> dict[str, Any]:
     }
 
 
-def save_samples(path: Path, config: TrainConfig, data: Dataset) -> None:
-    """Write ``data`` (gzipped JSON) with the self-play that made it."""
+#: The most bytes a samples file may hold once decompressed: it is read whole, and a gzip
+#: stream of a few MiB can decompress to far more than memory (a few hundred bytes a sample:
+#: millions of samples, thousands of games, fit here).
+MAX_SAMPLES_BYTES: Final = 2**30
+
+
+class SamplesTooLarge(ValueError):
+    """Samples that a samples file may not hold (:data:`MAX_SAMPLES_BYTES`)."""
+
+
+def save_samples(path: Path, config: TrainConfig, data: Dataset, limit: int | None = None) -> None:
+    """Write ``data`` (gzipped JSON) with the self-play that made it; :class:`SamplesTooLarge`,
+    and no file, if its text would be larger than ``limit`` bytes (default
+    :data:`MAX_SAMPLES_BYTES`), which the reader refuses."""
+    limit = MAX_SAMPLES_BYTES if limit is None else limit
     body = {"format": SAMPLES_FORMAT, "version": 1, "self_play": _self_play(config)}
     body.update(dataclasses.asdict(data))
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    with gzip.open(tmp, "wt", encoding="utf-8") as f:
-        json.dump(body, f, separators=(",", ":"), allow_nan=True)
+    written = 0
+    try:
+        with gzip.open(tmp, "wt", encoding="utf-8") as f:
+            for chunk in json.JSONEncoder(separators=(",", ":"), allow_nan=True).iterencode(body):
+                written += len(chunk.encode("utf-8"))
+                if written > limit:
+                    raise SamplesTooLarge(
+                        f"{path}: not written: the samples of {config.games:,} games are more than "
+                        f"the {limit:,} bytes a samples file may hold (use fewer --games)"
+                    )
+                f.write(chunk)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     tmp.replace(path)
 
 
@@ -258,13 +283,23 @@ def save_samples(path: Path, config: TrainConfig, data: Dataset) -> None:
 MAX_FEATURE: Final = 1e6
 
 
-def load_samples(path: Path, config: TrainConfig) -> Dataset:
+def load_samples(path: Path, config: TrainConfig, limit: int | None = None) -> Dataset:
     """The samples in ``path``; a ValueError naming the file and what is wrong if it cannot be
-    decoded, if its samples come from another self-play than ``config``'s (naming the
-    difference), or if a sample is out of shape or range (naming the row)."""
+    decoded or decompresses to more than ``limit`` bytes, if its samples come from another
+    self-play than ``config``'s (naming the difference), or if a sample is out of shape or range
+    (naming the row)."""
+    limit = MAX_SAMPLES_BYTES if limit is None else limit
     try:
-        with gzip.open(path, "rt", encoding="utf-8") as f:
-            body = json.load(f, parse_int=_json_int)
+        with gzip.open(path, "rb") as f:
+            raw = f.read(limit + 1)
+        if len(raw) > limit:
+            raise SamplesTooLarge(
+                f"{path}: not a samples file (it decompresses to more than {limit:,} bytes, the most "
+                "a samples file may hold)"
+            )
+        body = json.loads(raw.decode("utf-8"), parse_int=_json_int)
+    except SamplesTooLarge:
+        raise
     except RecursionError:
         raise ValueError(f"{path}: not a samples file (JSON nested too deeply)") from None
     except (OSError, ValueError, EOFError, zlib.error) as exc:
@@ -623,10 +658,14 @@ def train(
     t0 = time.perf_counter()
     data = load_samples(samples, config) if samples is not None and samples.exists() else None
     loaded = data is not None
+    unsaved = ""
     if data is None:
         data = generate(config, progress, runner)
         if samples is not None:
-            save_samples(samples, config, data)
+            try:
+                save_samples(samples, config, data)
+            except SamplesTooLarge as exc:  # the self-play is not lost: the fit goes on
+                unsaved = str(exc)
     t1 = time.perf_counter()
     result = fit(config, data)
     t2 = time.perf_counter()
@@ -645,6 +684,7 @@ def train(
         hidden=len(result.payload["network"]["hidden_bias"]) if "network" in result.payload else 0,
         samples_file=str(samples) if samples is not None else None,
         samples_loaded=loaded,
+        samples_unsaved=unsaved,
     )
     return model_json(result.payload), summary
 
@@ -662,6 +702,8 @@ def format_summary(config: TrainConfig, summary: dict[str, Any], path: str) -> s
         )
         + f", fit {summary['fit_seconds']:.2f} s",
     ]
+    if summary.get("samples_unsaved"):
+        lines.append(str(summary["samples_unsaved"]))
     for name in ("train", "test"):
         m = summary["metrics"].get(name)
         if m is None:

@@ -504,6 +504,52 @@ def test_a_samples_file_that_cannot_be_decoded_is_refused_naming_it(
     assert str(info.value).startswith(f"{path}: not a samples file (") and message in str(info.value)
 
 
+def test_a_samples_file_larger_than_its_cap_decompressed_is_refused_unread(tmp_path: Path) -> None:
+    """A gzip stream decompresses to far more than its size: the reader stops at the cap and
+    names the file and the cap, whatever the stream holds, rather than filling memory."""
+    pytest.importorskip("numpy")
+    from learn.train import SamplesTooLarge, TrainConfig, generate, load_samples, save_samples
+
+    config = TrainConfig(**SAMPLES)  # type: ignore[arg-type]
+    good = tmp_path / "good.json.gz"
+    save_samples(good, config, generate(config))
+    size = len(gzip.decompress(good.read_bytes()))
+    assert load_samples(good, config, limit=size).labels  # the cap itself is allowed
+    with pytest.raises(
+        SamplesTooLarge,
+        match=re.escape(f"{good}: not a samples file (it decompresses to more than {size - 1:,} bytes"),
+    ):
+        load_samples(good, config, limit=size - 1)
+    bomb = tmp_path / "bomb.json.gz"
+    bomb.write_bytes(gzip.compress(b" " * (4 * 2**20)))  # 4 MiB of blanks: a 4 KiB file
+    with pytest.raises(SamplesTooLarge, match="more than 1,048,576 bytes"):
+        load_samples(bomb, config, limit=2**20)
+
+
+def test_samples_past_the_cap_are_not_written_and_the_fit_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writer refuses what the reader would: no file (not even a partial one) is left, and
+    ``train`` still fits the self-play it played, saying the samples were not kept."""
+    pytest.importorskip("numpy")
+    from learn import train as training
+
+    config = training.TrainConfig(**SAMPLES)  # type: ignore[arg-type]
+    data = training.generate(config)
+    path = tmp_path / "s.json.gz"
+    with pytest.raises(
+        training.SamplesTooLarge,
+        match=re.escape(f"{path}: not written: the samples of 3 games are more than the 1,000 bytes"),
+    ):
+        training.save_samples(path, config, data, limit=1000)
+    assert list(tmp_path.iterdir()) == []
+    monkeypatch.setattr(training, "MAX_SAMPLES_BYTES", 1000)
+    text, summary = training.train(config, samples=path)
+    assert json.loads(text)["features"] and not path.exists()
+    printed = training.format_summary(config, summary, "m.json")
+    assert f"{path}: not written" in printed and "use fewer --games" in printed
+
+
 def test_a_samples_row_of_the_wrong_width_is_refused_naming_it(tmp_path: Path) -> None:
     """Each row must have the width of the game's features (and, for table inputs, of the
     other seats' public rows): the message names the file, the row and the width."""
