@@ -311,11 +311,22 @@ def parse_model(data: object, where: str, game: str | None = None, players: int 
     return Model(g, n, want, ws, bias, training, actual, where, kind, inputs, hidden, hidden_bias)
 
 
+#: The largest model file read (a model is a few KiB, a network of the largest size a few
+#: hundred; ``/dev/zero`` is refused, not read until memory runs out).
+MAX_MODEL_BYTES: Final = 16 * 2**20
+
+
 def load_model(path: Path | str, game: str | None = None, players: int | None = None) -> Model:
     """Read and validate the model file at ``path`` (:class:`ModelError` if it cannot)."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        with open(p, "rb") as fh:
+            raw = fh.read(MAX_MODEL_BYTES + 1)
+        if len(raw) > MAX_MODEL_BYTES:
+            raise ModelError(
+                f"learned evaluation model {p}: larger than {MAX_MODEL_BYTES:,} bytes: not a model"
+            )
+        text = raw.decode("utf-8")
     except FileNotFoundError:
         raise ModelError(
             f"learned evaluation model {p}: file not found (train it with `heka train"

@@ -9,6 +9,7 @@ import argparse
 import json
 import os
 import stat
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,20 @@ def read_text(path: str, what: str, limit: int = MAX_READ_BYTES) -> str:
         raise FileArgError(f"{what} {path}: cannot read it ({exc.strerror})") from None
     except UnicodeDecodeError:
         raise FileArgError(f"{what} {path}: not a text (UTF-8) file") from None
+
+
+def read_stdin(what: str, limit: int | None = None) -> str:
+    """The UTF-8 text of standard input (``what``: the option that named it, as ``-``), of at
+    most ``limit`` bytes, as :func:`read_text` reads a file (``yes | heka ...`` is refused, not
+    read until memory runs out; ``limit`` defaults to :data:`MAX_READ_BYTES`)."""
+    limit = MAX_READ_BYTES if limit is None else limit
+    data = sys.stdin.buffer.read(limit + 1)
+    if len(data) > limit:
+        raise FileArgError(f"{what} -: standard input is larger than {limit:,} bytes")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise FileArgError(f"{what} -: standard input is not text (UTF-8)") from None
 
 
 def read_json(path: str, what: str) -> Any:

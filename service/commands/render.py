@@ -17,7 +17,7 @@ import random
 import sys
 from typing import Any
 
-from service.commands.files import check_writable, write_text
+from service.commands.files import check_writable, read_stdin, write_text
 from service.commands.options import state_keys
 
 
@@ -85,7 +85,7 @@ def _read_state(text: str, keys_file: str) -> tuple[Any, str]:
     from engine.registry import get_game
     from service.envelope import KeyRing, parse_keys
 
-    text = (sys.stdin.read() if text == "-" else text).strip()
+    text = (read_stdin("--state") if text == "-" else text).strip()
     if not text:
         raise RenderError("--state is empty: give a state text (game:version:...) or a token")
     how = "from a state text"

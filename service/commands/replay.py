@@ -15,7 +15,7 @@ import json
 import sys
 from typing import Any
 
-from service.commands.files import json_problem, read_text
+from service.commands.files import json_problem, read_stdin, read_text
 from service.commands.options import state_keys, uint64_seed
 
 
@@ -47,7 +47,7 @@ def register(sub: Any) -> None:
 def _actions(path: str) -> list[str]:
     if not path:
         return []
-    text = sys.stdin.read() if path == "-" else read_text(path, "--actions")
+    text = read_stdin("--actions") if path == "-" else read_text(path, "--actions")
     return [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
 
 

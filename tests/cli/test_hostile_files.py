@@ -57,12 +57,41 @@ def test_replay_options_nested_too_deeply_are_refused(capsys: Any, monkeypatch: 
 def test_a_table_or_model_file_cannot_exhaust_memory_or_the_stack(tmp_path: Path) -> None:
     with pytest.raises(LadderError, match="larger than"):
         read_table("/dev/zero")
+    with pytest.raises(ModelError, match="/dev/zero: larger than 16,777,216 bytes: not a model"):
+        load_model("/dev/zero")
     deep = tmp_path / "deep.json"
     deep.write_text(DEEP)
     with pytest.raises(LadderError, match="nested too deeply"):
         read_table(deep)
     with pytest.raises(ModelError, match="nested too deeply"):
         load_model(deep)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["replay", "--game", "aton", "--seed", "5", "--actions", "-"], ["render", "--state", "-"]],
+    ids=["replay --actions -", "render --state -"],
+)
+def test_standard_input_is_read_up_to_a_cap_and_as_text(
+    command: list[str], capsys: Any, monkeypatch: Any
+) -> None:
+    """``-`` reads standard input as a file is read: an endless stream (``yes |``) is refused at
+    the cap, not read until memory runs out, and bytes that are not UTF-8 are named as such."""
+    import base64
+    import io
+
+    from service.commands import files
+
+    monkeypatch.setenv("HEKA_STATE_KEYS", "k1:" + base64.b64encode(bytes(range(32))).decode())
+    monkeypatch.setattr(files, "MAX_READ_BYTES", 1000)
+    what = command[-2]
+    for stdin, message in [
+        (b"y\n" * 100_000, f"{what} -: standard input is larger than 1,000 bytes"),
+        (b"\xff\xfe\x00 not text", f"{what} -: standard input is not text (UTF-8)"),
+    ]:
+        monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(stdin)))
+        assert main(command) == 2
+        assert message in capsys.readouterr().err
 
 
 def test_an_output_that_is_no_regular_file_is_refused_before_any_game(tmp_path: Path, capsys: Any) -> None:
