@@ -184,7 +184,7 @@ def ladder_figure(table: RatingTable, source: Path, *, unshipped: bool) -> bytes
         else ("provisional" if table.provisional else "measured and checked")
     )
     ax.set_title(
-        f"{game}, {table.players} players: the rating ladder ({state})",
+        f"{game}, {table.players} players{' in teams' if table.teams else ''}: the rating ladder ({state})",
         loc="left",
         fontweight="bold",
         color="#b9770e" if table.provisional or unshipped else "#1b1b1b",
