@@ -61,6 +61,31 @@ def read_pem(path: str, what: str) -> bytes:
     return read_text(path, what, limit=MAX_PEM_BYTES).encode("ascii", errors="replace")
 
 
+def certificates(pem: bytes, source: str) -> list[Any]:
+    """The certificates of ``pem`` (``source``: the setting or flag and its path, for the
+    message); a ValueError if it holds none."""
+    from cryptography import x509
+
+    try:
+        return x509.load_pem_x509_certificates(pem)
+    except ValueError:
+        raise ValueError(f"{source}: holds no PEM certificate") from None
+
+
+def private_key(pem: bytes, source: str, encrypted_hint: str = "") -> Any:
+    """The unencrypted private key of ``pem``; a ValueError naming ``source`` if it holds none
+    or holds it encrypted (``encrypted_hint``: where such a key belongs instead)."""
+    from cryptography.exceptions import UnsupportedAlgorithm
+    from cryptography.hazmat.primitives import serialization
+
+    try:
+        return serialization.load_pem_private_key(pem, password=None)
+    except TypeError:  # a password is needed
+        raise ValueError(f"{source}: the key is encrypted; give it unencrypted{encrypted_hint}") from None
+    except (ValueError, UnsupportedAlgorithm):
+        raise ValueError(f"{source}: holds no PEM private key") from None
+
+
 def _read(path: str, var: str) -> bytes:
     try:
         return read_pem(path, var)
@@ -70,25 +95,19 @@ def _read(path: str, var: str) -> bytes:
 
 def load(config: Config, now: datetime.datetime | None = None) -> Material:
     """Read and check the TLS files of ``config``; :class:`TlsError` names the variable."""
-    from cryptography import x509
-    from cryptography.exceptions import UnsupportedAlgorithm
     from cryptography.hazmat.primitives import serialization
 
     cert_pem = _read(config.tls_cert_file, CERT_VAR)
     key_pem = _read(config.tls_key_file, KEY_VAR)
     try:
-        chain = x509.load_pem_x509_certificates(cert_pem)
-    except ValueError:
-        raise TlsError(f"{CERT_VAR} {config.tls_cert_file}: holds no PEM certificate") from None
-    try:
-        key = serialization.load_pem_private_key(key_pem, password=None)
-    except TypeError:
-        raise TlsError(
-            f"{KEY_VAR} {config.tls_key_file}: the key is encrypted; give it unencrypted (a file only "
-            "the server reads, such as a mounted Secret)"
-        ) from None
-    except (ValueError, UnsupportedAlgorithm):
-        raise TlsError(f"{KEY_VAR} {config.tls_key_file}: holds no PEM private key") from None
+        chain = certificates(cert_pem, f"{CERT_VAR} {config.tls_cert_file}")
+        key = private_key(
+            key_pem,
+            f"{KEY_VAR} {config.tls_key_file}",
+            " (a file only the server reads, such as a mounted Secret)",
+        )
+    except ValueError as exc:
+        raise TlsError(str(exc)) from None
     leaf = chain[0]
     spki = serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
     if key.public_key().public_bytes(*spki) != leaf.public_key().public_bytes(*spki):
@@ -111,9 +130,9 @@ def load(config: Config, now: datetime.datetime | None = None) -> Material:
     if config.tls_client_ca_file:
         client_ca = _read(config.tls_client_ca_file, CA_VAR)
         try:
-            x509.load_pem_x509_certificates(client_ca)
-        except ValueError:
-            raise TlsError(f"{CA_VAR} {config.tls_client_ca_file}: holds no PEM certificate") from None
+            certificates(client_ca, f"{CA_VAR} {config.tls_client_ca_file}")
+        except ValueError as exc:
+            raise TlsError(str(exc)) from None
     return Material(cert_pem, key_pem, client_ca, leaf.not_valid_after_utc)
 
 

@@ -203,21 +203,11 @@ def tls_client(args: argparse.Namespace) -> Any:
 def _pem(path: str, flag: str, *, certificate: bool) -> bytes:
     """A client's PEM file, checked to hold what ``flag`` needs (a certificate, or an
     unencrypted private key): gRPC would only fail the handshake, naming no file."""
-    from cryptography import x509
-    from cryptography.exceptions import UnsupportedAlgorithm
-    from cryptography.hazmat.primitives import serialization
-
-    from service.tls import read_pem
+    from service.tls import certificates, private_key, read_pem
 
     pem = read_pem(path, flag)
-    try:
-        if certificate:
-            x509.load_pem_x509_certificates(pem)
-        else:
-            serialization.load_pem_private_key(pem, password=None)
-    except TypeError:  # an encrypted key
-        raise ValueError(f"{flag} {path}: the key is encrypted; give it unencrypted") from None
-    except (ValueError, UnsupportedAlgorithm):
-        what = "PEM certificate" if certificate else "PEM private key"
-        raise ValueError(f"{flag} {path}: holds no {what}") from None
+    if certificate:
+        certificates(pem, f"{flag} {path}")
+    else:
+        private_key(pem, f"{flag} {path}")
     return pem
