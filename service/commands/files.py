@@ -103,8 +103,10 @@ def check_writable(path: str, what: str) -> None:
     if target.exists() and not os.access(target, os.W_OK):
         raise FileArgError(f"cannot write {what} {path}: no permission to write it")
     # A probe where the checks above cannot tell (a read-only or virtual file system; root,
-    # whom os.access always allows): make the folders, create the file, remove it again.
+    # whom os.access always allows): make the folders, create the file, remove both again (a
+    # run refused later leaves nothing behind; the output's writer makes the folders).
     existed = target.exists()
+    made = [p for p in target.parents if p != folder and folder in p.parents]
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         with open(target, "a", encoding="utf-8"):
@@ -113,6 +115,12 @@ def check_writable(path: str, what: str) -> None:
             target.unlink()
     except OSError as exc:
         raise FileArgError(f"cannot write {what} {path}: {exc.strerror}") from None
+    finally:
+        for made_folder in made:  # the deepest first
+            try:
+                made_folder.rmdir()
+            except OSError:
+                break
 
 
 def write_text(path: str, text: str) -> None:

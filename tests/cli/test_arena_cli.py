@@ -498,10 +498,9 @@ def test_the_nearest_design_measures_and_checks_with_the_same_games_per_candidat
     assert "--design goes with --ladder" in capsys.readouterr().err
     # A team ladder in the nearest design: the pilot, then each bot's nearest anchors, as teams.
     teams = tmp_path / "teams.json"
-    assert (
-        main([*argv[:4], "--players", "4", "--teams", *argv[4:], "--game", "osirium", "--json", str(teams)])
-        == 0
-    )
+    team_argv = [*argv[:4], "--players", "4", "--teams", *argv[4:], "--game", "osirium",
+                 "--json", str(teams), "--ratings", str(tmp_path / "teams-table.json")]  # fmt: skip
+    assert main(team_argv) == 0
     data = json.loads(teams.read_text())
     assert data["teams"] and data["design"] == "nearest" and len(data["games"]) == 55
     assert all(len(set(g["seats"][0::2])) == 1 and len(set(g["seats"][1::2])) == 1 for g in data["games"])

@@ -113,3 +113,24 @@ def test_results_written_through_a_link_go_to_its_file(tmp_path: Path) -> None:
     assert main(args) == 0
     assert link.is_symlink() and link.resolve() == target
     assert len(json.loads(target.read_text())["games"]) == 2
+
+
+def test_a_run_refused_after_its_output_check_leaves_no_folder_behind(
+    tmp_path: Path, capsys: Any, monkeypatch: Any
+) -> None:
+    """The output check makes the missing folders to probe them and removes them again: a run
+    refused later (here: --ray without the extra) leaves the tree as it was."""
+    import sys
+
+    from service.commands.files import check_writable
+
+    check_writable(str(tmp_path / "a" / "b" / "out.json"), "--json")
+    assert list(tmp_path.iterdir()) == []
+    (tmp_path / "a").mkdir()
+    check_writable(str(tmp_path / "a" / "b" / "c" / "out.json"), "--json")
+    assert [p.name for p in tmp_path.rglob("*")] == ["a"]  # the folder that was there stays
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setitem(sys.modules, "ray", None)
+    assert main(["train", "--games", "2", "--no-progress", "--ray", "local"]) == 2
+    assert "pip install 'heka[ray]'" in capsys.readouterr().err
+    assert [p.name for p in tmp_path.rglob("*")] == ["a"]
