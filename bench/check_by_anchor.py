@@ -1,9 +1,10 @@
 """Does a check's verdict depend on which anchors its bots are rated against?
 
-    PYTHONPATH=. .venv/bin/python bench/check_by_anchor.py CHECK.json TABLE.json [LADDER.json]
+    PYTHONPATH=. .venv/bin/python bench/check_by_anchor.py CHECK.json TABLE.json [LADDER.json] [--first K]
 
 Plays no game. Reads a check's games (``heka arena --ladder --check TABLE --json CHECK``), the
-table it checked and, optionally, the ladder run the table came from. Rates each target's bot
+table it checked and, optionally, the ladder run the table came from; with ``--first K``, only
+the first K games of each pair (the check at K games per pair, in the fixed design). Rates each target's bot
 as the check does (:func:`ai.ladder.check_rows`: the anchors held at the table's ratings), but
 from its games against each subset of the anchors only, and prints each subset's errors and
 mean absolute error. Also prints, for each bot and anchor, the rating that pair alone implies
@@ -65,19 +66,34 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("check", help="the check's --json file")
     ap.add_argument("table", help="the rating table it checked")
     ap.add_argument("ladder", nargs="?", help="the ladder run the table came from (its --json)")
+    ap.add_argument(
+        "--first",
+        type=int,
+        default=None,
+        metavar="K",
+        help="rate the check from the first K games of each pair only (a check of K games per pair)",
+    )
     args = ap.parse_args(argv)
     data = json.loads(Path(args.check).read_text(encoding="utf-8"))
     table = read_table(args.table)
     anchors: list[str] = list(data["anchors"])
     held = held_anchors(table, anchors)
     bots = check_bots(table, default_check_targets(table))
-    results = pairwise_results(records_from_json(data), data["players"], teams=data["teams"])
+    records = records_from_json(data)
+    if args.first is not None:  # the fixed design's games of a pair are numbered in order
+        seen: dict[int, int] = defaultdict(int)
+        kept = []
+        for r in sorted(records, key=lambda r: r.index):
+            seen[r.pairing] += 1
+            if seen[r.pairing] <= args.first:
+                kept.append(r)
+        records = kept
+    results = pairwise_results(records, data["players"], teams=data["teams"])
     short = {a: display_name(a) for a in anchors}
 
-    print(
-        f"check {args.check} ({data['games_per_pairing']} games per pair, seed {data['seed']}) "
-        f"of {args.table}"
-    )
+    per_pair = data["games_per_pairing"] if args.first is None else min(args.first, data["games_per_pairing"])
+    print(f"check {args.check} ({per_pair} games per pair, {len(records)} games, seed {data['seed']})")
+    print(f"of {args.table}")
     print("anchors held at: " + ", ".join(f"{short[a]} {held[a]:+.0f}" for a in anchors))
     print("\n1. The rating each pair alone implies (anchor's rating + Elo of the score against it)")
     print(f"  {'target':>6}  {'bot':<28}" + "".join(f"{short[a]:>16}" for a in anchors))
