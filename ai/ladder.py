@@ -495,16 +495,20 @@ def table_check(rows: Sequence[CheckRow], seed: int, scale: str = "random") -> T
     return TableCheck(seed, len(rows), sum(r.within for r in rows), mae, scale)
 
 
-def checked_table(table: RatingTable, check: TableCheck) -> RatingTable:
-    """``table`` as it ships after ``check``: :class:`LadderError` when the check failed (a
-    table whose check fails is not shipped); measured (not provisional) when the table was
-    measured in full, its note saying how it was measured and checked."""
-    if not check.passed:
+def checked_table(table: RatingTable, check: TableCheck, *, provisional: bool = False) -> RatingTable:
+    """``table`` as it ships after ``check``: measured (not provisional) when the table was
+    measured in full, its note saying how it was measured and checked. A table whose check
+    failed is not shipped (:class:`LadderError`), unless ``provisional``: then it ships as
+    provisional, its note and its ``check`` saying that the check failed."""
+    if not check.passed and not provisional:
         raise LadderError(
             f"the check failed ({check.within} of {check.targets} targets within ±{TOLERANCE:.0f} Elo, "
             f"mean absolute error {check.mean_absolute_error:.1f}, at most {MAX_MEAN_ERROR:.0f}): "
             "the table is not shipped"
         )
+    if not check.passed:
+        note = f"provisional: its check failed ({check.summary()}; {check.verdict()})"
+        return dataclasses.replace(table, provisional=True, note=note, check=check)
     note = check.summary() if not table.provisional else f"{table.note}; {check.summary()}"
     return dataclasses.replace(table, note=note.strip("; "), check=check)
 
@@ -639,9 +643,9 @@ def parse_table(data: object, where: str) -> RatingTable:
         games_per_pair=_field(data, "games_per_pair", int, where),
         seed=_field(data, "seed", int, where),
         command=_field(data, "command", str, where),
-        provisional=_field(data, "provisional", bool, where),
+        provisional=(provisional := _field(data, "provisional", bool, where)),
         note=_field(data, "note", str, where, ""),
-        check=_parse_check(data.get("check"), where),
+        check=_parse_check(data.get("check"), where, provisional),
         teams=_field(data, "teams", bool, where, False),
     )
     if table.players < 1 or table.games_per_pair < 1:
@@ -656,7 +660,7 @@ def parse_table(data: object, where: str) -> RatingTable:
     return table
 
 
-def _parse_check(data: object, where: str) -> TableCheck | None:
+def _parse_check(data: object, where: str, provisional: bool) -> TableCheck | None:
     if data is None:
         return None
     if not isinstance(data, Mapping):
@@ -674,9 +678,10 @@ def _parse_check(data: object, where: str) -> TableCheck | None:
     )
     if not 0 <= check.within <= check.targets:
         raise LadderError(f"{at}: 'within' must lie in 0..'targets'")
-    if not check.passed:
+    if not check.passed and not provisional:
         raise LadderError(
-            f"{where}: its check failed ({check.summary()}): a table ships only with a passing check"
+            f"{where}: its check failed ({check.summary()}): a table ships as measured only with a "
+            "passing check"
         )
     return check
 

@@ -77,6 +77,13 @@ def register(sub: Any) -> None:
         "--ladder alone, the new table as provisional (instead of --ratings)",
     )
     p.add_argument(
+        "--provisional",
+        action="store_true",
+        help="with --check TABLE --ship: when the check fails, ship TABLE as provisional, its "
+        "note and ListGames saying so, rather than nothing (a table that failed its check can "
+        "still be nearer than none: docs/ladder.md, 'Shipping a table')",
+    )
+    p.add_argument(
         "--check",
         metavar="TABLE",
         default=None,
@@ -297,6 +304,8 @@ def run(args: argparse.Namespace) -> int:
             raise ArenaError("--games must be at least 1")
         if args.ship and not args.ladder:
             raise ArenaError("--ship goes with --ladder (a provisional table) or --ladder --check TABLE")
+        if args.provisional and not (args.check and args.ship):
+            raise ArenaError("--provisional goes with --check TABLE --ship")
         if args.ship and args.ratings:
             raise ArenaError("--ship writes the shipped table: no --ratings")
         if args.design != "fixed" and not args.ladder:
@@ -664,7 +673,8 @@ def ladder_command(args: argparse.Namespace, players: int) -> str:
 def _ship_checked(
     args: argparse.Namespace, checked: Any, result: Any, players: int, held: dict[str, float] | None
 ) -> int:
-    """``--check TABLE --ship``: TABLE replaces the shipped table if its check passed."""
+    """``--check TABLE --ship``: TABLE replaces the shipped table if its check passed (or,
+    with ``--provisional``, as a provisional table whatever the check found)."""
     from ai.ladder import (
         LadderError,
         check_rows,
@@ -677,9 +687,10 @@ def _ship_checked(
 
     check = table_check(check_rows(checked, result, held), args.seed, "anchors" if held else "random")
     try:
-        table = checked_table(read_table(args.check), check)
+        table = checked_table(read_table(args.check), check, provisional=args.provisional)
     except LadderError as exc:
-        print(f"\nheka arena: {args.check}: {exc}", file=sys.stderr)
+        hint = "" if check.passed else " (--provisional ships it as provisional, saying so)"
+        print(f"\nheka arena: {args.check}: {exc}{hint}", file=sys.stderr)
         return 1
     path = table_path(table.game, players, teams=table.teams)
     try:
@@ -688,7 +699,8 @@ def _ship_checked(
         print(f"\nheka arena: cannot write the shipped table: {exc}", file=sys.stderr)
         return 1
     state = "provisional" if table.provisional else "measured"
-    print(f"\nrating table {args.check} shipped to {path} ({state}; {check.summary()})")
+    verdict = "" if check.passed else f"; {check.verdict()}"
+    print(f"\nrating table {args.check} shipped to {path} ({state}; {check.summary()}{verdict})")
     return 0
 
 

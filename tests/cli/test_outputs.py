@@ -90,8 +90,17 @@ def test_a_table_whose_check_fails_is_not_shipped(
     assert main(check_command("table.json", target)) == 1
     out, err = capsys.readouterr()
     assert "the check failed (0 of 1 targets within" in err and "not shipped" in err
+    assert "--provisional ships it as provisional" in err
     assert "the check fails: 1 target(s) outside" in out
     assert files_under(tmp_path / "ladders") == set()
+    # --provisional ships it as provisional, the failed check in its note and its check.
+    assert main([*check_command("table.json", target), "--provisional"]) == 0
+    assert "(provisional; checked on seed 3: 0 of 1 targets" in capsys.readouterr().out
+    failed = ladder.read_table(tmp_path / "ladders" / "aton-2p.json")
+    assert failed.provisional and failed.check is not None and not failed.check.passed
+    assert failed.note.startswith("provisional: its check failed (checked on seed 3: 0 of 1 targets")
+    assert failed.bots == table.bots
+    (tmp_path / "ladders" / "aton-2p.json").unlink()
     monkeypatch.setattr(ladder, "TOLERANCE", 1e9)  # every measurement is within: it passes
     monkeypatch.setattr(ladder, "MAX_MEAN_ERROR", 1e9)
     assert main(check_command("table.json", target)) == 0
@@ -114,6 +123,19 @@ def test_a_shipped_table_with_a_failed_check_is_refused() -> None:
     data["check"] = {"seed": 2, "targets": 11, "within": 10, "mean_absolute_error": 29.0}
     with pytest.raises(ladder.LadderError, match=r"its check failed .*10 of 11 targets"):
         ladder.parse_table(data, "aton-2p.json")
+    # A provisional table may carry its failed check: it says why the table is provisional.
+    table = ladder.parse_table({**data, "provisional": True}, "aton-2p.json")
+    assert table.check is not None and not table.check.passed
+
+
+def test_provisional_goes_with_a_check_that_ships(capsys: pytest.CaptureFixture[str]) -> None:
+    for argv in (
+        [*LADDER, "--provisional"],
+        [*LADDER, "--ship", "--provisional"],
+        [*check_command("table.json", 100)[:-1], "--provisional"],
+    ):
+        assert main(argv) == 2
+        assert "--provisional goes with --check TABLE --ship" in capsys.readouterr().err
 
 
 def test_train_refuses_a_hidden_layer_for_a_linear_model(
