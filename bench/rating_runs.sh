@@ -13,6 +13,9 @@
 # TREE: the checkout whose compiled build plays the games (default: this one); a separate
 # worktree keeps the runs' code fixed while this one changes. The JSON files go to this
 # checkout's bench/results/partial/, the tables to heka-results/.
+#
+# Both runs are complete (bench/results/ladder_osirium4_teams_128.*, check_osirium4_teams_128.*):
+# run again, the check starts afresh in partial/.
 set -uo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 tree="$(cd "${1:-$here}" && pwd)"

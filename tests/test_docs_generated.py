@@ -89,7 +89,8 @@ def test_the_rating_ranges_are_the_shipped_tables(figures: ModuleType) -> None:
     assert tables
     for path in tables:
         table = ladder.read_table(path)
-        assert f"| {table.players} | 0 to {table.max_target:,} |" in block, path.name
+        teams = ", teams" if table.teams else ""
+        assert f"| {table.players}{teams} | 0 to {table.max_target:,} |" in block, path.name
 
 
 def test_a_block_is_filled_between_its_markers_and_an_unknown_one_is_refused(figures: ModuleType) -> None:
