@@ -26,7 +26,10 @@ bot sits in every seat equally often whenever ``N`` is a multiple of the block l
   of games gives both sides the same number of seats. So every candidate is rated against
   the same opponents, whatever else is rated.
 
-**Designs** of the ``ladder`` lineup. ``fixed`` (the default): every pairing plays ``games``.
+**Designs** of the ``ladder`` lineup. ``fixed`` (the default): every pairing plays ``games``,
+or, with ``ArenaConfig.costly_games``, each pairing of a candidate that searches more per move
+than every anchor plays that many (:func:`costly_candidates`): its games cost the most, and
+it is the best measured already.
 ``nearest`` (``ArenaConfig.design``): the anchors still play each other ``games`` per pair, but
 a candidate plays each anchor a pilot of :data:`PILOT` games only, and then its
 :data:`NEAREST` anchors nearest its rating as many more games as make up its ``games`` per
@@ -137,6 +140,9 @@ class ArenaConfig:
     #: With ``nearest``: each bot's expected rating, to pick a candidate's anchors without a
     #: pilot (a check: the table's ratings); empty: a pilot picks them.
     predicted: tuple[tuple[str, float], ...] = ()
+    #: With the ``fixed`` design of a ladder: the games per anchor of each *costly* candidate
+    #: (:func:`costly_candidates`), instead of ``games``; None: every pairing plays ``games``.
+    costly_games: int | None = None
 
     def game_options(self) -> dict[str, Any]:
         out = dict(self.options)
@@ -313,6 +319,14 @@ def make_schedule(
         raise ArenaError(f"unknown design {config.design!r} (known: {', '.join(DESIGNS)})")
     if config.design != "fixed" and config.lineup != "ladder":
         raise ArenaError(f"the {config.design} design belongs to the ladder lineup")
+    if config.costly_games is not None:
+        if config.lineup != "ladder" or config.design != "fixed":
+            raise ArenaError("games per costly candidate belong to the fixed design of a ladder")
+        if not 1 <= config.costly_games <= config.games:
+            raise ArenaError(
+                f"games per costly candidate must be 1..{config.games} (the games per pairing), "
+                f"not {config.costly_games}"
+            )
     total = scheduled_games(config, players)
     if total > MAX_GAMES:
         raise ArenaError(
@@ -337,9 +351,11 @@ def make_schedule(
         )
 
     if config.design == "fixed":
+        counts = pairing_games(config, pairings)
         for g in range(config.games):
             for p in pairings:
-                add(g, p)
+                if g < counts[p.index]:
+                    add(g, p)
         return pairings, tasks
     anchors = set(config.anchors)
     pilot = _pilot(config)
@@ -380,12 +396,58 @@ def scheduled_games(config: ArenaConfig, players: int) -> int:
         config.bots, players, teams=config.teams, lineup=config.lineup, anchors=config.anchors
     )
     if config.design == "fixed":
-        return len(pairings) * config.games
+        return sum(pairing_games(config, pairings))
     anchors = set(config.anchors)
     anchor_pairs = sum(1 for p in pairings if p.a in anchors and p.b in anchors)
     candidates = len({p.a for p in pairings} - anchors)
     per_candidate = len(config.anchors) * _pilot(config) + min(NEAREST, len(anchors)) * _after_pilot(config)
     return anchor_pairs * config.games + candidates * per_candidate
+
+
+def search_iterations(spec: str) -> float:
+    """How many search iterations ``spec`` spends on a move, the measure of what its games
+    cost: 0 for ``random`` and ``greedy``, an ``mcts`` spec's iteration budget, and infinity
+    for a search bounded by time alone or a bot this module cannot read (``checkout:``);
+    ``pure:SPEC`` is ``SPEC``'s."""
+    from ai.mcts_params import parse_params
+
+    kind, _, params = spec.strip().partition(":")
+    kind = kind.strip().lower()
+    if kind in ("random", "greedy"):
+        return 0.0
+    if kind == "pure":
+        return search_iterations(params)
+    if kind == "mcts":
+        try:
+            iterations = parse_params(params)[1].iterations
+        except ValueError:  # BotSpecError: make_bot says it
+            return math.inf
+        return math.inf if iterations is None else float(iterations)
+    return math.inf
+
+
+def costly_candidates(config: ArenaConfig) -> frozenset[str]:
+    """The candidates of a ladder that search more iterations a move than every anchor
+    (:func:`search_iterations`): those whose games cost the most. With ``costly_games`` they
+    play that many games per anchor: a level above the anchors is measured mostly by the
+    strongest anchor, whose games with it are the closest and so tell the most, while the
+    weak levels, cheap to play, are measured by fewer informative pairs and need the games
+    (docs/ladder.md, "Designs")."""
+    if not config.anchors:
+        return frozenset()
+    top = max(search_iterations(a) for a in config.anchors)
+    return frozenset(c for c in config.bots if c not in config.anchors and search_iterations(c) > top)
+
+
+def pairing_games(config: ArenaConfig, pairings: Sequence[Pairing]) -> list[int]:
+    """The games of each pairing in the ``fixed`` design: ``games``, or ``costly_games`` for
+    a pairing of a costly candidate (:func:`costly_candidates`). The games a pairing plays
+    come first in every round of the schedule, so a run's first ``costly_games`` rounds are
+    those of a run at that many games per pairing: one resumes from the other."""
+    if config.costly_games is None:
+        return [config.games] * len(pairings)
+    costly = costly_candidates(config)
+    return [config.costly_games if (p.a in costly or p.b in costly) else config.games for p in pairings]
 
 
 def nearest_anchors(config: ArenaConfig, ratings: Mapping[str, float]) -> dict[str, tuple[str, ...]]:
@@ -541,6 +603,14 @@ class ArenaResult:
                 else {}
             ),
             "games_per_pairing": self.config.games,
+            **(
+                {
+                    "costly_games": self.config.costly_games,
+                    "costly": sorted(costly_candidates(self.config)),
+                }
+                if self.config.costly_games is not None
+                else {}
+            ),
             "workers": self.config.workers,
             "games_played": len(self.records),
             "games_scheduled": self.total_games,

@@ -105,12 +105,15 @@ def ladder_config(
     teams: bool = False,
     design: str = "fixed",
     predicted: Mapping[str, float] | None = None,
+    costly_games: int | None = None,
 ) -> ArenaConfig:
     """The arena of a ladder: ``anchors`` first (round-robin), then every other candidate
     against each anchor. ``random`` must be an anchor (it is the 0 of the scale). With
     ``teams`` (Osirium, 4 players) each pair plays as two teams, seats 0+2 against 1+3.
     ``design``, ``predicted``: :class:`ai.arena.ArenaConfig`'s (``nearest``: a candidate plays
-    its anchors nearest its rating, after a pilot or from ``predicted``)."""
+    its anchors nearest its rating, after a pilot or from ``predicted``), ``costly_games``
+    (the fixed design: the games per anchor of a candidate that searches more than every
+    anchor, :func:`ai.arena.costly_candidates`)."""
     if ZERO not in anchors:
         raise LadderError(f"the anchors must include {ZERO!r}: it is the 0 of the ratings")
     bots = list(dict.fromkeys(anchors))
@@ -130,6 +133,7 @@ def ladder_config(
         anchors=tuple(dict.fromkeys(anchors)),
         design=design,
         predicted=tuple(sorted((predicted or {}).items())),
+        costly_games=costly_games,
     )
 
 
@@ -233,6 +237,9 @@ class RatingTable:
     check: TableCheck | None = None
     #: A table of team games (Osirium O9): its ratings are measured in team play.
     teams: bool = False
+    #: The games per anchor of the ladder's costly candidates, where they played fewer than
+    #: ``games_per_pair`` (:func:`ai.arena.costly_candidates`); None: every pair played it.
+    costly_games: int | None = None
 
     @property
     def levels(self) -> tuple[RatedBot, ...]:
@@ -288,6 +295,7 @@ class RatingTable:
             "command": self.command,
             "seed": self.seed,
             "games_per_pair": self.games_per_pair,
+            **({"costly_games": self.costly_games} if self.costly_games is not None else {}),
             "bots": [
                 {
                     "name": b.name,
@@ -475,6 +483,7 @@ def table_from_result(
         teams=result.config.teams,
         bots=tuple(bots),
         games_per_pair=result.config.games,
+        costly_games=result.config.costly_games,
         seed=result.config.seed,
         command=command,
         provisional=provisional,
@@ -647,9 +656,15 @@ def parse_table(data: object, where: str) -> RatingTable:
         note=_field(data, "note", str, where, ""),
         check=_parse_check(data.get("check"), where, provisional),
         teams=_field(data, "teams", bool, where, False),
+        costly_games=_field(data, "costly_games", int, where, None),
     )
     if table.players < 1 or table.games_per_pair < 1:
         raise LadderError(f"{where}: 'players' and 'games_per_pair' must be at least 1")
+    if table.costly_games is not None and not 1 <= table.costly_games <= table.games_per_pair:
+        raise LadderError(
+            f"{where}: 'costly_games' must be 1..{table.games_per_pair} ('games_per_pair'), "
+            f"not {table.costly_games}"
+        )
     try:  # the game, its player count and the team variant, as a game of the table is set up
         get_game(table.game).new_initial_state(table.players, 0, {"teams": True} if table.teams else {})
     except EngineError as exc:

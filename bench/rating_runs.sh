@@ -1,21 +1,20 @@
 #!/usr/bin/env bash
 # The Osirium 4-player team-play (O9) rating measurements, in order, at the lowest priority,
-# each resumed from its JSON file: the ladder (fixed design, 128 games per pair), then its
-# check on seed 2, as the free-for-all table was measured (bench/results/ladder_osirium4_128.*,
-# check_osirium4_128.*). The fixed design, because the nearest one
-# rates weak levels against whichever of two equally rated anchors is nearer, and those two
-# disagree (bench/results/notes/2026-12-05-osirium-4p-design.md). Stop it at any time (kill
-# it); run it again to go on where each file stopped. Ship a table once its check passes: docs/ladder.md,
-# "Shipping a table".
+# each resumed from its JSON file: the ladder at 256 games per pair, 128 for the candidates that
+# search more than every anchor (--costly-games: hard, expert, iterations=3000), resumed from the
+# fixed design at 128 (bench/results/ladder_osirium4_teams_128.*, whose games are its first 128
+# rounds); then its check on a seed no earlier check played (3), in the same design. At 128 games
+# per pair the check missed by 32.2 on average (bench/results/check_osirium4_teams_128.*), most
+# of it at the weak levels, whose games are cheap and whose intervals are widest; the costly
+# levels cost three quarters of the games' CPU time and were within 26 (bench/results/notes/
+# 2026-12-07-osirium-4p-teams-256.md). Stop it at any time (kill it); run it again to go on where
+# each file stopped. Ship a table once its check passes: docs/ladder.md, "Shipping a table".
 #
 #   bench/rating_runs.sh [TREE]
 #
 # TREE: the checkout whose compiled build plays the games (default: this one); a separate
 # worktree keeps the runs' code fixed while this one changes. The JSON files go to this
-# checkout's bench/results/partial/, the tables to heka-results/.
-#
-# Both runs are complete (bench/results/ladder_osirium4_teams_128.*, check_osirium4_teams_128.*):
-# run again, the check starts afresh in partial/.
+# checkout's bench/results/partial/, the table to heka-results/.
 set -uo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 tree="$(cd "${1:-$here}" && pwd)"
@@ -40,11 +39,8 @@ run() { # FILE ARGS...: one run, resumed from FILE when it exists
 }
 
 teams="$tables/ladder-osirium-4p-teams.json"
-# The ladder is complete (bench/results/ladder_osirium4_teams_128.*): resumed from it, the arena
-# plays no game and writes the table the check reads; its own copy of the games goes to
-# heka-results/, so the committed file stays as measured.
-echo "$(date -u +%FT%TZ) table from ladder_osirium4_teams_128.json"
-PYTHONPATH="$tree" "${arena[@]}" --teams --games-per-pair 128 --seed 1 --ratings "$teams" \
-    --resume "$here/bench/results/ladder_osirium4_teams_128.json" \
-    --json "$tables/ladder_osirium4_teams_128.json" > /dev/null || exit 1
-run "$partial/check_osirium4_teams_128.json" --teams --check "$teams" --seed 2 --games-per-pair 128
+ladder="$partial/ladder_osirium4_teams_256.json"
+[ -f "$ladder" ] || cp "$here/bench/results/ladder_osirium4_teams_128.json" "$ladder"
+run "$ladder" --teams --games-per-pair 256 --costly-games 128 --seed 1 --ratings "$teams" || exit 1
+run "$partial/check_osirium4_teams_256.json" --teams --check "$teams" --seed 3 --games-per-pair 256 \
+    --costly-games 128

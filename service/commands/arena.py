@@ -113,6 +113,18 @@ def register(sub: Any) -> None:
         "the most (docs/ladder.md, 'Designs')",
     )
     p.add_argument(
+        "--costly-games",
+        dest="costly_games",
+        type=int,
+        default=None,
+        metavar="N",
+        help="with --ladder (fixed design): each candidate that searches more iterations a move "
+        "than every anchor plays N games per anchor instead of --games-per-pair; its games cost "
+        "the most, and the strongest anchor already measures it closely. A run's first N games "
+        "per pair are those of a run at N, so one resumes from the other (docs/ladder.md, "
+        "'Designs')",
+    )
+    p.add_argument(
         "--targets",
         default=None,
         type=nonempty,
@@ -255,6 +267,7 @@ def run(args: argparse.Namespace) -> int:
         ArenaResult,
         GameRecord,
         check_resumable,
+        costly_candidates,
         expected_block_note,
         make_pairings,
         run_arena,
@@ -310,6 +323,13 @@ def run(args: argparse.Namespace) -> int:
             raise ArenaError("--ship writes the shipped table: no --ratings")
         if args.design != "fixed" and not args.ladder:
             raise ArenaError("--design goes with --ladder")
+        if args.costly_games is not None:
+            if not args.ladder or args.design != "fixed":
+                raise ArenaError("--costly-games goes with --ladder, in the fixed design")
+            if not 1 <= args.costly_games <= args.games:
+                raise ArenaError(
+                    f"--costly-games must be 1..{args.games} (--games-per-pair), not {args.costly_games}"
+                )
         for flag, value in (("--ratings", args.ratings), ("--anchors", args.anchors)):
             if value is not None and not args.ladder:
                 raise ArenaError(f"{flag} goes with --ladder")
@@ -368,6 +388,13 @@ def run(args: argparse.Namespace) -> int:
                         f"--check --ship: {args.games} games per pair checks a table measured at "
                         f"{table.games_per_pair}; a check that ships plays at least as many"
                     )
+                costly = args.games if args.costly_games is None else args.costly_games
+                if args.ship and table.costly_games is not None and costly < table.costly_games:
+                    raise ArenaError(
+                        f"--check --ship: {costly} games per pair for the costly candidates check a "
+                        f"table that measured them at {table.costly_games}; a check that ships "
+                        "plays at least as many"
+                    )
                 candidates = [level.spec for level in checked.values()]
                 if args.design == "nearest":  # each bot's anchors nearest its target
                     predicted = held_anchors(table, anchors)
@@ -384,6 +411,7 @@ def run(args: argparse.Namespace) -> int:
                 teams=args.teams,
                 design=args.design,
                 predicted=predicted,
+                costly_games=args.costly_games,
             )
             if args.check and args.check_scale == "anchors":
                 held = held_anchors(read_table(args.check), config.anchors)
@@ -456,6 +484,9 @@ def run(args: argparse.Namespace) -> int:
         if config.design == "fixed"
         else f"{args.games} games a candidate per anchor (design {config.design})"
     )
+    if config.costly_games is not None:
+        costly = ", ".join(sorted(costly_candidates(config))) or "none"
+        design += f" ({config.costly_games} for a costly candidate: {costly})"
     print(
         f"heka arena: {game.descriptor.title}, {players} players, {len(pairings)} pairing(s) x "
         f"{design} = {total} games, {args.workers} worker(s) (cpu count {os.cpu_count()})",
@@ -662,6 +693,8 @@ def ladder_command(args: argparse.Namespace, players: int) -> str:
         parts.append("--teams")
     if args.design != "fixed":
         parts.append(f"--design {args.design}")
+    if args.costly_games is not None:
+        parts.append(f"--costly-games {args.costly_games}")
     if args.bots:
         parts.append(f'--bots "{args.bots}"')
     if args.anchors:
