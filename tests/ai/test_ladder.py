@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+import math
 import re
 from collections import Counter
 from pathlib import Path
@@ -21,12 +22,14 @@ from ai.arena import (
     GameRecord,
     Pairing,
     check_resumable,
+    costly_candidates,
     make_pairings,
     make_schedule,
     nearest_anchors,
     pairwise_results,
     run_arena,
     scheduled_games,
+    search_iterations,
 )
 from ai.ladder import (
     DEFAULT_ANCHORS,
@@ -391,6 +394,104 @@ def test_a_check_in_the_nearest_design_plays_the_anchors_nearest_each_target() -
         nearest_anchors(config, {"random": 0.0})
     with pytest.raises(ArenaError, match="ladder lineup"):
         make_schedule(ArenaConfig("aton", ("random", "greedy"), games=2, design="nearest"), 2)
+
+
+# ---------------------------------------------------------------------------------------
+# The fixed design with fewer games for the costly candidates (ai/arena.py, "Designs")
+# ---------------------------------------------------------------------------------------
+
+COSTLY = "mcts:iterations=30,ms=none"
+
+
+@pytest.mark.parametrize(
+    ("spec", "iterations"),
+    [
+        ("random", 0.0),
+        ("greedy", 0.0),
+        ("mcts:iterations=5,ms=none", 5.0),
+        ("mcts:easy", 200.0),  # the preset's budget: iterations, capped by time
+        ("mcts:iterations=none,ms=50", math.inf),  # time alone: no bound on iterations
+        ("pure:mcts:it=7,ms=none", 7.0),
+        ("checkout:/elsewhere:mcts:iterations=5", math.inf),  # another build: not read here
+        ("mcts:iterations=-1", math.inf),  # no bot (make_bot says why): never cheap
+    ],
+)
+def test_a_specs_search_iterations_measure_its_cost(spec: str, iterations: float) -> None:
+    assert search_iterations(spec) == iterations
+
+
+def _costly(games: int, costly_games: int | None) -> ArenaConfig:
+    return ladder_config(
+        "aton",
+        2,
+        games_per_pair=games,
+        seed=5,
+        candidates=("mcts:iterations=3,ms=none", COSTLY),
+        anchors=TINY,
+        costly_games=costly_games,
+    )
+
+
+def test_costly_candidates_play_fewer_games_and_their_first_rounds_are_the_fixed_runs() -> None:
+    config = _costly(6, 2)
+    # Costly: a candidate that searches more a move than every anchor (the top one: 10).
+    assert costly_candidates(config) == {COSTLY}
+    pairings, tasks = make_schedule(config, 2)
+    counts = _games_against(run_arena(config).records, pairings)
+    for a, b in itertools.combinations(TINY, 2):
+        assert counts[(a, b)] == 6  # the anchors' round robin in full
+    for a in TINY:
+        assert counts[("mcts:iterations=3,ms=none", a)] == 6 and counts[(COSTLY, a)] == 2
+    assert len(tasks) == scheduled_games(config, 2) == 3 * 6 + 3 * 6 + 3 * 2
+    # Its first rounds are a fixed run at 2 games per pair, game for game, and a run at 4
+    # extends its first 4 rounds: each resumes from the other in both directions.
+    _, fixed = make_schedule(_costly(2, None), 2)
+    assert tasks[: len(fixed)] == fixed
+    _, four = make_schedule(_costly(4, 2), 2)
+    assert tasks[: len(four)] == four
+    short = run_arena(_costly(2, None))
+    data = json.loads(json.dumps(short.to_json()))
+    assert "costly_games" not in data
+    kept = check_resumable(data, config, 2)
+    assert len(kept) == len(fixed)
+    resumed = run_arena(config, previous=kept)
+    full = run_arena(config)
+    assert [(r.index, r.seats, r.deal_seed, r.bot_seed, r.winners, r.plies) for r in resumed.records] == [
+        (r.index, r.seats, r.deal_seed, r.bot_seed, r.winners, r.plies) for r in full.records
+    ]
+    out = json.loads(json.dumps(full.to_json()))
+    assert (out["costly_games"], out["costly"], out["games_scheduled"]) == (2, [COSTLY], len(tasks))
+    # Another split of the same games is another schedule after its shared rounds: refused.
+    with pytest.raises(ArenaError, match="is not this schedule's game"):
+        check_resumable(out, _costly(6, 3), 2)
+    # The table says how its costly candidates were measured, and reads back.
+    table = table_from_result(full, "heka arena --ladder --costly-games 2")
+    assert table.costly_games == 2 and json.loads(table_json(table))["costly_games"] == 2
+    assert parse_table(json.loads(table_json(table)), "round trip").costly_games == 2
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"costly_games": 7}, "must be 1..6"),
+        ({"costly_games": 0}, "must be 1..6"),
+        ({"costly_games": 2, "design": "nearest"}, "belong to the fixed design of a ladder"),
+        ({"costly_games": 2, "lineup": "round-robin", "anchors": ()}, "belong to the fixed design"),
+    ],
+)
+def test_games_per_costly_candidate_out_of_their_design_are_refused(
+    change: dict[str, object], message: str
+) -> None:
+    with pytest.raises(ArenaError, match=message):
+        make_schedule(dataclasses.replace(_costly(6, None), **change), 2)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("value", [0, 9, True, "2"])
+def test_a_table_whose_costly_games_are_out_of_range_is_refused(value: object) -> None:
+    data = json.loads(table_json(table_from_result(run_arena(_costly(2, None)), "heka arena --ladder")))
+    data["costly_games"] = value
+    with pytest.raises(LadderError, match="costly_games"):
+        parse_table(data, "t.json")
 
 
 def test_a_team_table_is_its_own_file_and_says_so() -> None:

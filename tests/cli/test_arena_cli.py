@@ -506,6 +506,43 @@ def test_the_nearest_design_measures_and_checks_with_the_same_games_per_candidat
     assert all(len(set(g["seats"][0::2])) == 1 and len(set(g["seats"][1::2])) == 1 for g in data["games"])
 
 
+def test_costly_candidates_play_the_games_asked_for_them_and_the_table_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ai.ladder import read_table
+
+    ratings, games = tmp_path / "t.json", tmp_path / "g.json"
+    argv = ["arena", "--ladder", "--game", "aton", "--no-progress", "--games-per-pair", "4",
+            "--anchors", "random;greedy;mcts:iterations=10,ms=none",
+            "--bots", "mcts:iterations=3,ms=none;mcts:iterations=30,ms=none"]  # fmt: skip
+    assert main([*argv, "--costly-games", "2", "--ratings", str(ratings), "--json", str(games)]) == 0
+    err = capsys.readouterr().err
+    costly = "mcts:iterations=30,ms=none"
+    assert f"4 games (2 for a costly candidate: {costly}) = 30 games" in err  # 3x4 + 3x4 + 3x2
+    data = json.loads(games.read_text())
+    assert (data["costly_games"], data["costly"], len(data["games"])) == (2, [costly], 30)
+    assert {p["a"]: p["games"] for p in data["pairings"]}["mcts:iterations=30,ms=none"] == 2
+    table = read_table(ratings)
+    assert table.costly_games == 2 and "--costly-games 2" in table.command
+    # A check that would ship plays the costly candidates at least as many games as the table.
+    check = [*argv[:6], "4", "--anchors", "random;greedy;mcts:iterations=10,ms=none", "--seed", "2",
+             "--check", str(ratings), "--check-scale", "random", "--targets", str(table.max_target),
+             "--ship"]  # fmt: skip
+    assert main([*check, "--costly-games", "1"]) == 2
+    assert "1 games per pair for the costly candidates check a table that measured them at 2" in (
+        capsys.readouterr().err
+    )
+    for extra, message in (
+        (["--costly-games", "5"], "--costly-games must be 1..4 (--games-per-pair), not 5"),
+        (["--costly-games", "0"], "--costly-games must be 1..4"),
+        (["--costly-games", "2", "--design", "nearest"], "--costly-games goes with --ladder, in the fixed"),
+    ):
+        assert main([*argv, *extra]) == 2
+        assert message in capsys.readouterr().err
+    assert main(["arena", "--game", "aton", "--bots", "random,greedy", "--costly-games", "1"]) == 2
+    assert "--costly-games goes with --ladder" in capsys.readouterr().err
+
+
 def test_the_ladder_refuses_a_pool_without_random(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["arena", "--ladder", "--game", "aton", "--anchors", "greedy", "--no-progress"]) == 2
     assert "must include 'random'" in capsys.readouterr().err
