@@ -34,6 +34,11 @@ SMOKE: dict[str, tuple[str, int]] = {
         "bench/results/ladder_osirium4_128.json",
         180,
     ),
+    "check_forecast": (
+        "bench/results/check_osirium4_teams_128.json ai/ladders/osirium-4p-teams.json "
+        "bench/results/ladder_osirium4_teams_128.json --design 256/128 --draws 100",
+        120,
+    ),
     "decode_speed": ("", 120),
     "eval_capacity": ("--game aton --games 4 --seed 1", 180),
     "eval_cost": ("--configs aton:2 --positions 2 --runs 1", 120),
