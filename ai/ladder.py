@@ -242,6 +242,15 @@ class RatingTable:
     costly_games: int | None = None
 
     @property
+    def games_text(self) -> str:
+        """The table's games per pair, in words (``256 games per pair, 128 for the levels
+        that search more a move than every anchor``)."""
+        text = f"{self.games_per_pair} games per pair"
+        if self.costly_games is not None:
+            text += f", {self.costly_games} for the levels that search more a move than every anchor"
+        return text
+
+    @property
     def levels(self) -> tuple[RatedBot, ...]:
         """The bots a target rating may pick, weakest first."""
         return tuple(b for b in self.bots if b.is_level)
@@ -515,10 +524,15 @@ def checked_table(table: RatingTable, check: TableCheck, *, provisional: bool = 
             f"mean absolute error {check.mean_absolute_error:.1f}, at most {MAX_MEAN_ERROR:.0f}): "
             "the table is not shipped"
         )
+    # A table whose pairs played different numbers of games says so (ListGames' note): its
+    # games_per_pair is the most any pair played.
+    sizes = f"; {table.games_text}" if table.costly_games is not None else ""
     if not check.passed:
-        note = f"provisional: its check failed ({check.summary()}; {check.verdict()})"
+        note = f"provisional: its check failed ({check.summary()}; {check.verdict()}){sizes}"
         return dataclasses.replace(table, provisional=True, note=note, check=check)
     note = check.summary() if not table.provisional else f"{table.note}; {check.summary()}"
+    if table.costly_games is not None and table.games_text not in note:
+        note += sizes
     return dataclasses.replace(table, note=note.strip("; "), check=check)
 
 

@@ -756,23 +756,26 @@ def _print_nearest(result: Any) -> None:
 def _write_table(args: argparse.Namespace, result: Any, players: int) -> None:
     from ai.ladder import table_from_result, table_json
 
-    per_level = args.games * len(result.config.anchors)
+    fewest = args.games if args.costly_games is None else min(args.games, args.costly_games)
+    per_level = fewest * len(result.config.anchors)
     # A new table ships measured only through its check (--check TABLE --ship).
     provisional = per_level < LEVEL_GAMES or args.ship
+    table = table_from_result(result, ladder_command(args, players), provisional=provisional)
     note = (
-        f"provisional: {args.games} games per pair, {per_level} per candidate (the measurement is "
+        f"provisional: {table.games_text}, {per_level} per candidate"
+        f"{' at the fewest' if args.costly_games is not None else ''} (the measurement is "
         f"{LEVEL_GAMES} per candidate)"
         if per_level < LEVEL_GAMES
-        else (f"provisional: not checked ({args.games} games per pair)" if args.ship else "")
+        else (f"provisional: not checked ({table.games_text})" if args.ship else "")
     )
-    table = table_from_result(result, ladder_command(args, players), provisional=provisional, note=note)
+    table = dataclasses.replace(table, note=note)
     path = ratings_path(args, players)
     directory = os.path.dirname(path)
     if directory:
         os.makedirs(directory, exist_ok=True)
     with open(path, "w", encoding="utf-8") as fh:
         fh.write(table_json(table))
-    print(f"\nrating ladder ({note or f'{args.games} games per pair'}), random = 0, 95% intervals:")
+    print(f"\nrating ladder ({note or table.games_text}), random = 0, 95% intervals:")
     for b in reversed(table.bots):
         ci = "anchor" if b.spec == "random" else f"± {b.ci95:.0f}"
         level = "" if b.is_level else "  (not a level)"

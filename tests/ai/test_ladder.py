@@ -40,6 +40,7 @@ from ai.ladder import (
     RatingTable,
     TableCheck,
     TargetRatingError,
+    checked_table,
     curve,
     curve_rating,
     display_name,
@@ -468,6 +469,15 @@ def test_costly_candidates_play_fewer_games_and_their_first_rounds_are_the_fixed
     table = table_from_result(full, "heka arena --ladder --costly-games 2")
     assert table.costly_games == 2 and json.loads(table_json(table))["costly_games"] == 2
     assert parse_table(json.loads(table_json(table)), "round trip").costly_games == 2
+    # ListGames reports one games_per_pair (the most): the note says what the costly played,
+    # whether the table ships measured or, its check failed, provisional.
+    games = "6 games per pair, 2 for the levels that search more a move than every anchor"
+    assert table.games_text == games
+    measured = dataclasses.replace(table, provisional=False)
+    for within, mae in ((3, 10.0), (2, 40.0)):
+        check = TableCheck(seed=6, targets=3, within=within, mean_absolute_error=mae, scale="anchors")
+        shipped = checked_table(measured, check, provisional=True)
+        assert shipped.note.endswith(f"; {games}") and shipped.provisional == (not check.passed)
 
 
 @pytest.mark.parametrize(

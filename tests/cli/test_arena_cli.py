@@ -524,6 +524,10 @@ def test_costly_candidates_play_the_games_asked_for_them_and_the_table_says_so(
     assert {p["a"]: p["games"] for p in data["pairings"]}["mcts:iterations=30,ms=none"] == 2
     table = read_table(ratings)
     assert table.costly_games == 2 and "--costly-games 2" in table.command
+    assert table.note == (
+        "provisional: 4 games per pair, 2 for the levels that search more a move than every anchor, "
+        "6 per candidate at the fewest (the measurement is 200 per candidate)"
+    )
     # A check that would ship plays the costly candidates at least as many games as the table.
     check = [*argv[:6], "4", "--anchors", "random;greedy;mcts:iterations=10,ms=none", "--seed", "2",
              "--check", str(ratings), "--check-scale", "random", "--targets", str(table.max_target),

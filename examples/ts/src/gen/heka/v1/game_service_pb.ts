@@ -281,7 +281,8 @@ export type RatingLadder = Message<"heka.v1.RatingLadder"> & {
   provisional: boolean;
 
   /**
-   * Games per pair of bots the ratings come from.
+   * Games per pair of bots the ratings come from: the most any pair played (a table that
+   * played fewer for its costliest levels says so in `note`).
    *
    * @generated from field: int32 games_per_pair = 6;
    */
