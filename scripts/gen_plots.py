@@ -212,7 +212,7 @@ def ladder_figure(table: RatingTable, source: Path, *, unshipped: bool) -> bytes
         plt.Rectangle((0, 0), 1, 1, color="#eaf2f8", label=targets),
     ]
     ax.legend(handles=handles, loc="lower right", fontsize=7.5, framealpha=0.95)
-    notes = [f"Source: {rel(source)} ({table.games_per_pair} games per pair), made by: {table.command}"]
+    notes = [f"Source: {rel(source)} ({table.games_text}), made by: {table.command}"]
     if table.note:
         notes.append(table.note)
     elif unshipped:
