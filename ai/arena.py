@@ -433,10 +433,13 @@ def costly_candidates(config: ArenaConfig) -> frozenset[str]:
     strongest anchor, whose games with it are the closest and so tell the most, while the
     weak levels, cheap to play, are measured by fewer informative pairs and need the games
     (docs/ladder.md, "Designs")."""
-    if not config.anchors:
-        return frozenset()
-    top = max(search_iterations(a) for a in config.anchors)
-    return frozenset(c for c in config.bots if c not in config.anchors and search_iterations(c) > top)
+    return frozenset(c for c in config.bots if c not in config.anchors and is_costly(c, config.anchors))
+
+
+def is_costly(spec: str, anchors: Sequence[str]) -> bool:
+    """Whether ``spec`` searches more iterations a move than every one of ``anchors``
+    (:func:`search_iterations`; no anchors: nothing is costly)."""
+    return bool(anchors) and search_iterations(spec) > max(search_iterations(a) for a in anchors)
 
 
 def pairing_games(config: ArenaConfig, pairings: Sequence[Pairing]) -> list[int]:

@@ -41,7 +41,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ai.arena import pairwise_results, records_from_json, search_iterations
+from ai.arena import GameRecord, is_costly, pairwise_results, records_from_json, search_iterations
 from ai.ladder import MAX_MEAN_ERROR, TOLERANCE, read_table
 from ai.ratings import fit_elo
 
@@ -53,24 +53,24 @@ def load(path: str) -> dict[str, Any]:
     return data
 
 
-def costs(run: dict[str, Any]) -> dict[str, float]:
-    """Mean CPU seconds a game of each candidate's pairs, and of the anchors' round robin."""
+def costs(run: dict[str, Any], records: list[GameRecord]) -> dict[str, float]:
+    """Mean seconds of one core a game (``GameRecord.cost``: CPU time where recorded) of each
+    candidate's pairs, and of the anchors' round robin."""
     anchors = set(run["anchors"])
     by: dict[str, list[float]] = defaultdict(list)
-    for g in run["games"]:
-        others = set(g["seats"]) - anchors
-        cpu = g.get("cpu_seconds")
-        by[next(iter(others)) if others else ANCHORS].append(float(g["seconds"] if cpu is None else cpu))
+    for r in records:
+        others = set(r.seats) - anchors
+        by[next(iter(others)) if others else ANCHORS].append(r.cost)
     return {k: statistics.fmean(v) for k, v in by.items()}
 
 
-def held_intervals(ladder: dict[str, Any]) -> dict[str, float]:
+def held_intervals(ladder: dict[str, Any], records: list[GameRecord]) -> dict[str, float]:
     """Each ladder candidate's 95% interval with the anchors held at the ladder's ratings of
     them: how well the table places a level among its anchors, which is what a check that holds
     them compares with."""
     elo = {b["name"]: float(b["elo"]) for b in ladder["ratings"]["bots"]}
     held = {a: elo[a] for a in ladder["anchors"]}
-    results = pairwise_results(records_from_json(ladder), int(ladder["players"]), teams=bool(ladder["teams"]))
+    results = pairwise_results(records, int(ladder["players"]), teams=bool(ladder["teams"]))
     fitted = fit_elo(results, names=list(ladder["bots"]), fixed=held)
     return {r.name: r.ci95 for r in fitted if r.name not in held}
 
@@ -103,17 +103,19 @@ def main(argv: list[str] | None = None) -> int:
     top = max(search_iterations(a) for a in check["anchors"])
     anchors = len(check["anchors"])
     anchor_pairs = anchors * (anchors - 1) // 2
-    check_cost, ladder_cost = costs(check), costs(ladder)
+    ladder_records = records_from_json(ladder)
+    check_cost, ladder_cost = costs(check, records_from_json(check)), costs(ladder, ladder_records)
     rows = check["check"]["rows"]
     if check["check"].get("scale") != "anchors":
         print("check_forecast: the check must hold the anchors (--check-scale anchors)", file=sys.stderr)
         return 2
     levels = [b for b in table.bots if b.spec != "greedy"]
-    interval = held_intervals(ladder)
-    spread = []
+    interval = held_intervals(ladder, ladder_records)
+    spread = []  # each target: the check's sigma and the table's, its bot, the table's nearest level
     for r in rows:
         near = sorted(levels, key=lambda b: abs(b.rating - r["target"]))[:2]
-        spread.append((r["ci95"] / 1.96, statistics.fmean(interval.get(b.spec, 0.0) for b in near) / 1.96, r))
+        table_sigma = statistics.fmean(interval.get(b.spec, 0.0) for b in near) / 1.96
+        spread.append((r["ci95"] / 1.96, table_sigma, r["spec"], near[0].spec))
     rng = random.Random(args.seed)
     print(f"check {args.check}: {measured} games per pair, mean absolute error "
           f"{check['check']['mean_absolute_error']} (measured)")  # fmt: skip
@@ -123,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     for games, costly in designs:
 
         def size(spec: str, games: int = games, costly: int = costly) -> int:
-            return costly if search_iterations(spec) > top else games
+            return costly if is_costly(spec, check["anchors"]) else games
 
         extra = (
             sum(
@@ -136,11 +138,8 @@ def main(argv: list[str] | None = None) -> int:
         whole = sum(anchors * size(spec) * c for spec, c in check_cost.items() if spec != ANCHORS)
         whole += anchor_pairs * games * check_cost[ANCHORS]
         sigmas = []
-        for sc, st, r in spread:
-            level = sorted(levels, key=lambda b: abs(b.rating - r["target"]))[0]
-            f_check = measured / size(r["spec"])
-            f_table = measured / size(level.spec)
-            sigmas.append(math.sqrt(sc * sc * f_check + st * st * f_table))
+        for sc, st, bot, level in spread:
+            sigmas.append(math.sqrt(sc * sc * measured / size(bot) + st * st * measured / size(level)))
         mae = statistics.fmean(0.798 * s for s in sigmas)
         passed = 0
         for _ in range(args.draws):
