@@ -233,9 +233,11 @@ def resolve_history(
     Every checkpoint must be reached exactly (the replayed state equal to it). With
     ``pinned`` (a review for ``viewer`` that is not a trusted backend) the list must end at a
     checkpoint and another seat's secret decision must be -1, and an error names a move of the
-    viewer's own, or a checkpoint: never what made another seat's move fail, which would tell
-    the viewer about that seat's cards (the game of the checkpoints is the truth; the viewer
-    learns only whether the actions it saw are that game's). :class:`HistoryError` otherwise.
+    viewer's own that comes before any move of another seat since the last checkpoint, or a
+    checkpoint: never what made another seat's move fail, nor that it did not (a move after it
+    was reached), which would tell the viewer about that seat's cards (the game of the
+    checkpoints is the truth; the viewer learns only whether the actions it saw are that
+    game's). :class:`HistoryError` otherwise.
     """
     first = start.move_number()
     n = len(actions)
@@ -296,23 +298,25 @@ def _resolve_segment(
     """The actions of one segment (from ``state``, ending at ``target`` when given), each -1
     replaced, by depth-first search in id order; see :func:`resolve_history`. Once a -1 has
     been tried, what fails depends on the candidates, that is on the hidden cards of the seat
-    that decided: a pinned review then says only that the checkpoint is not reached.
+    that decided; once a move of another seat has been applied, it depends on that move having
+    been legal, that is on that seat's cards too: a pinned review then says only that the
+    checkpoint is not reached.
 
     In a pinned review, the time taken must not tell the viewer which secret action was
-    played either (the first candidate that fits would end the search early): every
-    candidate is tried, and the work is padded to that of a full tree in which each -1 has
-    as many candidates as any decision of the game may have (:class:`_Blind`), a figure of
-    what the viewer knows. A segment whose full tree is too large is refused before any search."""
+    played either (the first candidate that fits would end the search early), nor how far the
+    list went before another seat's move failed: every candidate is tried, and the work is
+    padded to that of a full tree in which each -1 has as many candidates as any decision of
+    the game may have and every move applies (:class:`_Blind`), a figure of what the viewer
+    knows. A segment whose full tree is too large is refused before any search."""
     game = state.game
     space = game.descriptor.num_distinct_actions
     want = target.serialize() if target is not None else None
-    blind = None
-    if pinned and SECRET_ACTION in segment:
-        blind = _Blind(state, segment, offset=offset, first=first)
+    blind = _Blind(state, segment, offset=offset, first=first) if pinned else None
     replays = 0  # secret actions tried
     work = 0  # transitions: a state and an action applied
-    #: The first failure, and whether it may be named: found before any -1 was tried, and,
-    #: in a pinned review, about the viewer's own move or the list's form.
+    #: The first failure, and whether it may be named: found before any -1 was tried and, in a
+    #: pinned review, before any move of another seat was applied (that move was legal, which
+    #: depends on that seat's cards), and about the viewer's own move or the list's form.
     failure: list[tuple[HistoryError, bool]] = []
 
     def fail(k: int, message: str, *, branched: bool, public: bool = True) -> None:
@@ -384,6 +388,8 @@ def _resolve_segment(
             work += 1
             chosen = [*chosen, action]
             k += 1
+            if pinned and not own:
+                branched = True  # from here, what fails depends on that seat's cards
         if blind is not None:
             blind.compares += 1
         if want is not None and s.serialize() != want:

@@ -257,20 +257,23 @@ def test_a_pinned_history_ends_at_a_checkpoint_and_never_names_another_seats_mov
         resolve_history(start, actions, viewer=0, pinned=True)
     assert info.value.index is None and info.value.move == 40
     state = start.clone()
+    others = False  # a move of another seat so far
     for k, a in enumerate(actions):
         seat = state.current_player()
         illegal = next(x for x in range(state.game.descriptor.num_distinct_actions) if not state.is_legal(x))
         bad = [*actions[:k], illegal, *actions[k + 1 :]]
         with pytest.raises(HistoryError) as info:
             resolve_history(start, bad, [end], viewer=0, pinned=True)
-        if seat == 0:
+        if seat == 0 and not others:  # no move of another seat before it: the viewer's own, named
             assert info.value.index == k and "not legal" in str(info.value)
-        else:
+        else:  # another seat's, or after one: its legality depends on that seat's cards
             assert info.value.index is None and info.value.move == 40 and "not legal" not in str(info.value)
         with pytest.raises(HistoryError) as info:
             resolve_history(start, bad, [end])  # unpinned (a trusted backend): named
         assert info.value.index == k
+        others = others or seat != 0
         state.apply(a)
+    assert others
     elsewhere = start.clone()
     for a in actions[:10]:
         elsewhere.apply(a)
@@ -294,6 +297,60 @@ def test_a_pinned_history_refuses_a_guess_at_another_seats_secret() -> None:
         with pytest.raises(HistoryError) as info:
             resolve_history(start, probe, checkpoints, viewer=0, pinned=True)
         assert "as -1" in str(info.value) and info.value.index == k
+
+
+def pinned_answer(start: State, probe: list[int], checkpoint: State) -> tuple[str, int | None, int] | None:
+    """A pinned review's refusal of ``probe`` for seat 0 (message, index, move); None when it
+    replays."""
+    try:
+        resolve_history(start, probe, [checkpoint], viewer=0, pinned=True)
+    except HistoryError as e:
+        return str(e), e.index, e.move
+    return None
+
+
+@pytest.mark.parametrize(("name", "players"), [("aton", 2), ("osirium", 2), ("osirium", 3)])
+def test_a_pinned_history_answers_alike_whatever_another_seats_cards(
+    name: str, players: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Twin deals (another seat's cards resampled from seat 0's view): every list of actions
+    seat 0 might send, with a move of seat 1's that only one deal allows, one that both allow,
+    then nothing, an unknown id, a -1, seat 0's own moves or the moves played, gets the same
+    answer and the same padded work from both. A move of another seat that replays, followed
+    by one that fails, once told the viewer that seat's cards by naming the later move."""
+    monkeypatch.setattr(review_module, "_Blind", _Recording)
+    rng = random.Random(11)
+    start, actions = played_game(name, players, 31)
+    state = start.clone()
+    compared = 0
+    for i, a in enumerate(actions[:-3]):
+        if state.current_player() == 1 and state.move_number() > 3:
+            twin = state.sample_consistent_state(0, rng)
+            real, other = set(state.legal_actions()), set(twin.legal_actions())
+            # A secret decision sent in clear is refused for its form, naming it: not a probe.
+            real = {p for p in real if state.public_action(p) != SECRET_ACTION}
+            other = {p for p in other if state.public_action(p) != SECRET_ACTION}
+            probes = {min(real - other, default=None), min(other - real, default=None)}
+            probes |= set(sorted((real & other) - {a})[:1])
+            played = [state.clone()]  # the game after each of the next moves: the checkpoints
+            for b in actions[i : i + 3]:
+                played.append(played[-1].child(b))
+            rest = actions[i + 1 : i + 3]
+            space = state.game.descriptor.num_distinct_actions
+            for probe in sorted(p for p in probes if p is not None):
+                for tail in ([], [space + 7], [SECRET_ACTION], [*rest], [rest[0], space + 7]):
+                    _Recording.log = []
+                    sent = [probe, *tail]
+                    answers = [pinned_answer(s, sent, played[len(sent)]) for s in (state, twin)]
+                    if answers[0] is None:
+                        continue  # the game played: it replays in the real deal only
+                    assert answers[0] == answers[1], (probe, tail)
+                    assert answers[0][1] is None  # no action named: only the checkpoint
+                    assert len(_Recording.log) == 2  # every pinned segment is padded
+                    assert _Recording.log[0][:2] == _Recording.log[1][:2], (probe, tail)
+                    compared += 1
+        state.apply(a)
+    assert compared >= 20
 
 
 class _Recording(review_module._Blind):

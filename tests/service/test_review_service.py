@@ -223,19 +223,25 @@ def test_an_action_that_cannot_be_replayed_is_refused_with_its_move_number(stub:
             "ILLEGAL_ACTION",
             {"move": str(k + 1), "index": str(k)},
         )
-        # A seat reviewing its own moves: its own move is named; another seat's is not (what
-        # it may play depends on its cards): the checkpoint the actions do not reach is.
+        # A seat reviewing its own moves: its own move is named when no move of another seat
+        # comes before it since the last checkpoint; another seat's is not (what it may play
+        # depends on its cards), nor a move after it: the checkpoint the actions do not reach is.
         viewer = seats[k] if k == 11 else seats[11]
-        err = first_error(
-            stub,
-            pb.ReviewGameRequest(state=token, actions=bad, seat=viewer, viewer=viewer, checkpoints=[end]),
-        )
-        field, reason, metadata, _ = error_details(err)
-        if seats[k] == viewer:
-            assert (field, metadata["move"]) == (f"actions[{k}]", str(k + 1)) and "not legal" in err.details()
-        else:
-            assert field == "checkpoints" and metadata == {"move": str(len(actions))}, err.details()
-            assert "not legal" not in err.details() and "do not lead to the checkpoint" in err.details()
+        before = final_token(token, actions[:k])
+        for checkpoints in ([before, end], [end]):
+            err = first_error(
+                stub,
+                pb.ReviewGameRequest(
+                    state=token, actions=bad, seat=viewer, viewer=viewer, checkpoints=checkpoints
+                ),
+            )
+            field, reason, metadata, _ = error_details(err)
+            if seats[k] == viewer and len(checkpoints) == 2:
+                assert (field, metadata["move"]) == (f"actions[{k}]", str(k + 1)), err.details()
+                assert "not legal" in err.details()
+            else:
+                assert field == "checkpoints" and metadata == {"move": str(len(actions))}, err.details()
+                assert "not legal" not in err.details() and "do not lead to the checkpoint" in err.details()
 
 
 def test_a_review_for_a_seat_must_end_at_a_checkpoint(stub: Any) -> None:
@@ -295,31 +301,34 @@ def test_another_seats_secret_decisions_may_be_minus_one(stub: Any) -> None:
 
 def test_a_review_tells_a_seat_nothing_about_another_seats_cards(stub: Any) -> None:
     """Twin deals for the refusals: seat 0 invents a move of seat 1 that seat 1's cards allow
-    in the real deal and not in a twin (a deal seat 0 cannot tell from it), with the token of
-    the game after seat 1's real move: both get the same answer."""
+    in the real deal and not in a twin (a deal seat 0 cannot tell from it), alone or followed
+    by a move that fails, with the token of the game after the real moves: both get the same
+    answer (tests/ai/test_review.py tries every form of list)."""
     rng = random.Random(2)
     token, actions = recorded(stub, "osirium", 2, seed=27, limit=80)
     state = open_state(token)
     checked = 0
-    for a in actions[:-1]:
+    for i, a in enumerate(actions[:-1]):
         if state.current_player() == 1 and state.move_number() > 4:
             twin = state.sample_consistent_state(0, rng)
             only_real = set(state.legal_actions()) - set(twin.legal_actions()) - {a}
             if only_real:
                 fake = min(only_real)
-                after = seal(state.child(a))
-                answers = [
-                    first_error(
-                        stub,
-                        pb.ReviewGameRequest(
-                            state=seal(s), actions=[fake], seat=0, viewer=0, checkpoints=[after]
-                        ),
-                    )
-                    for s in (state, twin)
-                ]
-                details = [(e.details(), error_details(e)[:3]) for e in answers]
-                assert details[0] == details[1], details
-                assert "do not lead to the checkpoint" in details[0][0]
+                # Alone, or followed by an unknown id that is reached only if the fake is legal.
+                for sent in ([fake], [fake, 99_999_999]):
+                    after = seal(state.child(a) if len(sent) == 1 else state.child(a).child(actions[i + 1]))
+                    answers = [
+                        first_error(
+                            stub,
+                            pb.ReviewGameRequest(
+                                state=seal(s), actions=sent, seat=0, viewer=0, checkpoints=[after]
+                            ),
+                        )
+                        for s in (state, twin)
+                    ]
+                    details = [(e.details(), error_details(e)[:3]) for e in answers]
+                    assert details[0] == details[1], details
+                    assert "do not lead to the checkpoint" in details[0][0]
                 checked += 1
         state.apply(a)
     assert checked >= 2
