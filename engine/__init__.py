@@ -2,6 +2,8 @@
 
 from engine import _build  # first: chooses the compiled or the pure-Python modules
 from engine.core import (
+    MAX_ACTION_TEXT,
+    MAX_STATE_TEXT,
     SECRET_ACTION,
     TERMINAL,
     ActionInfo,
@@ -30,6 +32,8 @@ def build() -> str:
 
 
 __all__ = [
+    "MAX_ACTION_TEXT",
+    "MAX_STATE_TEXT",
     "SECRET_ACTION",
     "TERMINAL",
     "ActionInfo",

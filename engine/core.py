@@ -45,6 +45,16 @@ TERMINAL: Final = -1
 #: is taken (Aton's secret exchange decision and arrangement).
 SECRET_ACTION: Final = -1
 
+#: The longest action text a game reads. The longest a game writes is under 80 characters;
+#: the rest is room for the whitespace the parsers tolerate. A longer text is refused before
+#: it is parsed or memoised, whatever it holds.
+MAX_ACTION_TEXT: Final = 256
+
+#: The longest state text a game reads: many times the longest a game writes (a few hundred
+#: characters), and too short to hold a number of the 4,300 digits past which ``int()``
+#: refuses to convert (Python's limit on integer strings).
+MAX_STATE_TEXT: Final = 4096
+
 # Values allowed inside events, options and action fields: JSON-like, immutable.
 Scalar: TypeAlias = int | float | str | bool | None
 FieldValue: TypeAlias = Scalar | tuple[Scalar, ...] | tuple[tuple[Scalar, ...], ...]
@@ -77,6 +87,30 @@ class ActionParseError(EngineError):
 class StateFormatError(EngineError):
     """A serialised state is corrupt, of an unknown version, or describes an impossible
     position (for example counters or cards that do not add up)."""
+
+
+def check_action_text(game: str, text: object) -> str:
+    """``text`` when it may be parsed as an action text of ``game``: a string of at most
+    :data:`MAX_ACTION_TEXT` characters; :class:`ActionParseError` otherwise."""
+    if not isinstance(text, str):
+        raise ActionParseError(f"{game}: an action text must be a string, got {type(text).__name__}")
+    if len(text) > MAX_ACTION_TEXT:
+        raise ActionParseError(
+            f"{game}: an action text is at most {MAX_ACTION_TEXT} characters; this one has {len(text)}"
+        )
+    return text
+
+
+def check_state_text(game: str, data: object) -> str:
+    """``data`` when it may be parsed as a state text of ``game``: a string of at most
+    :data:`MAX_STATE_TEXT` characters; :class:`StateFormatError` otherwise."""
+    if not isinstance(data, str):
+        raise StateFormatError(f"{game} state: expected a string, got {type(data).__name__}")
+    if len(data) > MAX_STATE_TEXT:
+        raise StateFormatError(
+            f"{game} state: a state text is at most {MAX_STATE_TEXT} characters; this one has {len(data)}"
+        )
+    return data
 
 
 class GameOverError(IllegalActionError):

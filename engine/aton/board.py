@@ -25,7 +25,7 @@ import itertools
 import re
 from typing import Final
 
-from engine.core import ActionInfo, ActionParseError, FieldValue
+from engine.core import ActionInfo, ActionParseError, FieldValue, check_action_text
 
 # ---------------------------------------------------------------------------------------
 # Board (A1.6)
@@ -165,16 +165,16 @@ def action_info(action: object) -> ActionInfo:
 
 ACTION_TEXTS: Final[tuple[str, ...]] = tuple(action_info(a).text for a in range(NUM_ACTIONS))
 
-_SQUARE_RE: Final = re.compile(r"^(remove|place|reset)\s*t\s*([1-4])\s*[.:/\s]\s*(\d{1,2})$")
-_ARRANGE_RE: Final = re.compile(r"^arrange\s*([1-4])\s*([1-4])\s*([1-4])\s*([1-4])$")
+# ASCII only: ``\d`` and ``\s`` alone match every Unicode digit and space.
+_SQUARE_RE: Final = re.compile(r"^(remove|place|reset)\s*t\s*([1-4])\s*[.:/\s]\s*(\d{1,2})$", re.ASCII)
+_ARRANGE_RE: Final = re.compile(r"^arrange\s*([1-4])\s*([1-4])\s*([1-4])\s*([1-4])$", re.ASCII)
 _SQUARE_BASES: Final = {"remove": REMOVE_BASE, "place": PLACE_BASE, "reset": RESET_BASE}
 
 
 def string_to_action(text: str) -> int:
-    """Parse an action text (case and whitespace tolerant)."""
-    if not isinstance(text, str):
-        raise ActionParseError(f"aton: an action text must be a string, got {text!r}")
-    t = " ".join(text.strip().lower().split())
+    """Parse an action text (case and whitespace tolerant, at most
+    :data:`~engine.core.MAX_ACTION_TEXT` characters)."""
+    t = " ".join(check_action_text("aton", text).strip().lower().split())
     if t in ("keep", "exchange"):
         return KEEP if t == "keep" else EXCHANGE
     m = _ARRANGE_RE.match(t)

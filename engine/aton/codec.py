@@ -29,7 +29,7 @@ from typing import Final
 from engine.aton.board import CARDS_PER_VALUE, COUNTERS, KINGDOM_SIZE, MAX_ROUNDS, NUM_SQUARES
 from engine.aton.flow import Phase, Reason
 from engine.aton.state import AtonState
-from engine.core import StateFormatError
+from engine.core import StateFormatError, check_state_text
 from engine.rng import Rng, rng_from_text
 
 VERSION: Final = 2
@@ -56,6 +56,9 @@ _CARD_VALUES: Final = bytes([c - 48 if 48 <= c <= 52 else _BAD for c in range(25
 _SQUARE_VALUES: Final = bytes([{46: 0, 48: 1, 49: 2}.get(c, _BAD) for c in range(256)])
 #: The integers this module writes, by text.
 _SMALL_INT: Final = {str(v): v for v in range(-1, 100)}
+#: The most digits of a number in a state text: more than any counter needs, and a bound on
+#: the work of converting one.
+_MAX_DIGITS: Final = 20
 
 
 def _digits(values: list[int]) -> str:
@@ -103,8 +106,9 @@ class _Parser:
         v = _SMALL_INT.get(text)  # the texts this module writes: no parsing (fast path)
         if v is None:
             t = text.strip()
-            if not t or not (t.isdigit() or (t[0] == "-" and t[1:].isdigit())):
-                raise self.fail(f"{name} must be an integer, got {text!r}")
+            body = t[1:] if t[:1] == "-" else t
+            if not (body.isdigit() and body.isascii() and len(body) <= _MAX_DIGITS):
+                raise self.fail(f"{name} must be an integer, got {text[:40]!r}")
             v = int(t)
         if (lo is not None and v < lo) or (hi is not None and v > hi):
             raise self.fail(f"{name} = {v} is out of range [{lo}, {hi}]")
@@ -119,13 +123,12 @@ class _Parser:
 
 def decode(data: object, *, validate: bool = True) -> AtonState:
     """Parse a serialised state and validate it; :class:`StateFormatError` otherwise."""
-    if not isinstance(data, str):
-        raise StateFormatError(f"aton state: expected a string, got {type(data).__name__}")
-    parts = data.strip().split(":", 2)
+    text = check_state_text("aton", data)
+    parts = text.strip().split(":", 2)
     if len(parts) != 3 or parts[0] != "aton":
         raise StateFormatError(
             "aton state: expected 'aton:<version>:<fields>', got "
-            f"{data[:40]!r}{'...' if len(data) > 40 else ''}"
+            f"{text[:40]!r}{'...' if len(text) > 40 else ''}"
         )
     if parts[1] not in READ_VERSIONS:
         raise StateFormatError(

@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from engine.core import ActionInfo, ActionParseError, FieldValue
+from engine.core import ActionInfo, ActionParseError, FieldValue, check_action_text
 from engine.osirium.board import (
     CANON_OF,
     CELLS,
@@ -192,21 +192,22 @@ def _action_info(action: object) -> ActionInfo:
 # Parsing
 # ---------------------------------------------------------------------------------------
 
+# ASCII digits only (``\d`` alone matches every Unicode digit), and a bounded count of them.
 _CELL: Final = r"(\d),(\d)"
-_ROT: Final = r"r(\d+)"
-_RE_SIMPLE: Final = re.compile(r"^(break|clear|anubis) " + _CELL + "$")
-_RE_DRAW: Final = re.compile(r"^(draw|bastet) (market(\d)|pile)$")
-_RE_REFILL: Final = re.compile(r"^refill (simple|advanced)$")
-_RE_SETH: Final = re.compile(r"^seth " + _CELL + " " + _ROT + "$")
-_RE_ISIS: Final = re.compile(r"^isis " + _CELL + ">" + _CELL + " " + _ROT + "$")
-_RE_PLACE: Final = re.compile(r"^place ([a-z]+-[a-z]+)@" + _CELL + " " + _ROT + "$")
-_RE_CAST: Final = re.compile(r"^cast s(\d) (order|chaos) (\d,\d(?:\+\d,\d)*)$")
+_ROT: Final = r"r(\d{1,3})"
+_RE_SIMPLE: Final = re.compile(r"^(break|clear|anubis) " + _CELL + "$", re.ASCII)
+_RE_DRAW: Final = re.compile(r"^(draw|bastet) (market(\d)|pile)$", re.ASCII)
+_RE_REFILL: Final = re.compile(r"^refill (simple|advanced)$", re.ASCII)
+_RE_SETH: Final = re.compile(r"^seth " + _CELL + " " + _ROT + "$", re.ASCII)
+_RE_ISIS: Final = re.compile(r"^isis " + _CELL + ">" + _CELL + " " + _ROT + "$", re.ASCII)
+_RE_PLACE: Final = re.compile(r"^place ([a-z]+-[a-z]+)@" + _CELL + " " + _ROT + "$", re.ASCII)
+_RE_CAST: Final = re.compile(r"^cast s(\d) (order|chaos) (\d,\d(?:\+\d,\d)*)$", re.ASCII)
 
 
 def _normalise(text: str) -> str:
     t = " ".join(text.strip().lower().split())
     t = re.sub(r"\s*([@>,+])\s*", r"\1", t)
-    t = re.sub(r"\b(r|s|market) (\d)", r"\1\2", t)
+    t = re.sub(r"\b(r|s|market) (\d)", r"\1\2", t, flags=re.ASCII)
     return t
 
 
@@ -225,11 +226,13 @@ def _rot(text: str, deg: str) -> int:
 
 
 def string_to_action(text: str) -> int:
-    """Parse an action text (case and whitespace tolerant). A placement with a rotation
-    that gives the same arrows as a lower one is read as that (canonical) placement."""
+    """Parse an action text (case and whitespace tolerant, at most
+    :data:`~engine.core.MAX_ACTION_TEXT` characters: the memo holds no longer text). A
+    placement with a rotation that gives the same arrows as a lower one is read as that
+    (canonical) placement."""
     a = _PARSE_MEMO.get(text) if type(text) is str else None
     if a is None:
-        a = _parse(text)
+        a = _parse(check_action_text("osirium", text))
         if len(_PARSE_MEMO) >= _MEMO_LIMIT:
             _PARSE_MEMO.clear()
         _PARSE_MEMO[text] = a
@@ -237,8 +240,6 @@ def string_to_action(text: str) -> int:
 
 
 def _parse(text: str) -> int:
-    if not isinstance(text, str):
-        raise ActionParseError(f"osirium: action text must be a string, got {text!r}")
     t = _normalise(text)
     if t == "pass":
         return PASS

@@ -34,7 +34,7 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
-from engine.core import StateFormatError
+from engine.core import StateFormatError, check_state_text
 from engine.osirium.board import CELLS, NUM_TYPES, cell_name
 from engine.osirium.cards import DEITIES, EXALTATIONS, MARKET_SIZE, RITUAL_SLOTS, RITUALS
 from engine.osirium.state import PHASES, OsiriumState, Phase
@@ -143,17 +143,16 @@ def encode(s: OsiriumState, version: int = VERSION) -> str:
 def decode(data: object, *, validate: bool = True) -> OsiriumState:
     """The state serialised in ``data`` (version 3, 2 or 1), validated (a version-3 text
     this program wrote itself may skip it: ``validate=False``)."""
-    if not isinstance(data, str):
-        raise StateFormatError("osirium: a serialised state must be a string")
-    if data.startswith(PREFIX):
-        return _decode_v2(data[len(PREFIX) :], chance=True, validate=validate)
-    if data.startswith(PREFIX_V2):
-        return _decode_v2(data[len(PREFIX_V2) :], chance=False)
-    if data.startswith(PREFIX_V1):
-        return _decode_v1(data[len(PREFIX_V1) :])
-    if data.startswith("osirium:"):
+    text = check_state_text("osirium", data)
+    if text.startswith(PREFIX):
+        return _decode_v2(text[len(PREFIX) :], chance=True, validate=validate)
+    if text.startswith(PREFIX_V2):
+        return _decode_v2(text[len(PREFIX_V2) :], chance=False)
+    if text.startswith(PREFIX_V1):
+        return _decode_v1(text[len(PREFIX_V1) :])
+    if text.startswith("osirium:"):
         raise StateFormatError(
-            f"osirium: unknown state version {data.split(':', 2)[1]!r} "
+            f"osirium: unknown state version {text.split(':', 2)[1]!r} "
             "(this engine reads versions 1, 2 and 3)"
         )
     raise StateFormatError(f"osirium: not an Osirium state (expected '{PREFIX}...')")
@@ -164,14 +163,19 @@ def decode(data: object, *, validate: bool = True) -> OsiriumState:
 # ---------------------------------------------------------------------------------------
 
 
+#: The most digits of a number in a state text: more than any counter needs, and a bound on
+#: the work of converting one.
+_MAX_DIGITS: Final = 20
+
+
 def _fail(field: str, msg: str) -> StateFormatError:
     return StateFormatError(f"osirium: corrupt state: {field}: {msg}")
 
 
 def _integer(text: str, field: str, lo: int, hi: int) -> int:
     body = text[1:] if text[:1] == "-" else text
-    if not body.isdigit() or not body.isascii():
-        raise _fail(field, f"expected an integer, got {text!r}")
+    if not (body.isdigit() and body.isascii() and len(body) <= _MAX_DIGITS):
+        raise _fail(field, f"expected an integer, got {text[:40]!r}")
     v = int(text)
     if not lo <= v <= hi:
         raise _fail(field, f"{v} is out of range {lo}..{hi}")

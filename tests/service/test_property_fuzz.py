@@ -391,6 +391,10 @@ def hints(games: Games) -> dict[str, st.SearchStrategy[Any]]:
         "action_text": st.one_of(
             st.sampled_from(games.action_texts),
             st.sampled_from(games.action_texts).map(lambda s: f"  {s.upper()} "),
+            # Its last number made long (past int()'s 4,300 digits) or non-ASCII, or padded.
+            st.tuples(
+                st.sampled_from(games.action_texts), st.sampled_from(["9" * 5000, "\u0663", " " * 300])
+            ).map("".join),
         ),
         "max_bot_moves": ints(0, 12),
         "iterations": ints(0, 250),

@@ -256,6 +256,28 @@ CASES: list[tuple[str, Any, grpc.StatusCode, str, str | None]] = [
         "action",
     ),
     (
+        # A number past int()'s 4,300 digits was an INTERNAL error: no text is read past the
+        # longest an action may have (engine.MAX_ACTION_TEXT).
+        "action text past its length",
+        lambda s, t: (
+            s.ApplyAction,
+            pb.ApplyActionRequest(state=t.osirium, action_text="place red-tee@1,2 r" + "9" * 5000, player=0),
+        ),
+        INVALID,
+        "an action text is at most 256 characters; this one has 5019",
+        "action",
+    ),
+    (
+        "action text with a long number",
+        lambda s, t: (
+            s.ApplyAction,
+            pb.ApplyActionRequest(state=t.osirium, action_text="seth 1,1 r" + "9" * 200, player=0),
+        ),
+        INVALID,
+        "cannot read action",
+        "action",
+    ),
+    (
         "no action",
         lambda s, t: (s.ApplyAction, pb.ApplyActionRequest(state=t.aton, player=0)),
         INVALID,

@@ -4665,7 +4665,7 @@ export type ApplyActionRequest = Message<"heka.v1.ApplyActionRequest"> & {
     case: "actionId";
   } | {
     /**
-     * Action text (whitespace and case tolerant).
+     * Action text (whitespace and case tolerant; at most 256 characters).
      *
      * @generated from field: string action_text = 3;
      */
