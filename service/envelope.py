@@ -36,6 +36,7 @@ import hmac
 import os
 import re
 import secrets
+import string
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -70,6 +71,12 @@ _URLSAFE_TO_STRICT = bytes.maketrans(b"-_+/=", b"+/!!!")
 _STD_TO_URLSAFE = bytes.maketrans(b"+/", b"-_")
 #: The padding base64 needs after a text of length 0, 1, 2, 3 modulo 4 (1 is refused before).
 _PAD = (b"", b"===", b"==", b"=")
+#: The bits of a text's last character that encode no byte, by the text's length modulo 4:
+#: base64 decoders ignore them, so a text with any of them set is another text for the same
+#: bytes, which heka never writes (each token has one text).
+_UNUSED_BITS = (0, 0, 0x0F, 0x03)
+_B64URL_ALPHABET = string.ascii_uppercase + string.ascii_lowercase + string.digits + "-_"
+_B64URL_VALUE = {c: v for v, c in enumerate(_B64URL_ALPHABET)}
 
 
 class TokenError(ValueError):
@@ -260,6 +267,8 @@ class KeyRing:
             if _B64URL.match(token):
                 raise TokenError("state token is not valid base64url text") from None
             raise TokenError(_NOT_BASE64URL) from None
+        if _B64URL_VALUE[token[-1]] & _UNUSED_BITS[len(token) % 4]:
+            raise TokenError("state token is not the text heka wrote: its last character was changed")
         if len(raw) < _HEADER_FIXED or raw[:2] != MAGIC:
             if raw[:2] == MAGIC:
                 raise TokenError("state token is truncated")
