@@ -33,6 +33,9 @@ COPY proto/ proto/
 COPY engine/ engine/
 COPY ai/ ai/
 COPY service/ service/
+# heka train's self-play (pure Python; it needs numpy, which this image leaves out and the
+# Ray image, k8s/ray/Dockerfile, adds: its workers play `heka train --ray`'s games).
+COPY learn/ learn/
 RUN HEKA_COMPILE=1 python -m pip wheel --wheel-dir /wheels .
 # The virtualenv without pip or setuptools (nothing at run time needs them): the builder's pip
 # installs into it.

@@ -79,10 +79,13 @@ def test_the_image_adds_ray_to_heka_s_virtualenv_on_heka_s_python_release() -> N
     assert builder.base == stage_named(parse_dockerfile(DOCKERFILE.read_text()), "builder").base
     assert [i.value for i in builder.all("COPY")] == ["--from=heka /opt/heka /opt/heka"]
     (install,) = builder.all("RUN")
-    assert (
-        '--python /opt/heka/bin/python install --no-cache-dir "ray[default]==${RAY_VERSION}"' in install.value
+    assert '--python /opt/heka/bin/python install --no-cache-dir "ray[default]==${RAY_VERSION}"' in " ".join(
+        install.value.replace("\\\n", " ").split()
     )
     assert "ray.__version__ == '${RAY_VERSION}'" in install.value
+    # And what `heka train --ray`'s workers run: learn/ (in heka's image) and numpy.
+    assert '"numpy==${NUMPY_VERSION}"' in install.value and "learn.train" in install.value
+    assert "COPY learn/ learn/" in DOCKERFILE.read_text()
     # The final image: heka's, with that virtualenv, wget (KubeRay's probes), non-root as heka's.
     runtime = stages[-1]
     assert runtime.base == "heka"
