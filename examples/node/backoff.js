@@ -12,12 +12,14 @@ export const DEFAULT_POLICY = Object.freeze({
 });
 
 // Reasons of heka's RESOURCE_EXHAUSTED that mean "busy now, try again" (docs/api.md#errors).
-const BUSY_REASONS = new Set(["CAPACITY", "OVERLOADED"]);
+const BUSY_REASONS = new Set(["QUEUE_FULL", "QUEUE_WAIT", "QUEUE_DEADLINE", "OVERLOADED", "REVIEWS_FULL", "STREAMS_FULL"]);
 
 /**
  * Whether a failed call is worth repeating. RESOURCE_EXHAUSTED only when the server says it
- * is busy (a RetryInfo, or heka's CAPACITY / OVERLOADED reason): the same code without them
- * is a message over a size limit, which fails again however long one waits. UNAVAILABLE
+ * is busy (a RetryInfo, or one of heka's busy reasons: every search slot busy, the replica's
+ * cap of calls, reviews or streams reached): the same code without them is a message over a
+ * size limit (RESPONSE_TOO_LARGE, or gRPC's own refusal of a request), which fails again
+ * however long one waits. UNAVAILABLE
  * (no connection, a worker that died) is retried too; nothing else is.
  */
 export function isRetryable(info) {

@@ -38,8 +38,10 @@ test("backoff doubles from baseMs up to maxMs, never below the server's hint", (
 test("what is retried: busy RESOURCE_EXHAUSTED and UNAVAILABLE only", () => {
   const info = (code, extra = {}) => ({ code, errorInfo: null, retryInfo: null, ...extra });
   const { RESOURCE_EXHAUSTED, UNAVAILABLE, INVALID_ARGUMENT, FAILED_PRECONDITION, DEADLINE_EXCEEDED } = grpc.status;
-  assert.equal(isRetryable(info(RESOURCE_EXHAUSTED, { errorInfo: { reason: "OVERLOADED" } })), true);
-  assert.equal(isRetryable(info(RESOURCE_EXHAUSTED, { errorInfo: { reason: "CAPACITY" } })), true);
+  for (const reason of ["QUEUE_FULL", "QUEUE_WAIT", "QUEUE_DEADLINE", "OVERLOADED", "REVIEWS_FULL", "STREAMS_FULL"]) {
+    assert.equal(isRetryable(info(RESOURCE_EXHAUSTED, { errorInfo: { reason } })), true, reason);
+  }
+  assert.equal(isRetryable(info(RESOURCE_EXHAUSTED, { errorInfo: { reason: "RESPONSE_TOO_LARGE" } })), false);
   assert.equal(isRetryable(info(RESOURCE_EXHAUSTED, { retryInfo: { retry_delay: null } })), true);
   // A message over a size limit is RESOURCE_EXHAUSTED too, without details: never retried.
   assert.equal(isRetryable(info(RESOURCE_EXHAUSTED)), false);
@@ -73,11 +75,11 @@ test("withRetry gives up after maxRetries, with the details on the error", async
     withRetry(
       async () => {
         calls += 1;
-        throw refusal(grpc.status.RESOURCE_EXHAUSTED, { reason: "CAPACITY", retryMs: 1000 });
+        throw refusal(grpc.status.RESOURCE_EXHAUSTED, { reason: "QUEUE_FULL", retryMs: 1000 });
       },
       { policy: { ...POLICY, maxRetries: 2 }, random: low, sleep: async (ms) => waits.push(ms) },
     ),
-    (err) => err.attempts === 3 && err.heka.errorInfo.reason === "CAPACITY" && err.heka.retryDelayMs === 1000,
+    (err) => err.attempts === 3 && err.heka.errorInfo.reason === "QUEUE_FULL" && err.heka.retryDelayMs === 1000,
   );
   assert.equal(calls, 3);
   assert.deepEqual(waits, [1000, 1000]);

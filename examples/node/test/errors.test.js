@@ -21,7 +21,7 @@ function failure(code, message, details) {
 
 test("every detail of a RESOURCE_EXHAUSTED is decoded and picked out", () => {
   const err = failure(grpc.status.RESOURCE_EXHAUSTED, "every search slot is busy", [
-    any("google.rpc.ErrorInfo", { reason: "CAPACITY", domain: "heka.v1", metadata: { slots: "4" } }),
+    any("google.rpc.ErrorInfo", { reason: "QUEUE_FULL", domain: "heka.v1", metadata: { slots: "4" } }),
     any("google.rpc.RetryInfo", { retry_delay: { seconds: 1, nanos: 250_000_000 } }),
     any("google.rpc.QuotaFailure", { violations: [{ subject: "searches", description: "busy" }] }),
   ]);
@@ -30,14 +30,14 @@ test("every detail of a RESOURCE_EXHAUSTED is decoded and picked out", () => {
   assert.equal(info.codeName, "RESOURCE_EXHAUSTED");
   assert.equal(info.message, "every search slot is busy");
   assert.equal(info.status.code, 8);
-  assert.deepEqual(info.errorInfo, { reason: "CAPACITY", domain: "heka.v1", metadata: { slots: "4" } });
+  assert.deepEqual(info.errorInfo, { reason: "QUEUE_FULL", domain: "heka.v1", metadata: { slots: "4" } });
   assert.equal(info.retryDelayMs, 1250);
   assert.equal(info.quotaFailure.violations[0].subject, "searches");
   assert.equal(info.badRequest, null);
   assert.equal(info.preconditionFailure, null);
   const text = formatError(info);
   assert.match(text, /^RESOURCE_EXHAUSTED \(8\): every search slot is busy/);
-  assert.match(text, /ErrorInfo: reason=CAPACITY domain=heka.v1 metadata=\{slots=4\}/);
+  assert.match(text, /ErrorInfo: reason=QUEUE_FULL domain=heka.v1 metadata=\{slots=4\}/);
   assert.match(text, /RetryInfo: retry_delay=1250 ms/);
   assert.match(text, /QuotaFailure: subject "searches": busy/);
 });

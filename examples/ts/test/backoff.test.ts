@@ -32,12 +32,13 @@ test("backoff doubles from baseMs up to maxMs, never below the server's hint", (
 
 test("what is retried: busy RESOURCE_EXHAUSTED and UNAVAILABLE only", () => {
   const retryable = (code: Code, extra: { reason?: string; retryMs?: number } = {}) => isRetryable(errorDetails(refusal(code, extra)));
-  assert.equal(retryable(Code.ResourceExhausted, { reason: "OVERLOADED" }), true);
-  assert.equal(retryable(Code.ResourceExhausted, { reason: "CAPACITY" }), true);
+  for (const reason of ["QUEUE_FULL", "QUEUE_WAIT", "QUEUE_DEADLINE", "OVERLOADED", "REVIEWS_FULL", "STREAMS_FULL"]) {
+    assert.equal(retryable(Code.ResourceExhausted, { reason }), true, reason);
+  }
   assert.equal(retryable(Code.ResourceExhausted, { retryMs: 100 }), true);
   // A message over a size limit is RESOURCE_EXHAUSTED too, without details: never retried.
   assert.equal(retryable(Code.ResourceExhausted), false);
-  assert.equal(retryable(Code.ResourceExhausted, { reason: "MESSAGE_TOO_LARGE" }), false);
+  assert.equal(retryable(Code.ResourceExhausted, { reason: "RESPONSE_TOO_LARGE" }), false);
   assert.equal(retryable(Code.Unavailable), true);
   for (const code of [Code.InvalidArgument, Code.FailedPrecondition, Code.DeadlineExceeded]) assert.equal(retryable(code), false);
 });
@@ -68,11 +69,11 @@ test("withRetry gives up after maxRetries, with the details on the CallError", a
     withRetry(
       async () => {
         calls += 1;
-        throw refusal(Code.ResourceExhausted, { reason: "CAPACITY", retryMs: 1000 });
+        throw refusal(Code.ResourceExhausted, { reason: "QUEUE_FULL", retryMs: 1000 });
       },
       { policy: { ...POLICY, maxRetries: 2 }, random: low, sleep: async (ms) => waits.push(ms) },
     ),
-    (err) => err instanceof CallError && err.attempts === 3 && err.details.errorInfo?.reason === "CAPACITY" && err.details.retryDelayMs === 1000,
+    (err) => err instanceof CallError && err.attempts === 3 && err.details.errorInfo?.reason === "QUEUE_FULL" && err.details.retryDelayMs === 1000,
   );
   assert.equal(calls, 3);
   assert.deepEqual(waits, [1000, 1000]);
