@@ -86,7 +86,8 @@ class Config:
 
     @property
     def label(self) -> str:
-        return f"{GAME_NAMES.get(self.table.game, self.table.game)}, {self.table.players} players"
+        teams = " in teams" if self.table.teams else ""
+        return f"{GAME_NAMES.get(self.table.game, self.table.game)}, {self.table.players} players{teams}"
 
 
 def _run_matches(run: dict[str, Any], table: Any) -> bool:

@@ -9,7 +9,8 @@
 //     diagnostics, its legal actions); absent: the public, and the response may be shown to
 //     anyone. docs/security.md lists every private field.
 //   * `player`: the seat that must be the one to act (the call fails with
-//     FAILED_PRECONDITION otherwise); absent: whoever is to act.
+//     FAILED_PRECONDITION otherwise). Required by ApplyAction (INVALID_ARGUMENT,
+//     PLAYER_REQUIRED, when absent); in BotMove, absent means whoever is to act.
 //
 // Actions are integer ids, stable within a game (the same id always means the same
 // action), with a readable text form and typed details.
@@ -4341,8 +4342,9 @@ export type CreateGameRequest = Message<"heka.v1.CreateGameRequest"> & {
 
   /**
    * Seed of the game's chance, keyed with the server's secret; absent: 64 random bits
-   * chosen by the server and returned. The same seed and key deal the same game. (64 bits:
-   * JavaScript clients keep it as a string, e.g. proto-loader's longs: String.)
+   * chosen by the server, returned only to a trusted backend (CreateGameResponse.seed). The
+   * same seed and key deal the same game. (64 bits: JavaScript clients keep it as a string,
+   * e.g. proto-loader's longs: String.)
    *
    * @generated from field: optional uint64 seed = 3;
    */
