@@ -190,6 +190,17 @@ class AsyncGameService:
                 self._threads_done.wait(left)
             return self._threads
 
+    def _leave_queue(self, bridge: ThreadContext) -> None:
+        """A pooled call ends, maybe before its thread has run: it leaves the search queue if
+        it is still there, or its search stops. A pool job cancelled before it starts never
+        runs, so its thread's own ``finally`` never gives the place back: every way a call
+        ends (done, cancelled by the client, cut) comes through here, or the place would be
+        held for good and the queue full with nothing running. Idempotent."""
+        entry = bridge.search_entry
+        if entry is not None:
+            self.servicer.searches.cancel_call(entry)
+            self.servicer.searches.queue.finish(entry)
+
     def _threaded(
         self, method: Callable[[Any, Any], Any], queued: Callable[[Any], bool] | None = None
     ) -> Callable[[Any, Any], Awaitable[Any]]:
@@ -212,14 +223,6 @@ class AsyncGameService:
                     self._threads -= 1
                     threads.notify_all()
 
-        def leave(bridge: ThreadContext) -> None:
-            """The call ends before its thread returns: it leaves the queue if it is still
-            there (its thread may never run), or its search stops."""
-            entry = bridge.search_entry
-            if entry is not None:
-                servicer.searches.cancel_call(entry)
-                servicer.searches.queue.finish(entry)
-
         async def call(request: Any, context: grpc.aio.ServicerContext) -> Any:
             cut = self._cut_signal()
             if cut.done():
@@ -234,7 +237,7 @@ class AsyncGameService:
                 await asyncio.wait((work, cut), return_when=asyncio.FIRST_COMPLETED)
             except asyncio.CancelledError:  # the client went away
                 work.cancel()
-                leave(bridge)
+                self._leave_queue(bridge)
                 raise
             finally:
                 self.running -= 1
@@ -243,7 +246,7 @@ class AsyncGameService:
             # Cut: answer now. A thread that has not started never will; a running one
             # ends when its search stops, and its answer is dropped.
             work.cancel()
-            leave(bridge)
+            self._leave_queue(bridge)
             raise shutting_down()
 
         return call
@@ -318,6 +321,7 @@ class AsyncGameService:
                 bridge.end()
                 if not work.done():
                     work.cancel()
+                self._leave_queue(bridge)
                 self.running -= 1
                 self.reviews -= 1
 

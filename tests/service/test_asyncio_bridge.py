@@ -118,3 +118,76 @@ def test_async_service_runs_bot_calls_on_the_pool_and_cheap_calls_inline() -> No
     ]
     assert sorted(searching_calls) == ["ApplyAction", "BotMove", "CreateGame"]
     assert len(entered) == 3 and not any(t.startswith("bot-call") for t in entered)
+
+
+def test_a_pooled_call_that_ends_before_its_thread_runs_leaves_the_search_queue() -> None:
+    """Every pooled call that takes a place in the search queue gives it back however it
+    ends, also when its thread never runs: the pool busy, the client cancels, and the pool's
+    job is cancelled before it starts. A review once kept its place for good then, and enough
+    cancelled reviews filled the queue with nothing running (every bot call refused
+    QUEUE_FULL until a restart)."""
+    import asyncio
+    import contextlib
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+    from types import SimpleNamespace
+
+    from service.asyncio_bridge import AsyncGameService
+    from service.gen.heka.v1 import game_service_pb2 as pb
+
+    entered: list[object] = []
+    left: list[object] = []
+
+    class Searches:
+        queue = SimpleNamespace(finish=left.append)
+
+        def cancel_call(self, _entry: object) -> None:
+            pass
+
+    class Servicer:
+        config = SimpleNamespace(review_capacity=4)
+        searches = Searches()
+
+        def enter_queue(self, _context: Any, review: bool = False) -> object:
+            entry = object()
+            entered.append(entry)
+            return entry
+
+        def ReviewGame(self, _request: Any, _context: Any) -> Any:
+            raise AssertionError("never runs: the pool is busy")
+            yield
+
+        def __getattr__(self, name: str) -> Any:
+            def method(_request: Any, _context: Any) -> str:
+                raise AssertionError("never runs: the pool is busy")
+
+            return method
+
+    busy = threading.Event()
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(busy.wait, 30)  # the pool's one thread, taken
+        service = AsyncGameService(Servicer(), pool)  # type: ignore[arg-type]
+        searching = [pb.BotSeat(seat=1, bot=pb.BotSettings(kind=pb.BOT_KIND_MCTS))]
+        calls: list[tuple[str, Any]] = [
+            ("BotMove", lambda ctx: service.BotMove(pb.BotMoveRequest(), ctx)),
+            ("AdvanceBots", lambda ctx: service.AdvanceBots(pb.AdvanceBotsRequest(bots=searching), ctx)),
+            ("ApplyAction", lambda ctx: service.ApplyAction(pb.ApplyActionRequest(bots=searching), ctx)),
+            ("ReviewGame", lambda ctx: service.ReviewGame(pb.ReviewGameRequest(), ctx).__anext__()),
+        ]
+
+        async def cancel_each() -> None:
+            for name, start in calls:
+                context = _FakeAioContext(None)
+                task = asyncio.ensure_future(start(context))
+                await asyncio.sleep(0.05)  # in the queue, its job waiting for the pool
+                assert len(entered) == len(left) + 1, name
+                task.cancel()  # the client goes away
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+                for callback in context.done_callbacks:  # gRPC ends the call
+                    callback(context)
+                assert set(map(id, left)) == set(map(id, entered)), f"{name} kept its place"
+
+        asyncio.run(cancel_each())
+        busy.set()
+    assert len(entered) == 4
