@@ -5,10 +5,13 @@ calls (views, legal actions, applying an action...) take tens of microseconds of
 so they run directly on the loop: no thread hand-off and no GIL ping-pong between a
 polling thread and a pool thread, which in the thread-pool server cost more than the call
 itself. Bot calls (``BotMove``, ``AdvanceBots``) wait for a search in a worker process,
-so they run on a small thread pool; the loop stays free, and health checks and cheap calls
-keep answering while every search worker is busy. A bot call takes its place in the search
-queue on the loop, before it is handed to a thread (:meth:`GameService.enter_queue`): a
-call the queue refuses costs no thread and no token decoding.
+so they run on threads (:class:`BotPools`); the loop stays free, and health checks and cheap
+calls keep answering while every search worker is busy. A bot call takes its place in the
+search queue on the loop, before it is handed to a thread (:meth:`GameService.enter_queue`): a
+call the queue refuses costs no thread and no token decoding. A bot call whose bots do not
+search (random bots) takes no place in the queue, so nothing bounds how many arrive: they run
+on threads of their own, and a flood of them waits for those threads, never for the threads
+of calls that hold a place in the queue.
 
 The servicer itself stays synchronous; a bot call sees its call context through
 :class:`ThreadContext`, which is safe to use from a pool thread.
@@ -25,12 +28,13 @@ import asyncio
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from concurrent.futures import Executor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import Any
 
 import grpc
 
 from service import metrics
+from service.config import Config
 from service.errors import resource_exhausted, shutting_down
 from service.gen.heka.v1 import game_service_pb2 as pb
 from service.servicer import GameService
@@ -65,6 +69,31 @@ _QUEUED = {"BotMove": bot_move_searches, "AdvanceBots": searches}
 REVIEW_RETRY_SECONDS = 2.0
 
 METHODS = tuple(m.name for m in pb.DESCRIPTOR.services_by_name["GameService"].methods)
+
+
+class BotPools:
+    """The threads of bot calls, in two pools (threads start as calls need them).
+
+    ``searching``: calls that hold a place in the search queue (searching bot calls, reviews).
+    The queue bounds them, so the pool has a thread for each place it holds (running and
+    waiting) and each review, plus ``grpc_threads`` spare for calls whose search is stopping
+    after they left the queue: such a call never waits for a thread.
+
+    ``unqueued``: bot calls whose bots do not search (random bots). Nothing but the process's
+    call cap bounds how many arrive at once; they wait for these ``grpc_threads`` threads, in
+    order, and never take a thread of the searching pool."""
+
+    def __init__(self, config: Config, prefix: str = "bot-call") -> None:
+        self.searching_threads = (
+            config.grpc_threads + config.search_capacity + config.search_queue_length + config.review_capacity
+        )
+        self.searching = ThreadPoolExecutor(self.searching_threads, thread_name_prefix=prefix)
+        self.unqueued = ThreadPoolExecutor(config.grpc_threads, thread_name_prefix=f"{prefix}-unqueued")
+
+    def shutdown(self) -> None:
+        """Stop both pools without waiting; jobs not started are cancelled."""
+        for pool in (self.searching, self.unqueued):
+            pool.shutdown(wait=False, cancel_futures=True)
 
 
 class ThreadContext:
@@ -115,12 +144,13 @@ class ThreadContext:
 
 class AsyncGameService:
     """``heka.v1.GameService`` for the asyncio server, delegating to the synchronous
-    :class:`GameService`: cheap RPCs inline on the loop, :data:`BLOCKING` ones on
-    ``executor``."""
+    :class:`GameService`: cheap RPCs inline on the loop, :data:`BLOCKING` ones on the threads
+    of ``pools`` (:class:`BotPools`)."""
 
-    def __init__(self, servicer: GameService, executor: Executor) -> None:
+    def __init__(self, servicer: GameService, pools: BotPools) -> None:
         self.servicer = servicer
-        self.executor = executor
+        self.executor: Executor = pools.searching
+        self.unqueued: Executor = pools.unqueued
         #: Done once the calls are cut (:meth:`cut`); made on the event loop, at first use.
         self._cut: asyncio.Future[None] | None = None
         #: Bot calls awaiting their thread, and reviews streaming (the event loop's thread
@@ -204,10 +234,10 @@ class AsyncGameService:
     def _threaded(
         self, method: Callable[[Any, Any], Any], queued: Callable[[Any], bool] | None = None
     ) -> Callable[[Any, Any], Awaitable[Any]]:
-        """``method`` on the thread pool; when ``queued(request)``, after taking the call's
-        place in the search queue (or being refused) on the loop. A cut (:meth:`cut`)
-        answers the call without waiting for its thread."""
-        executor = self.executor
+        """``method`` on a thread: when ``queued(request)``, after taking the call's place in
+        the search queue (or being refused) on the loop, on the searching pool; otherwise on
+        the unqueued one (:class:`BotPools`). A cut (:meth:`cut`) answers the call without
+        waiting for its thread."""
         servicer = self.servicer
         threads = self._threads_done
 
@@ -228,8 +258,10 @@ class AsyncGameService:
             if cut.done():
                 raise shutting_down()
             bridge = ThreadContext(context)
+            executor = self.unqueued
             if queued is not None and queued(request):
                 bridge.search_entry = servicer.enter_queue(bridge)
+                executor = self.executor
             loop = asyncio.get_running_loop()
             work = loop.run_in_executor(executor, run, request, bridge)
             self.running += 1

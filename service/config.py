@@ -306,7 +306,8 @@ class Config:
     grpc_threads: int = _setting(
         "HEKA_GRPC_THREADS",
         32,
-        "Threads where bot calls wait for their searches (plus one per search slot); cheap calls "
+        "Threads for bot calls whose bots do not search (random bots), and as many spare for "
+        "searching calls beside one per place in the search queue and per review; cheap calls "
         "run on the asyncio event loop.",
     )
     state_cache_size: int = _setting(

@@ -18,7 +18,6 @@ import sys
 import threading
 import time
 from collections.abc import Coroutine
-from concurrent import futures
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import engine
@@ -168,9 +167,9 @@ class Server:
                     self._on_loop(self.server.stop(None))
             loop.call_soon_threadsafe(loop.stop)
             self._loop_thread.join(timeout=5)
-        executor = getattr(self, "_executor", None)
-        if executor is not None:
-            executor.shutdown(wait=False, cancel_futures=True)
+        pools = getattr(self, "_pools", None)
+        if pools is not None:
+            pools.shutdown()
         if self.metrics_endpoint is not None:
             self.metrics_endpoint.shutdown()
         pool = getattr(self, "pool", None)
@@ -206,15 +205,12 @@ class Server:
             )
 
         # 3. gRPC: an asyncio server on its own event loop thread (the main thread keeps
-        # the signals and the supervision); bot calls wait for their searches on a thread pool,
-        # with a thread for each call the search queue can hold, and for each review.
-        self._executor = futures.ThreadPoolExecutor(
-            max_workers=cfg.grpc_threads
-            + cfg.search_capacity
-            + cfg.search_queue_length
-            + cfg.review_capacity,
-            thread_name_prefix="bot-call",
-        )
+        # the signals and the supervision); bot calls wait for their searches on threads, with
+        # a thread for each call the search queue can hold and for each review, and bot calls
+        # that do not search on threads of their own (BotPools).
+        from service.asyncio_bridge import BotPools
+
+        self._pools = BotPools(cfg)
         self._loop = asyncio.new_event_loop()
         self._loop_thread = threading.Thread(target=self._loop.run_forever, name="grpc-loop", daemon=True)
         self._loop_thread.start()
@@ -262,7 +258,7 @@ class Server:
             maximum_concurrent_rpcs=None,
         )
         self.servicer = GameService(cfg, self.keys, self.pool)
-        self.bridge = AsyncGameService(self.servicer, self._executor)
+        self.bridge = AsyncGameService(self.servicer, self._pools)
         pb_grpc.add_GameServiceServicer_to_server(self.bridge, self.server)  # type: ignore[no-untyped-call]
         # Health answers on the event loop, which searches never occupy.
         self.health = HealthServicer()
@@ -340,7 +336,7 @@ class Server:
                 "bot calls cut at the end of the grace still hold their threads",
                 extra={"fields": {"event": "cut_threads_left", "threads": left, "pid": os.getpid()}},
             )
-        self._executor.shutdown(wait=False, cancel_futures=True)
+        self._pools.shutdown()
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._loop_thread.join(timeout=5)
         self.pool.shutdown()

@@ -91,7 +91,7 @@ def test_async_service_runs_bot_calls_on_the_pool_and_cheap_calls_inline() -> No
             requests.append((m, getattr(pb, f"{m}Request")(bots=searching), True))
             requests.append((m, getattr(pb, f"{m}Request")(bots=random_only), False))
     with ThreadPoolExecutor(1, thread_name_prefix="bot-call") as pool:
-        service = AsyncGameService(Recorder(), pool)  # type: ignore[arg-type]
+        service = AsyncGameService(Recorder(), SimpleNamespace(searching=pool, unqueued=pool))  # type: ignore[arg-type]
 
         async def call_all() -> list[str]:
             return [await getattr(service, m)(r, _FakeAioContext(None)) for m, r, _ in requests]
@@ -166,7 +166,7 @@ def test_a_pooled_call_that_ends_before_its_thread_runs_leaves_the_search_queue(
     busy = threading.Event()
     with ThreadPoolExecutor(1) as pool:
         pool.submit(busy.wait, 30)  # the pool's one thread, taken
-        service = AsyncGameService(Servicer(), pool)  # type: ignore[arg-type]
+        service = AsyncGameService(Servicer(), SimpleNamespace(searching=pool, unqueued=pool))  # type: ignore[arg-type]
         searching = [pb.BotSeat(seat=1, bot=pb.BotSettings(kind=pb.BOT_KIND_MCTS))]
         calls: list[tuple[str, Any]] = [
             ("BotMove", lambda ctx: service.BotMove(pb.BotMoveRequest(), ctx)),
@@ -191,3 +191,74 @@ def test_a_pooled_call_that_ends_before_its_thread_runs_leaves_the_search_queue(
         asyncio.run(cancel_each())
         busy.set()
     assert len(entered) == 4
+
+
+def test_bot_calls_that_do_not_search_never_hold_back_a_searching_call() -> None:
+    """A bot call whose bots do not search (random bots) takes no place in the search queue,
+    so nothing bounds how many arrive at once. In one shared pool a flood of them held every
+    thread, and another caller's searching BotMove waited behind them past its deadline. They
+    run on threads of their own (``HEKA_GRPC_THREADS``): the searching call still finds its
+    thread, and every flooded call is answered once its thread frees."""
+    import asyncio
+    import threading
+    from types import SimpleNamespace
+
+    from service.asyncio_bridge import AsyncGameService, BotPools
+    from service.gen.heka.v1 import game_service_pb2 as pb
+
+    config = SimpleNamespace(grpc_threads=2, search_capacity=1, search_queue_length=1, review_capacity=1)
+    release = threading.Event()
+
+    class Servicer:
+        searches = SimpleNamespace(queue=SimpleNamespace(finish=lambda _entry: None))
+
+        def __init__(self) -> None:
+            self.config = config
+
+        def enter_queue(self, _context: Any, review: bool = False) -> None:
+            return None
+
+        def BotMove(self, request: Any, _context: Any) -> str:
+            if request.bot.kind == pb.BOT_KIND_RANDOM:
+                release.wait(30)
+                return "random"
+            return "searched"
+
+        def AdvanceBots(self, _request: Any, _context: Any) -> str:
+            release.wait(30)
+            return "advanced"
+
+        def __getattr__(self, name: str) -> Any:
+            return lambda _request, _context: name
+
+    random_bot = pb.BotSettings(kind=pb.BOT_KIND_RANDOM)
+    random_seats = [pb.BotSeat(seat=1, bot=random_bot)]
+    pools = BotPools(config)  # type: ignore[arg-type]
+    assert pools.searching_threads >= config.search_capacity + config.search_queue_length + 1
+    try:
+        service = AsyncGameService(Servicer(), pools)  # type: ignore[arg-type]
+
+        async def flood() -> None:
+            flooded = [
+                asyncio.ensure_future(
+                    service.BotMove(pb.BotMoveRequest(bot=random_bot), _FakeAioContext(None))
+                )
+                for _ in range(10)
+            ] + [
+                asyncio.ensure_future(
+                    service.AdvanceBots(pb.AdvanceBotsRequest(bots=random_seats), _FakeAioContext(None))
+                )
+                for _ in range(10)
+            ]
+            await asyncio.sleep(0.2)  # every thread of a shared pool would be taken now
+            searched = await asyncio.wait_for(service.BotMove(pb.BotMoveRequest(), _FakeAioContext(None)), 10)
+            assert searched == "searched"
+            assert not any(call.done() for call in flooded)
+            release.set()
+            answers = await asyncio.wait_for(asyncio.gather(*flooded), 10)
+            assert answers == ["random"] * 10 + ["advanced"] * 10
+
+        asyncio.run(flood())
+    finally:
+        release.set()
+        pools.shutdown()
