@@ -401,25 +401,115 @@ def _metadata_keys(node: ast.AST | None) -> list[str]:
     return []
 
 
-def raises(paths: Iterable[Path]) -> dict[str, dict[str, Raise]]:
+class _Scopes:
+    """The functions of service/ and where each is called, to follow a field name or a metadata
+    dict passed to a raise as a variable back to its literals: a local assigned in the raising
+    function, or a parameter, through every call of the function (and its callers' parameters)."""
+
+    def __init__(self, trees: list[ast.Module]) -> None:
+        self.parent: dict[ast.AST, ast.AST] = {}
+        self.functions: dict[str, list[ast.FunctionDef]] = {}
+        self.calls: dict[str, list[ast.Call]] = {}
+        for tree in trees:
+            for node in ast.walk(tree):
+                for child in ast.iter_child_nodes(node):
+                    self.parent[child] = node
+                if isinstance(node, ast.FunctionDef):
+                    self.functions.setdefault(node.name, []).append(node)
+                elif isinstance(node, ast.Call):
+                    name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", "")
+                    self.calls.setdefault(name, []).append(node)
+
+    def function_of(self, node: ast.AST) -> ast.FunctionDef | None:
+        while node in self.parent:
+            node = self.parent[node]
+            if isinstance(node, ast.FunctionDef):
+                return node
+        return None
+
+    def values(self, node: ast.AST | None, depth: int = 0) -> list[ast.AST | None]:
+        """The expressions a variable argument can hold (itself when it is not a variable, or
+        when it cannot be followed)."""
+        if isinstance(node, ast.IfExp):
+            return self.values(node.body, depth + 1) + self.values(node.orelse, depth + 1)
+        if not isinstance(node, ast.Name) or depth > 4:
+            return [node]
+        fn = self.function_of(node)
+        if fn is None:
+            return [node]
+        assigned = [
+            a.value
+            for a in ast.walk(fn)
+            if isinstance(a, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == node.id for t in a.targets)
+        ]
+        if assigned:
+            return [v for value in assigned for v in self.values(value, depth + 1)]
+        params = [a.arg for a in fn.args.args]
+        if node.id not in params:
+            return [node]
+        index = params.index(node.id)
+        method = bool(params) and params[0] in {"self", "cls"}
+        found: list[ast.AST | None] = []
+        for call in self.calls.get(fn.name, []):
+            at = index - 1 if method and isinstance(call.func, ast.Attribute) else index
+            keywords = {k.arg: k.value for k in call.keywords}
+            if 0 <= at < len(call.args):
+                found += self.values(call.args[at], depth + 1)
+            elif node.id in keywords:
+                found += self.values(keywords[node.id], depth + 1)
+        default_at = index - (len(params) - len(fn.args.defaults))
+        if default_at >= 0:
+            found += self.values(fn.args.defaults[default_at], depth + 1)
+        return found or [node]
+
+    def metadata_keys(self, node: ast.AST | None) -> list[str]:
+        """The keys of a metadata dict: a literal, or a local built as one and extended by
+        ``metadata["key"] = ...`` in the raising function."""
+        keys = _metadata_keys(node)
+        if isinstance(node, ast.Name) and (fn := self.function_of(node)) is not None:
+            for a in ast.walk(fn):
+                if not isinstance(a, ast.Assign):
+                    continue
+                for t in a.targets:
+                    if isinstance(t, ast.Name) and t.id == node.id:
+                        keys += _metadata_keys(a.value)
+                    elif (
+                        isinstance(t, ast.Subscript)
+                        and isinstance(t.value, ast.Name)
+                        and t.value.id == node.id
+                        and isinstance(t.slice, ast.Constant)
+                        and isinstance(t.slice.value, str)
+                    ):
+                        keys.append(t.slice.value)
+        return keys
+
+
+def raises(paths: Iterable[Path]) -> tuple[dict[str, dict[str, Raise]], dict[str, set[str]]]:
     """reason -> status code -> where service/ raises it (calls of the helpers of
-    service/errors.py and of ``ServiceError(grpc.StatusCode.X, ..., reason=...)``)."""
+    service/errors.py and of ``ServiceError(grpc.StatusCode.X, ..., reason=...)``); and the
+    fields of raises that pass on another error's reason (field -> files)."""
     found: dict[str, dict[str, Raise]] = {}
-    for path in paths:
-        rel = path.relative_to(ROOT).as_posix()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    passed_on: dict[str, set[str]] = {}
+    parsed = [
+        (path.relative_to(ROOT).as_posix(), ast.parse(path.read_text(encoding="utf-8"))) for path in paths
+    ]
+    scopes = _Scopes([tree for _, tree in parsed])
+    for rel, tree in parsed:
+        for node in ast.walk(tree):
             if not isinstance(node, ast.Call):
                 continue
             fn = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", "")
             keywords = {k.arg: k.value for k in node.keywords}
             reasons: list[str] = []
+            reason_node: ast.AST | None = None
             field_node: ast.AST | None = None
             metadata: ast.AST | None = keywords.get("metadata")
             code = ""
             if fn in _HELPERS:
                 code, at, field_at, metadata_at = _HELPERS[fn]
-                arg = node.args[at] if len(node.args) > at else keywords.get("reason")
-                reasons = _strings(arg)
+                reason_node = node.args[at] if len(node.args) > at else keywords.get("reason")
+                reasons = _strings(reason_node)
                 if field_at is not None and len(node.args) > field_at:
                     field_node = node.args[field_at]
                 if metadata_at is not None and len(node.args) > metadata_at:
@@ -434,14 +524,16 @@ def raises(paths: Iterable[Path]) -> dict[str, dict[str, Raise]]:
                     code = first.attr
                 reasons = _strings(keywords.get("reason"))
                 field_node = keywords.get("field")
+            texts = {t for value in scopes.values(field_node) if (t := _field_text(value))}
+            if fn in _HELPERS and reason_node is not None and not reasons:
+                for text in texts - {_COMPUTED_FIELD}:  # another error's reason, passed on
+                    passed_on.setdefault(text, set()).add(rel)
             for reason in reasons:
                 entry = found.setdefault(reason, {}).setdefault(code, Raise(code))
                 entry.where.add(rel)
-                text = _field_text(field_node)
-                if text:
-                    entry.fields.add(text)
-                entry.metadata.update(f"`{k}`" for k in _metadata_keys(metadata))
-    return found
+                entry.fields.update(texts)
+                entry.metadata.update(f"`{k}`" for k in scopes.metadata_keys(metadata))
+    return found, passed_on
 
 
 def errors_page() -> str:
@@ -452,7 +544,7 @@ def errors_page() -> str:
 
     statuses = {code.name.lower() for code in grpc.StatusCode}
     sources = sorted(p for p in (ROOT / "service").rglob("*.py") if "gen" not in p.relative_to(ROOT).parts)
-    found = raises(sources)
+    found, passed_on = raises(sources)
     for reason, (code, where) in _RUNTIME.items():
         found.setdefault(reason, {}).setdefault(code, Raise(code)).where.add(where)
     # heka's own reasons; a status code's name is one too where heka raises it itself
@@ -485,10 +577,18 @@ def errors_page() -> str:
     for reason in heka:
         for code, entry in sorted(found[reason].items()):
             named = sorted(entry.fields - {_COMPUTED_FIELD})
-            fields = ", ".join(named) or (_COMPUTED_FIELD if entry.fields else "—")
+            computed = [_COMPUTED_FIELD] if _COMPUTED_FIELD in entry.fields else []
+            fields = ", ".join(named + computed) or "—"
             metadata = ", ".join(sorted(entry.metadata)) or "—"
             where = ", ".join(f"`{w}`" for w in sorted(entry.where))
             out.append(f"| `{reason.upper()}` | `{code}` | {fields} | {metadata} | {where} |")
+    for field_name, files in sorted(passed_on.items()):
+        out += [
+            "",
+            f"A request field whose own error is passed on: {field_name} "
+            f"({', '.join(f'`{w}`' for w in sorted(files))}) carries the reason of its value's own "
+            "error (a checkpoint's `BAD_TOKEN` or `WRONG_GAME`, say).",
+        ]
     out += [
         "",
         "A status that a handler set on its call itself (gRPC's own, such as `UNIMPLEMENTED` for a "

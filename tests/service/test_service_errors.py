@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import re
 import time
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -582,6 +584,31 @@ def test_bad_input_catalogue(  # noqa: PLR0917
     got_field, reason = details(err)
     assert got_field == field
     assert reason  # ErrorInfo always present
+    if field is not None:
+        assert _reference_names(reason, field), (
+            f"docs/reference/errors.md does not list field {field!r} for {reason}: "
+            "run `.venv/bin/python scripts/gen_reference.py` (or teach it where the field comes from)"
+        )
+
+
+def _reference_names(reason: str, field: str) -> bool:
+    """Whether the error reference (docs/reference/errors.md) lists ``field`` in the row of
+    ``reason`` (or says the field is computed where it is raised), or as a field that passes on
+    its value's own error. A listed ``….x`` stands for
+    any path ending in ``.x``, an ``[i]`` for any index, ``""`` for the whole body."""
+    page = (Path(__file__).resolve().parents[2] / "docs" / "reference" / "errors.md").read_text()
+    cells = re.findall(rf"^\| `{reason.upper()}` \| `[A-Z_]+` \| ([^|]*) \|", page, re.MULTILINE)
+    passed_on = re.findall(r"^A request field whose own error is passed on: `([^`]*)`", page, re.MULTILINE)
+    if any("(the field at fault)" in cell for cell in cells):  # a field computed where it is raised
+        return True
+    listed = [name for cell in cells for name in re.findall(r"`([^`]*)`", cell)] + passed_on
+    for name in listed:
+        if name == '""' and field == "":
+            return True
+        pattern = re.escape(name).replace("…", ".*").replace(r"\[i\]", r"\[\d+\]")
+        if field and re.fullmatch(pattern, field):
+            return True
+    return False
 
 
 @pytest.mark.parametrize("request_kwargs", [{"action_id": 999999}, {"action_text": "fly to the moon"}])
