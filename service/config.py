@@ -199,7 +199,8 @@ class Config:
         "HEKA_MAX_QUEUE_WAIT_SECONDS",
         5.0,
         "Longest a bot call waits in the queue for a search slot: a call whose expected wait "
-        "(its place in line times the recent time a call holds a slot) is longer, or leaves no "
+        "(its place in line times the recent time a call holds a slot, divided by the process's "
+        "share of the slots) is longer, or leaves no "
         "time for its search before its deadline, is refused on arrival (QUEUE_WAIT, QUEUE_DEADLINE); "
         "one still waiting then is refused (0: no queue).",
     )

@@ -274,8 +274,9 @@ export type RatingLadder = Message<"heka.v1.RatingLadder"> & {
   maxTargetRating: number;
 
   /**
-   * Whether the ratings are provisional (fewer than 200 games per level, or a table not
-   * checked on another seed); `note` says how they were measured and checked.
+   * Whether the ratings are provisional (fewer than 200 games per level, a table not
+   * checked on another seed, or one whose check failed); `note` says how they were measured
+   * and checked.
    *
    * @generated from field: bool provisional = 5;
    */
