@@ -293,7 +293,8 @@ class Config:
     max_concurrent_rpcs: int = _setting(
         "HEKA_MAX_CONCURRENT_RPCS",
         1000,
-        "Calls one gRPC process holds at once, from the arrival of the request to the answer "
+        "Calls one gRPC process holds at once, from a call's arrival (before its request is read) "
+        "to the answer "
         "(health checks excepted); more are refused at once with RESOURCE_EXHAUSTED and a retry "
         "hint (0: no cap).",
     )

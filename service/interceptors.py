@@ -4,7 +4,14 @@ Everything cross-cutting happens here, once: the handler runs; an exception beco
 status with rich details (:func:`service.errors.to_service_error`); the started/handled
 counters and the latency histogram move; one JSON access-log line is written.
 
-Three refusals happen before the handler, in the request deserializer the interceptor wraps
+A call arriving while the process already holds ``max_concurrent_rpcs`` calls is refused when
+it arrives, before its request is read: ``RESOURCE_EXHAUSTED``, reason ``OVERLOADED``, with
+``RetryInfo`` (health checks are never refused nor counted). A call holds its place from its
+arrival (its headers) to its end, so calls whose request never comes are bounded too: each held
+about 20 KiB, and without a bound a client could hold tens of thousands on a few connections
+(``bench/half_open.py``).
+
+Two refusals happen before the handler, in the request deserializer the interceptor wraps
 around the handler's (gRPC decodes the request before it calls the handler, so a body that
 does not decode would otherwise escape as ``UNKNOWN`` with an ERROR traceback from gRPC):
 
@@ -14,10 +21,7 @@ does not decode would otherwise escape as ``UNKNOWN`` with an ERROR traceback fr
   (proto3 enums are open: any number decodes) is ``INVALID_ARGUMENT``, reason
   ``UNKNOWN_ENUM_VALUE``, naming the field and the value (:mod:`service.enums`); one that
   sets two members of one oneof (decoding would keep the last one silently) is
-  ``INVALID_ARGUMENT``, reason ``TWO_ONEOF_MEMBERS``;
-* a call arriving while the process already holds ``max_concurrent_rpcs`` calls is
-  ``RESOURCE_EXHAUSTED``, reason ``OVERLOADED``, with ``RetryInfo`` (health checks are
-  never refused nor counted).
+  ``INVALID_ARGUMENT``, reason ``TWO_ONEOF_MEMBERS``.
 
 All three go through the handler path like any other error: counted, logged on one access-log
 line, answered with the project's rich details.
@@ -100,12 +104,13 @@ class ServerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     the refusal of a body that does not decode, and for reflection's, a cap
     (:data:`MAX_STREAMS`).
 
-    ``max_concurrent_rpcs`` (0: no cap) bounds the unary calls this process holds (health
-    checks excepted), counted from the arrival of a call's request (when gRPC hands it to
-    the deserializer) to the end of the call; a call over the cap is answered at once,
-    without decoding its request. A client that opens a call and never sends its request
-    holds no slot. (A burst of calls does not wait here but in gRPC core, which hands the
-    Python server one call per method at a time: see ``service.server.grpc_options``.)
+    ``max_concurrent_rpcs`` (0: no cap) bounds the calls of the game service this process
+    holds (health checks excepted), counted from a call's arrival (when gRPC asks this
+    interceptor for its handler, before the request is read) to the end of its task; a call
+    over the cap is answered at once by a handler that never reads its request, so a client
+    that opens calls and never sends their requests holds at most the cap. (A burst of calls
+    does not wait here but in gRPC core, which hands the Python server one call per method at
+    a time: see ``service.server.grpc_options``.)
 
     ``stream_seconds`` (0: no cap) bounds a server stream of the game service (ReviewGame)
     from its start to its end: one that outlives it, because its client stopped reading,
@@ -121,7 +126,9 @@ class ServerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         self.active = 0
         #: Bidirectional streams open (reflection), at most :data:`MAX_STREAMS`.
         self.streams = 0
-        self._wrapped: dict[str, grpc.RpcMethodHandler] = {}
+        #: Per method: its wrapped handler, and the handler that refuses a call over the cap
+        #: (None for a method not counted).
+        self._wrapped: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler | None]] = {}
 
     async def intercept_service(
         self,
@@ -129,29 +136,37 @@ class ServerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         handler_call_details: grpc.HandlerCallDetails,
     ) -> grpc.RpcMethodHandler | None:
         method = handler_call_details.method
-        cached = self._wrapped.get(method)
-        if cached is not None:
-            return cached
-        handler = await continuation(handler_call_details)
-        if handler is None:
-            return None  # unknown method: gRPC answers UNIMPLEMENTED
-        if handler.unary_unary is not None:
-            limited = _split(method)[0] != _HEALTH
-            wrapped = self._wrap(method, handler, self._deserializer(method, handler, limited=limited))
-        elif handler.unary_stream is not None and inspect.isasyncgenfunction(handler.unary_stream):
-            wrapped = self._wrap_server_stream(
-                method, handler, self._deserializer(method, handler, limited=True)
-            )
-        else:
-            wrapped = self._wrap_streaming(method, handler)
-        # One event loop thread: no lock needed.
-        return self._wrapped.setdefault(method, wrapped)
+        entry = self._wrapped.get(method)
+        if entry is None:
+            handler = await continuation(handler_call_details)
+            if handler is None:
+                return None  # unknown method: gRPC answers UNIMPLEMENTED
+            refusal: grpc.RpcMethodHandler | None = None
+            if handler.unary_unary is not None:
+                tally = _Tally(method, self.access_log_enabled)
+                wrapped = self._wrap(handler, self._deserializer(method, handler), tally)
+                if _split(method)[0] != _HEALTH:
+                    refusal = self._refusal(handler, tally, streaming=False)
+            elif handler.unary_stream is not None and inspect.isasyncgenfunction(handler.unary_stream):
+                tally = _Tally(method, self.access_log_enabled)
+                wrapped = self._wrap_server_stream(handler, self._deserializer(method, handler), tally)
+                refusal = self._refusal(handler, tally, streaming=True)
+            else:
+                wrapped = self._wrap_streaming(method, handler)
+            # One event loop thread: no lock needed.
+            entry = self._wrapped.setdefault(method, (wrapped, refusal))
+        wrapped, refusal = entry
+        if refusal is not None and self.max_concurrent_rpcs > 0 and not self._admit():
+            return refusal
+        return wrapped
 
     # ---- admission and decoding ---------------------------------------------------------
 
     def _admit(self) -> bool:
         """Count the current call in until its task ends (gRPC runs a call in one task, from
-        this interceptor to its status sent), unless the process holds its maximum."""
+        this interceptor to its status sent: a call whose request never comes ends when its
+        client cancels it or goes away, or its connection is closed), unless the process
+        holds its maximum."""
         if self.active >= self.max_concurrent_rpcs:
             return False
         try:
@@ -175,13 +190,37 @@ class ServerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             quota_subject="concurrent calls",
         )
 
-    def _deserializer(
-        self, method: str, handler: grpc.RpcMethodHandler, *, limited: bool = False
-    ) -> Callable[[bytes], Any]:
+    def _refusal(
+        self, handler: grpc.RpcMethodHandler, tally: _Tally, *, streaming: bool
+    ) -> grpc.RpcMethodHandler:
+        """The handler of a call over the cap: it never reads the request (a request-streaming
+        handler is not handed one before it runs) and answers ``OVERLOADED`` at once, counted
+        and logged as the method's calls are."""
+
+        async def refuse(_requests: Any, context: grpc.aio.ServicerContext) -> None:
+            call = tally.start()
+            try:
+                await call.fail(self._overloaded(), context)
+            finally:
+                call.end(context)
+
+        if not streaming:
+            return grpc.stream_unary_rpc_method_handler(
+                refuse, response_serializer=handler.response_serializer
+            )
+
+        async def refuse_stream(requests: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+            await refuse(requests, context)
+            yield None  # never reached: refuse raises
+
+        return grpc.stream_stream_rpc_method_handler(
+            refuse_stream, response_serializer=handler.response_serializer
+        )
+
+    def _deserializer(self, method: str, handler: grpc.RpcMethodHandler) -> Callable[[bytes], Any]:
         """The handler's request deserializer, answering a :class:`_Refused` instead of
         raising on a body that does not decode (gRPC would answer UNKNOWN and log a
-        traceback) or that holds an unknown enum value, and, when ``limited``, instead of
-        decoding a call over the cap."""
+        traceback) or that holds an unknown enum value."""
         parse = handler.request_deserializer
         if parse is None:  # pragma: no cover - every handler here decodes protobuf
             return lambda raw: raw
@@ -191,8 +230,6 @@ class ServerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         has_oneofs = descriptor is not None and enums.oneof_plan(descriptor) is not None
 
         def deserialize(raw: bytes) -> Any:
-            if limited and self.max_concurrent_rpcs > 0 and not self._admit():
-                return _Refused(self._overloaded())
             try:
                 request = parse(raw)
             except Exception as exc:  # DecodeError; anything a parser raises on foreign bytes
@@ -214,10 +251,9 @@ class ServerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     # ---- unary handlers -----------------------------------------------------------------
 
     def _wrap(
-        self, method: str, handler: grpc.RpcMethodHandler, deserializer: Callable[[bytes], Any]
+        self, handler: grpc.RpcMethodHandler, deserializer: Callable[[bytes], Any], tally: _Tally
     ) -> grpc.RpcMethodHandler:
         inner = handler.unary_unary
-        tally = _Tally(method, self.access_log_enabled)
 
         async def wrapped(request: Any, context: grpc.aio.ServicerContext) -> Any:
             call = tally.start()
@@ -250,13 +286,12 @@ class ServerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         )
 
     def _wrap_server_stream(
-        self, method: str, handler: grpc.RpcMethodHandler, deserializer: Callable[[bytes], Any]
+        self, handler: grpc.RpcMethodHandler, deserializer: Callable[[bytes], Any], tally: _Tally
     ) -> grpc.RpcMethodHandler:
         """A server-streaming RPC of the game service (an async generator, ReviewGame): the
         unary treatment, over the whole stream; an error after some messages ends the stream
         with its status."""
         inner = handler.unary_stream
-        tally = _Tally(method, self.access_log_enabled)
         limit = self.stream_seconds
 
         async def wrapped(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:

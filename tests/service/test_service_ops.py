@@ -612,6 +612,60 @@ def _running(pid: int) -> bool:
 # ---------------------------------------------------------------------------------------
 
 
+def test_calls_whose_request_never_comes_hold_the_rpc_cap_not_the_memory(start_server: Any) -> None:
+    """A call holds a place under HEKA_MAX_CONCURRENT_RPCS from its arrival, before its
+    request is read. Counted only from its request, a client that sent headers and never a
+    request held ~20 KiB per call without bound (60,000 such calls: 1.2 GiB in one process,
+    bench/half_open.py). Cap 3: three such calls hold the cap; every other call of the game
+    service, ReviewGame included, is refused at once, OVERLOADED with a retry hint, while
+    health checks answer; once they end, calls are served again."""
+    server: ServerProcess = start_server("--max-concurrent-rpcs", "3", HEKA_STATE_KEYS=KEY1)
+    never = threading.Event()
+
+    def no_request() -> Any:
+        never.wait(60)
+        return
+        yield b""
+
+    channel = grpc.insecure_channel(server.address, options=[("test.half_open", 1)])
+    try:
+        stalled = [
+            channel.stream_unary(
+                "/heka.v1.GameService/GetView", request_serializer=bytes, response_deserializer=bytes
+            ).future(no_request(), timeout=60)
+            for _ in range(3)
+        ]
+        stub = server.stub
+        refused: grpc.RpcError | None = None
+        for _ in range(200):  # until the three calls have arrived
+            try:
+                stub.ListGames(pb.ListGamesRequest(), timeout=10)
+            except grpc.RpcError as err:
+                refused = err
+                break
+            time.sleep(0.05)
+        assert refused is not None and refused.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert retry_info(refused) == ("OVERLOADED", 0.25)
+        review = stub.ReviewGame(pb.ReviewGameRequest(state="x", seat=0), timeout=10)
+        with pytest.raises(grpc.RpcError) as info:
+            list(review)
+        assert retry_info(info.value) == ("OVERLOADED", 0.25)
+        assert health_status(server) == health_pb2.HealthCheckResponse.SERVING
+        assert not any(call.done() for call in stalled)
+    finally:
+        never.set()
+        channel.close()
+    for _ in range(200):  # their places come back when they end
+        try:
+            assert stub.ListGames(pb.ListGamesRequest(), timeout=10).games
+            break
+        except grpc.RpcError as err:
+            assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+            time.sleep(0.05)
+    else:
+        raise AssertionError("the cap never let a call through again")
+
+
 def test_a_burst_over_the_rpc_cap_is_resource_exhausted_never_cancelled(start_server: Any) -> None:
     """Cap 2: two bot calls hold both slots (long searches), then a burst of 120 calls of
     every kind over 3 connections: each is refused at once with RESOURCE_EXHAUSTED, reason
