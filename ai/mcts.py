@@ -64,7 +64,9 @@ Budget, determinism, final choice
   value, then uniformly by the seeded RNG. With a temperature ``temp = t > 0`` (the lower
   rated levels, :mod:`ai.ladder`) a root action is instead drawn with probability
   proportional to ``visits ** (1 / t)`` by the same seeded RNG. With a single legal action
-  the bot returns it at once (``iterations == 0``).
+  the bot returns it at once (``iterations == 0``), unless ``conceal`` is on: then it searches
+  the whole budget, early stop off, so that a hidden decision's iterations and time are alike
+  whatever the hand.
 
 Root parallelism, settings
 --------------------------
@@ -848,7 +850,7 @@ class MctsBot:
         if player < 0:
             raise ValueError("the game is over: there is no action to choose")
         legal = state.legal_actions()
-        if len(legal) == 1:
+        if len(legal) == 1 and not self.params.conceal:
             return Decision(legal[0], Diagnostics(workers=self.params.workers))
         if budget is None or (budget.iterations is None and budget.milliseconds is None):
             budget = self.params.budget
@@ -862,7 +864,9 @@ class MctsBot:
             budget.iterations,
             stop_at,
             deadline is not None and stop_at == deadline,
-            early_stop=self.params.early_stop and workers <= 1 and self.params.temp == 0,
+            early_stop=(
+                self.params.early_stop and not self.params.conceal and workers <= 1 and self.params.temp == 0
+            ),
         )
         knowledge = self.knowledge
         if workers <= 1:

@@ -192,6 +192,12 @@ class MctsParams:
     #: action can no longer be overtaken: its lead in visits exceeds the iterations left.
     #: The chosen action is then exactly the one the full budget would choose.
     early_stop: bool = dataclasses.field(default=True, metadata=_spec(_boolean, accepts="on or off"))
+    #: Spend the whole budget whatever the position: no early stop, and a single legal
+    #: action searched like any other instead of returned at once. For a decision the other
+    #: seats do not see (a secret action, ``engine.core.SECRET_ACTION``), whose iterations
+    #: and time reach them: with early stop or the shortcut, both would show how clear-cut,
+    #: or how forced, a choice was that only the hidden hand explains.
+    conceal: bool = dataclasses.field(default=False, metadata=_spec(_boolean, accepts="on or off"))
     #: Progressive widening at the root: the search considers only the first
     #: ``WIDEN_BASE + widen * sqrt(iterations so far)`` root actions of the game's root
     #: ordering (:meth:`ai.knowledge.GameKnowledge.root_order`: most promising first, from

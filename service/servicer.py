@@ -51,6 +51,15 @@ def _field(message: Any, name: str) -> int:
 
 _APPLY_ACTION_FIELD = _field(pb.ApplyActionResponse, "action")
 _SECRET_ACTION_BYTES = convert.field_bytes(_APPLY_ACTION_FIELD, convert.SECRET.SerializeToString())
+
+
+def _secret_decision(state: State) -> bool:
+    """Whether the seat to act decides in secret (Aton's exchange and arrangement, A3.2-A3.3):
+    the other seats see its action as SECRET_ACTION."""
+    legal = state.legal_actions()
+    return bool(legal) and state.public_action(legal[0]) == SECRET_ACTION
+
+
 _APPLY_EVENTS_FIELD = _field(pb.ApplyActionResponse, "events")
 _LISTED_ACTIONS_FIELD = _field(pb.ListLegalActionsResponse, "actions")
 _STOP_REASON = pb.StopReason.DESCRIPTOR
@@ -312,11 +321,16 @@ class GameService(pb_grpc.GameServiceServicer):
         # server's secret and the bot's own view (bots.search_seed), so that a viewer
         # cannot re-run the decision offline on the worlds its own view allows.
         seed = bots.search_seed(self.keys.signing, state, seed)
+        spec = plan.spec
+        if spec.startswith("mcts:") and _secret_decision(state):
+            # Its iterations and time reach the other seats: the whole budget, whatever the
+            # hand (ai.mcts_params.MctsParams.conceal).
+            spec += ",conceal=on"
         if plan.inline:
             from ai.api import make_bot
 
             start = time.monotonic()
-            decision = make_bot(plan.spec).choose(state, seed=seed, deadline=deadline)
+            decision = make_bot(spec).choose(state, seed=seed, deadline=deadline)
             d = decision.diagnostics
             metrics.record_search(
                 game_name, plan.metric_label, d.iterations, time.monotonic() - start, d.belief_fallbacks
@@ -325,7 +339,7 @@ class GameService(pb_grpc.GameServiceServicer):
         job = SearchJob(
             game=game_name,
             serialized=text if text is not None else state.serialize(),
-            spec=plan.spec,
+            spec=spec,
             label=plan.metric_label,
             seed=seed,
             iterations=plan.iterations,

@@ -42,6 +42,27 @@ def test_budget_argument_overrides_the_bots_own() -> None:
     assert d.diagnostics.iterations == 40
 
 
+def test_conceal_spends_the_whole_budget_whatever_the_position() -> None:
+    """``conceal=on`` (a secret decision's search): no early stop and no shortcut for a single
+    legal action, so the iterations are the budget's wherever early stop or the shortcut would
+    have given fewer; the action is the same."""
+    stopped = forced = 0
+    for game_seed in range(12):
+        s = duel(game_seed)
+        rng = random.Random(game_seed)
+        while not s.is_terminal():
+            if s.current_player() >= 0:
+                plain = bot(iterations=400).choose(s, seed=1)
+                hidden = bot(iterations=400, conceal=True).choose(s, seed=1)
+                assert hidden.action == plain.action
+                assert hidden.diagnostics.iterations == 400
+                stopped += 0 < plain.diagnostics.iterations < 400
+                forced += plain.diagnostics.iterations == 0
+            s.apply_action(rng.choice(s.legal_actions()))
+    assert stopped and forced
+    assert parse_params("conceal=on")[1].conceal and not MctsParams().conceal
+
+
 def test_early_stop_chooses_what_the_full_budget_chooses() -> None:
     """With early stopping (the default) the search ends once the leader's lead in visits
     exceeds the iterations left; the action is the full budget's, in fewer iterations."""

@@ -105,7 +105,7 @@ def bare(message: Any) -> Any:
 def _diagnostics(message: Any) -> Iterator[Any]:
     if isinstance(message, pb.BotMoveResponse):
         yield message.diagnostics
-    if isinstance(message, pb.AdvanceBotsResponse):
+    if isinstance(message, (pb.AdvanceBotsResponse, pb.ApplyActionResponse, pb.CreateGameResponse)):
         for turn in message.bot_turns:
             yield turn.diagnostics
 
@@ -352,6 +352,84 @@ def _replay(spec: str, state: State, seed: int, iterations: int | None) -> int:
 
     budget = None if iterations is None else Budget(iterations=iterations, milliseconds=30_000.0)
     return make_bot(spec).choose(state.clone(), seed=seed, budget=budget).action
+
+
+def _forced_twin(state: State, seat: int) -> State | None:
+    """Aton: ``state`` with ``seat``'s hand made four equal cards, swapped with cards of its own
+    deck (the other seat sees the same): its arrangement is forced. None if its deck lacks them."""
+    text = state.serialize()
+    head, rest = text.split(f";p{seat}=", 1)
+    fields, tail = rest.split(";", 1)
+    f = fields.split(",")
+    hand, deck = f[8], list(f[9])
+    card = hand[0]
+    for c in hand[1:]:
+        if c != card:
+            if card not in deck:
+                return None
+            deck[deck.index(card)] = c
+    f[8], f[9] = card * 4, "".join(deck)
+    return state.game.deserialize_state(f"{head};p{seat}={','.join(f)};{tail}", validate=True)
+
+
+def test_a_secret_decision_tells_the_other_seats_nothing_by_its_search(stub: Any) -> None:
+    """A bot's secret decision (Aton's exchange and arrangement, A3.2-A3.3) reaches the other
+    seats as a secret action with its diagnostics' totals. With early stop, the iterations of
+    an iteration budget showed how clear-cut the hidden choice was, and a forced arrangement
+    (four equal cards) returned at once with 0 iterations: the same request on twin tokens,
+    one with the hand forced, must get the same answer, the whole budget searched."""
+    game = get_game("aton")
+    rng = random.Random(5)
+    budget = 320  # past early stop's first check (every 16 iterations)
+    bot = pb.BotSettings(kind=pb.BOT_KIND_MCTS, budget=pb.SearchBudget(iterations=budget), seed=9)
+    forced = checked = 0
+    for seed in range(4):
+        state = game.new_initial_state(2, seed=seed)
+        state.apply_action(0)  # seat 0 keeps: seat 1 decides its exchange, then both arrange
+        if state.current_player() != 1:
+            continue
+        exchange = state.clone()
+        state.apply_action(0)
+        arrange_0 = state.clone()  # seat 0 arranges, then seat 1 in the same call
+        state.apply_action(state.legal_actions()[0])
+        for at in (exchange, arrange_0, state):
+            twins = [at, *(twin(at, 0, rng) for _ in range(2))]
+            hand = _forced_twin(at, 1)
+            if hand is not None and at is not exchange:
+                assert hand.view(0) == at.view(0)
+                twins.append(hand)
+                forced += at is state and len(hand.legal_actions()) == 1
+            if at is arrange_0:
+                turns = [
+                    bare(
+                        stub.ApplyAction(
+                            pb.ApplyActionRequest(
+                                state=seal(t),
+                                action_id=at.legal_actions()[0],
+                                player=0,
+                                viewer=0,
+                                bots=[pb.BotSeat(seat=1, bot=bot)],
+                                max_bot_moves=1,
+                            )
+                        )
+                    ).bot_turns[0]
+                    for t in twins
+                ]
+            else:
+                turns = [
+                    bare(stub.BotMove(pb.BotMoveRequest(state=seal(t), bot=bot, apply=True, viewer=0)))
+                    for t in twins
+                ]
+            # The decision itself: what follows it is what the rules reveal once it is carried
+            # out (the arranged cards when both have arranged), checked by the projections.
+            answers = [(turn.action, turn.diagnostics) for turn in turns]
+            assert answers[0][0].id == SECRET_ACTION
+            diagnostics = answers[0][1]
+            for other in answers[1:]:
+                assert other == answers[0], f"seed {seed}: a secret decision's answer depends on the hand"
+            assert diagnostics.iterations == budget
+            checked += 1
+    assert checked >= 9 and forced >= 3
 
 
 @pytest.mark.parametrize(
