@@ -300,15 +300,92 @@ def _has_header(path: str) -> bool:
 #: Seconds a metrics connection may take for each read or write: a client that sends half
 #: a request and waits is dropped, not given a thread for good.
 METRICS_SOCKET_SECONDS = 10.0
+#: Seconds a metrics connection may take in all, from its arrival to its answer sent: a
+#: client that trickles its request a byte at a time, within the per-read timeout, is cut
+#: then (:class:`_Deadlines`). A scrape takes milliseconds.
+METRICS_REQUEST_SECONDS = 10.0
+#: The most bytes of request (its line and headers) a metrics connection may send: a scrape
+#: sends a few hundred; more is answered 431 without reading on.
+MAX_METRICS_REQUEST_BYTES = 16 * 1024
 #: Metrics connections served at once (one thread each); more are closed on arrival. A
 #: Prometheus server scrapes with one connection at a time.
 MAX_METRICS_CONNECTIONS = 64
 
 
-def _metrics_server(addr: str, port: int, registry: Any, slots: threading.BoundedSemaphore) -> Any:
+class _Deadlines:
+    """Cuts the metrics connections that outlive :data:`METRICS_REQUEST_SECONDS` (shut down:
+    their blocked read ends, their thread and slot free): one thread for every connection of
+    the endpoint, started with the first."""
+
+    def __init__(self) -> None:
+        self._open: dict[Any, float] = {}
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def add(self, connection: Any) -> None:
+        import time
+
+        with self._lock:
+            self._open[connection] = time.monotonic() + METRICS_REQUEST_SECONDS
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="heka-metrics-deadlines", daemon=True)
+                self._thread.start()
+
+    def remove(self, connection: Any) -> None:
+        with self._lock:
+            self._open.pop(connection, None)
+
+    def _run(self) -> None:
+        import socket
+        import time
+
+        while True:
+            time.sleep(0.25)
+            now = time.monotonic()
+            with self._lock:
+                overdue = [c for c, deadline in self._open.items() if deadline <= now]
+                for connection in overdue:
+                    del self._open[connection]
+            for connection in overdue:
+                with contextlib.suppress(OSError):
+                    connection.shutdown(socket.SHUT_RDWR)
+
+
+class _CappedReader:
+    """A connection's request stream that gives at most ``cap`` bytes: past them a read raises
+    ``http.client.LineTooLong``, which the handler answers 431."""
+
+    def __init__(self, raw: Any, cap: int) -> None:
+        self._raw = raw
+        self._left = cap
+
+    def _take(self, data: bytes) -> bytes:
+        import http.client
+
+        self._left -= len(data)
+        if self._left < 0:
+            raise http.client.LineTooLong(f"request over {MAX_METRICS_REQUEST_BYTES} bytes")
+        return data
+
+    def readline(self, limit: int | None = -1) -> bytes:
+        n = self._left + 1 if limit is None or limit < 0 else min(limit, self._left + 1)
+        return self._take(self._raw.readline(n))
+
+    def read(self, size: int | None = -1) -> bytes:
+        n = self._left + 1 if size is None or size < 0 else min(size, self._left + 1)
+        return self._take(self._raw.read(n))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._raw, name)
+
+
+def _metrics_server(
+    addr: str, port: int, registry: Any, slots: threading.BoundedSemaphore, deadlines: _Deadlines
+) -> Any:
     """prometheus_client's WSGI app on a thread-per-connection server whose threads are
-    bounded: each socket operation times out, and connections over the cap (``slots``,
-    shared by the endpoint's addresses) are closed."""
+    bounded: each socket operation times out, each connection is cut past its deadline
+    (``deadlines``), its request is capped, and connections over the cap (``slots``, shared
+    by the endpoint's addresses) are closed."""
     import socket
     from socketserver import ThreadingMixIn
     from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
@@ -317,6 +394,24 @@ def _metrics_server(addr: str, port: int, registry: Any, slots: threading.Bounde
 
     class Handler(WSGIRequestHandler):
         timeout = METRICS_SOCKET_SECONDS
+
+        def setup(self) -> None:
+            deadlines.add(self.request)
+            super().setup()
+            self.rfile = _CappedReader(self.rfile, MAX_METRICS_REQUEST_BYTES)  # type: ignore[assignment]
+
+        def handle(self) -> None:
+            import http.client
+
+            try:
+                super().handle()
+            except http.client.LineTooLong:  # the request line itself: no answer, closed
+                self.close_connection = True
+
+        def finish(self) -> None:
+            deadlines.remove(self.request)
+            with contextlib.suppress(OSError):  # a connection cut or reset by its client
+                super().finish()
 
         def log_message(self, format: str, *args: Any) -> None:
             """Log nothing (a scrape every few seconds)."""
@@ -340,6 +435,9 @@ def _metrics_server(addr: str, port: int, registry: Any, slots: threading.Bounde
                 super().process_request_thread(request, client_address)
             finally:
                 slots.release()
+
+        def handle_error(self, request: Any, client_address: Any) -> None:
+            """A connection cut at its deadline or reset by its client: nothing to log."""
 
     httpd = make_server(addr, port, make_wsgi_app(registry), Server, handler_class=Handler)
     threading.Thread(target=httpd.serve_forever, name="heka-metrics", daemon=True).start()
@@ -371,18 +469,20 @@ def start_http_endpoint(port: int, host: str, setting: str = "HEKA_METRICS_HOST"
     """Serve the aggregated metrics of every process on every address of ``host``, as the
     gRPC port does (:mod:`service.listen`: ``localhost`` is both loopbacks, ``[::]`` falls
     back to ``0.0.0.0`` without IPv6, an address taken stops the start). Each connection
-    has :data:`METRICS_SOCKET_SECONDS` per read or write, and at most
+    has :data:`METRICS_SOCKET_SECONDS` per read or write and :data:`METRICS_REQUEST_SECONDS`
+    in all, its request at most :data:`MAX_METRICS_REQUEST_BYTES`, and at most
     :data:`MAX_METRICS_CONNECTIONS` are served at once, over all addresses."""
     from prometheus_client import CollectorRegistry
 
     registry = CollectorRegistry()
     registry.register(TolerantMultiProcessCollector(os.environ["PROMETHEUS_MULTIPROC_DIR"]))
     slots = threading.BoundedSemaphore(MAX_METRICS_CONNECTIONS)
+    deadlines = _Deadlines()
     servers: list[Any] = []
     with listen.reserve(host, port, what="metrics port", setting=setting) as reservation:
         for address in reservation.addresses:
             try:
-                servers.append(_metrics_server(address.host, reservation.port, registry, slots))
+                servers.append(_metrics_server(address.host, reservation.port, registry, slots, deadlines))
             except OSError as exc:
                 MetricsEndpoint(servers).shutdown()
                 target = address.target(reservation.port)
