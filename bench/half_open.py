@@ -64,16 +64,13 @@ async def hold(target: str, connections: int, calls: int, seconds: float) -> dic
             ended[(await call.code()).name] += 1
     checks: dict[str, str] = {}
     async with grpc.aio.insecure_channel(target) as probe:
-        for name, request in (
-            (
-                "health",
-                lambda: health_pb2_grpc.HealthStub(probe).Check(health_pb2.HealthCheckRequest(), timeout=5),
-            ),
-            (
-                "ListGames",
-                lambda: pb_grpc.GameServiceStub(probe).ListGames(pb.ListGamesRequest(), timeout=5),  # type: ignore[no-untyped-call]
-            ),
-        ):
+        health = health_pb2_grpc.HealthStub(probe)
+        game = pb_grpc.GameServiceStub(probe)  # type: ignore[no-untyped-call]
+        probes: list[tuple[str, Any]] = [
+            ("health", lambda: health.Check(health_pb2.HealthCheckRequest(), timeout=5)),
+            ("ListGames", lambda: game.ListGames(pb.ListGamesRequest(), timeout=5)),
+        ]
+        for name, request in probes:
             t0 = time.monotonic()
             try:
                 await request()
