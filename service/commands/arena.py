@@ -16,6 +16,7 @@ import os
 import signal
 import sys
 import time
+from pathlib import Path
 from typing import Any, TextIO
 
 from service.commands.files import FileArgError, check_writable, nonempty, read_json
@@ -176,14 +177,21 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--resume",
         metavar="PATH",
+        nargs="?",
+        const=RESUME_FROM_JSON,
         default=None,
         type=nonempty,
         help="keep the finished games of an earlier run's --json file (same game, bots, seed, "
         "players, lineup and options; --games may differ) and play only the rest; PATH may be "
-        "the --json path itself",
+        "the --json path itself. Without PATH: the --json file if there is one, else a new run "
+        "(a job run again goes on where it stopped)",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
+
+
+#: ``--resume`` given without a PATH: the ``--json`` file, when it exists.
+RESUME_FROM_JSON = "\0json"
 
 
 def _parse_options(pairs: list[str]) -> tuple[tuple[str, Any], ...]:
@@ -301,6 +309,12 @@ def run(args: argparse.Namespace) -> int:
     held: dict[str, float] | None = None
     predicted: dict[str, float] | None = None
     try:
+        if args.resume == RESUME_FROM_JSON:
+            if not args.json:
+                raise ArenaError("--resume without PATH resumes from the --json file: give --json PATH")
+            args.resume = args.json if Path(args.json).exists() else None
+            if args.resume is None:
+                print(f"heka arena: no earlier run in {args.json}: a new run", file=sys.stderr)
         options = _parse_options(args.option)
         if any(name == "teams" for name, _ in options):
             raise ArenaError("--option teams: give --teams, which also scores the games by team")

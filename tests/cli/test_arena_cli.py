@@ -156,6 +156,18 @@ def test_arena_resume_plays_only_the_missing_games(
     code = main([*base, "--games", "6", "--bots", "random,greedy", "--resume", str(path)])
     assert code == 2
     assert f"cannot resume from {path}: the earlier run's bots" in capsys.readouterr().err
+    # --resume without PATH: the --json file if there is one (a job run again), else a new run.
+    again = tmp_path / "again.json"
+    assert main([*base, "--games", "3", "--json", str(again), "--resume"]) == 0
+    assert f"no earlier run in {again}: a new run" in capsys.readouterr().err
+    assert main([*base, "--games", "5", "--json", str(again), "--resume"]) == 0
+    assert "resuming: 3 game(s) kept" in capsys.readouterr().err
+    replayed = json.loads(again.read_text())["games"]
+    assert [g["actions"] for g in replayed] == [
+        g["actions"] for g in json.loads(path.read_text())["games"][:5]
+    ]
+    assert main([*base, "--resume"]) == 2
+    assert "--resume without PATH resumes from the --json file" in capsys.readouterr().err
     missing = tmp_path / "missing.json"
     assert main([*base, "--resume", str(missing)]) == 2
     assert (

@@ -94,9 +94,9 @@ def test_the_image_adds_ray_to_heka_s_virtualenv_on_heka_s_python_release() -> N
     heka_user = parse_dockerfile(DOCKERFILE.read_text())[-1].all("USER")[-1].value
     assert runtime.all("USER")[-1].value == heka_user == "10001:10001"
     assert runtime.env()["HOME"] == "/tmp"
-    assert manifest()["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]["securityContext"] == {
-        "fsGroup": 10001
-    }
+    head = manifest()["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]["securityContext"]
+    user, group = (int(x) for x in heka_user.split(":"))
+    assert (head["runAsUser"], head["runAsGroup"], head["fsGroup"]) == (user, group, group)
 
 
 def test_hadolint_passes_on_the_ray_dockerfile() -> None:

@@ -75,3 +75,33 @@ def test_the_ray_cluster_runs_with_token_authentication() -> None:
     assert spec["authOptions"] == {"mode": "token"}
     major, minor = (int(x) for x in spec["rayVersion"].split(".")[:2])
     assert (major, minor) >= (2, 52)
+
+
+def test_the_entrypoint_needs_no_shell_and_resumes_from_its_json() -> None:
+    """KubeRay runs the entrypoint from a submitter pod that has no results volume: a shell
+    test of the file there never found it, and a rerun started over and overwrote the earlier
+    games. The arena's own ``--resume`` (no PATH: the --json file, if there is one) does it."""
+    import shlex
+
+    entrypoint = yaml.safe_load(MANIFEST.read_text())["spec"]["entrypoint"]
+    assert not any(c in entrypoint for c in "$`&|;<>()"), "a shell construct in the entrypoint"
+    words = shlex.split(entrypoint)
+    at = words.index("--resume")
+    assert at + 1 == len(words) or words[at + 1].startswith("--"), "--resume takes the --json file"
+    assert words[words.index("--json") + 1].startswith("/results/")
+
+
+def test_the_ray_pods_are_locked_down_like_the_servers() -> None:
+    """The pods run code a token holder submits: not as root, no privilege escalation, no
+    capabilities, no Kubernetes API token, as the server's Deployment."""
+    spec = yaml.safe_load(MANIFEST.read_text())["spec"]["rayClusterSpec"]
+    pods = [spec["headGroupSpec"]["template"]["spec"]]
+    pods += [group["template"]["spec"] for group in spec["workerGroupSpecs"]]
+    for pod in pods:
+        assert pod["automountServiceAccountToken"] is False
+        assert pod["securityContext"]["runAsNonRoot"] is True
+        assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+        for container in pod["containers"]:
+            context = container["securityContext"]
+            assert context["allowPrivilegeEscalation"] is False
+            assert context["capabilities"] == {"drop": ["ALL"]}
