@@ -253,6 +253,19 @@ def test_every_variable_is_a_server_setting(docs):
         config_mod.load(environ=env)  # raises ConfigError on a bad value
 
 
+def test_the_pod_admits_no_more_searches_than_it_has_workers(docs):
+    """A search admitted past the pod's search workers waits for one with its deadline
+    running, where the search queue's refusals (QUEUE_WAIT, QUEUE_DEADLINE) cannot see it; the
+    ConfigMap once admitted 4 on 2 workers. Its workers are the CPUs it requests."""
+    from service import config as config_mod
+
+    (config,) = by_kind(docs, "ConfigMap", "heka-config")
+    cfg = config_mod.load(environ=config["data"])
+    _, pod = _pod(docs)
+    cpus = float(pod["containers"][0]["resources"]["requests"]["cpu"])
+    assert cfg.search_capacity <= cfg.workers * cfg.grpc_processes == cpus
+
+
 def test_services_headless_for_round_robin_and_clusterip_for_metrics(docs):
     _, pod = _pod(docs)
     (deployment,) = by_kind(docs, "Deployment")
