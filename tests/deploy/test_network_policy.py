@@ -132,10 +132,15 @@ def server(docs):
     return template["metadata"]["labels"], ports
 
 
-BACKEND = Pod("games", {"app": "game-server", "heka-client": "true"})
+OPTED_IN = {"heka-client": "true"}  # a namespace whose owner admits its labelled pods
+BACKEND = Pod("games", {"app": "game-server", "heka-client": "true"}, OPTED_IN)
 BACKEND_HERE = Pod(HEKA_NS, {"app": "game-server", "heka-client": "true"})
-LOADGEN = Pod("load", {"app": "locust", "heka-client": "true"})
-PROMETHEUS = Pod("monitoring", {"app.kubernetes.io/name": "prometheus", "prometheus": "k8s"})
+LOADGEN = Pod("load", {"app": "locust", "heka-client": "true"}, OPTED_IN)
+PROMETHEUS = Pod("monitoring", {"app.kubernetes.io/name": "prometheus", "prometheus": "k8s"}, OPTED_IN)
+# Anyone who may create a pod anywhere can give it a label; only a namespace's owner can
+# label the namespace.
+SELF_LABELLED = Pod("someone", {"heka-client": "true"})
+FAKE_PROMETHEUS = Pod("someone", {"app.kubernetes.io/name": "prometheus"})
 INGRESS = Pod("ingress-nginx", {"app.kubernetes.io/name": "ingress-nginx"})
 NEIGHBOUR = Pod(HEKA_NS, {"app": "something-else"})
 NOT_A_CLIENT = Pod("games", {"heka-client": "false"})
@@ -157,8 +162,15 @@ def test_prometheus_reaches_metrics_and_nothing_else(policy, server):
 
 @pytest.mark.parametrize(
     "source",
-    [INGRESS, NEIGHBOUR, NOT_A_CLIENT, GRAFANA],
-    ids=["ingress-controller", "unlabelled-neighbour", "label-false", "grafana"],
+    [INGRESS, NEIGHBOUR, NOT_A_CLIENT, GRAFANA, SELF_LABELLED, FAKE_PROMETHEUS],
+    ids=[
+        "ingress-controller",
+        "unlabelled-neighbour",
+        "label-false",
+        "grafana",
+        "self-labelled-pod-elsewhere",
+        "self-labelled-prometheus-elsewhere",
+    ],
 )
 def test_anyone_else_reaches_nothing(policy, server, source):
     labels, ports = server
@@ -211,21 +223,30 @@ def _open(policy, edit):
 
 
 @pytest.mark.parametrize(
-    "edit",
+    ("edit", "source"),
     [
-        lambda s: s["ingress"][0].pop("from"),
-        lambda s: s["ingress"][0]["from"][0].pop("podSelector"),
-        lambda s: s["ingress"][0]["from"][0].update(podSelector={}),
-        lambda s: s["ingress"].append({}),
-        lambda s: s.update(policyTypes=["Egress"]),
-        lambda s: s.update(podSelector={"matchLabels": {"app.kubernetes.io/name": "other"}}),
+        (lambda s: s["ingress"][0].pop("from"), INGRESS),
+        (lambda s: s["ingress"][0]["from"].__setitem__(1, {"namespaceSelector": {}}), INGRESS),
+        (lambda s: s["ingress"][0]["from"][1].update(namespaceSelector={}), SELF_LABELLED),
+        (lambda s: s["ingress"][0]["from"][0].update(podSelector={}), NEIGHBOUR),
+        (lambda s: s["ingress"].append({}), INGRESS),
+        (lambda s: s.update(policyTypes=["Egress"]), INGRESS),
+        (lambda s: s.update(podSelector={"matchLabels": {"app.kubernetes.io/name": "other"}}), INGRESS),
     ],
-    ids=["no-from", "namespace-only", "empty-pod-selector", "empty-rule", "no-ingress-type", "wrong-pods"],
+    ids=[
+        "no-from",
+        "namespace-only",
+        "any-namespace",
+        "empty-pod-selector",
+        "empty-rule",
+        "no-ingress-type",
+        "wrong-pods",
+    ],
 )
-def test_the_model_sees_an_opened_policy(policy, server, edit):
+def test_the_model_sees_an_opened_policy(policy, server, edit, source):
     labels, ports = server
-    assert not admitted(policy, labels, INGRESS, ("grpc", ports["grpc"]))
-    assert admitted(_open(policy, edit), labels, INGRESS, ("grpc", ports["grpc"]))
+    assert not admitted(policy, labels, source, ("grpc", ports["grpc"]))
+    assert admitted(_open(policy, edit), labels, source, ("grpc", ports["grpc"]))
 
 
 def test_the_model_sees_open_egress(policy, server):
