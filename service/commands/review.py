@@ -102,6 +102,7 @@ def load_record(path: str, index: int) -> tuple[State, list[int], list[str], int
         options = data.get("options", {})
         if not isinstance(options, dict):
             raise RecordError(f"{path}: 'options' must be an object, not {options!r}")
+        recorded: object = None  # an arena game's winners, which its replay must give
         if data.get("record") == PLAY_RECORD:
             seed, actions, names, person = (
                 integer(data.get("seed"), "seed"),
@@ -118,6 +119,12 @@ def load_record(path: str, index: int) -> tuple[State, list[int], list[str], int
             if index not in games:
                 raise RecordError(f"{path} has no game of index {index} (it holds {len(games)} games)")
             g = games[index]
+            teams = data.get("teams", False)
+            if not isinstance(teams, bool):
+                raise RecordError(f"{path}: 'teams' must be true or false, not {teams!r}")
+            if teams:  # heka arena --teams keeps it beside the options (ArenaConfig.game_options)
+                options = {**options, "teams": True}
+            recorded = g.get("winners")
             if not g.get("actions"):
                 raise RecordError(
                     f"game {index} of {path} has no actions: arena files record them from this release on"
@@ -137,6 +144,8 @@ def load_record(path: str, index: int) -> tuple[State, list[int], list[str], int
             raise RecordError(f"{path}: 'actions' must be a list of action ids")
         if not isinstance(names, list) or len(names) != start.num_players:
             raise RecordError(f"{path}: 'seats' must name each of the {start.num_players} seats")
+        if recorded is not None:
+            _check_replay(path, start, actions, recorded)
         if person is not None and (
             isinstance(person, bool) or not isinstance(person, int) or not 0 <= person < start.num_players
         ):
@@ -151,6 +160,27 @@ def load_record(path: str, index: int) -> tuple[State, list[int], list[str], int
         raise RecordError(f"{path}: the field {exc} is missing") from None
     except (TypeError, ValueError) as exc:
         raise RecordError(f"{path}: a field is missing or bad ({exc})") from None
+
+
+def _check_replay(path: str, start: State, actions: list[int], recorded: object) -> None:
+    """An arena game replayed from its start must end as it was recorded: one that does not
+    was dealt or played otherwise (another option, another release), and a review of it would
+    grade moves of a game that never happened."""
+    from engine.core import EngineError
+
+    state = start.clone()
+    try:
+        for action in actions:
+            state.apply_action(action)
+    except EngineError as exc:
+        raise RecordError(f"{path}: the game does not replay from its start ({exc})") from None
+    outcome = state.outcome()
+    winners = None if outcome is None else sorted(outcome.winners)
+    if not isinstance(recorded, list) or winners != sorted(recorded):
+        raise RecordError(
+            f"{path}: the game replays to winners {winners}, not the recorded {recorded!r}: "
+            "it was dealt or played with other options or another release"
+        )
 
 
 def review_lines(start: State, review: GameReview, names: list[str]) -> list[str]:
@@ -224,9 +254,9 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         seats = [args.seat]
     else:
         seats = [person] if person is not None else None
-    if not 0 <= args.from_move < len(actions):
+    if not 0 <= args.from_move <= len(actions) or not actions:
         print(
-            f"heka review: --from-move {args.from_move} is not a move of the game (0..{len(actions) - 1})"
+            f"heka review: --from-move {args.from_move} is not a move of the game (0..{len(actions)})"
             if actions
             else f"heka review: {args.record}: the game has no moves to review",
             file=sys.stderr,

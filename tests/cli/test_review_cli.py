@@ -99,6 +99,30 @@ def test_an_arena_game_is_reviewed_by_its_index(tmp_path: Path, capsys: pytest.C
     assert f"seat 1 {games[1]['seats'][1]}" in out and "seat 1 (" in out and "accuracy" in out
 
 
+def test_an_arena_team_game_is_reviewed_as_played_and_its_last_move_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`heka arena --teams` keeps teams beside the options: a review read only the options and
+    graded a free-for-all game that was never played. A game must replay to its recorded
+    winners, whatever else a record leaves out; `--from-move` takes the last move's number."""
+    arena = tmp_path / "teams.json"
+    args = ["arena", "--game", "osirium", "--players", "4", "--teams", "--bots", "random,greedy"]
+    assert main([*args, "--games", "1", "--seed", "2", "--json", str(arena), "--no-progress"]) == 0
+    data = json.loads(arena.read_text())
+    game = data["games"][0]
+    capsys.readouterr()
+    last = len(game["actions"])
+    review = ["review", str(arena), "--seat", "0", "--iterations", "5", "--no-progress"]
+    assert main([*review, "--from-move", str(last), "--json", str(tmp_path / "r.json")]) == 0
+    reviewed = json.loads((tmp_path / "r.json").read_text())
+    assert [m["move"] for m in reviewed["moves"]] == [last] or reviewed["moves"] == []
+    capsys.readouterr()
+    dropped = tmp_path / "dropped.json"
+    dropped.write_text(json.dumps({**data, "teams": False}))
+    assert main(["review", str(dropped), "--seat", "0", "--no-progress"]) == 2
+    assert "replays to winners" in capsys.readouterr().err
+
+
 def test_bad_records_and_settings_exit_2_with_a_message(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -153,7 +177,7 @@ def test_bad_records_and_settings_exit_2_with_a_message(
     binary = tmp_path / "binary.json"
     binary.write_bytes(b"\xff\x00")
     cases += [
-        ([str(path), "--from-move", str(n)], f"--from-move {n} is not a move of the game (0..{n - 1})"),
+        ([str(path), "--from-move", str(n + 1)], f"--from-move {n + 1} is not a move of the game (0..{n})"),
         ([str(path), "--from-move", "-5"], "--from-move -5 is not a move of the game"),
         ([str(binary)], f"the record {binary}: not a text (UTF-8) file"),
         ([str(path), "--json", str(tmp_path)], f"cannot write --json {tmp_path}: it is a folder"),
