@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from service.commands.files import FileArgError, check_writable, nonempty, read_json
-from service.commands.options import seconds_up_to, seed_value, workers_count
+from service.commands.options import game_name, seconds_up_to, seed_value, workers_count
 from service.ray_runner import MAX_CONNECT_SECONDS
 
 
@@ -32,7 +32,7 @@ def register(sub: Any) -> None:
         "processes. Prints win/draw/loss rates per pairing with 95% Wilson intervals and Elo "
         "ratings fitted by maximum likelihood from all games (random = 0 when it plays).",
     )
-    p.add_argument("--game", default="aton", help="game name (default: aton)")
+    p.add_argument("--game", default="aton", type=game_name, help="game name (default: aton)")
     p.add_argument(
         "--bots",
         default=None,

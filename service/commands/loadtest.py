@@ -25,7 +25,13 @@ import re
 import sys
 from typing import Any
 
-from service.commands.options import add_tls_client_arguments, local_server, server_address, tls_client
+from service.commands.options import (
+    add_tls_client_arguments,
+    game_name,
+    local_server,
+    server_address,
+    tls_client,
+)
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?)\s*(ms|s|m|h)?\s*$")
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
@@ -147,7 +153,11 @@ def register(sub: Any) -> None:
         "most 24h (default: await them)",
     )
     p.add_argument(
-        "--game", action="append", default=None, help="game(s) to play, repeatable (default: aton)"
+        "--game",
+        action="append",
+        default=None,
+        type=game_name,
+        help="game(s) to play, repeatable (default: aton)",
     )
     p.add_argument(
         "--players",

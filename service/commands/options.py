@@ -20,6 +20,19 @@ MAX_SEED = 2**64 - 1
 GRPC_SCHEMES = ("dns:", "unix:", "unix-abstract:", "ipv4:", "ipv6:", "vsock:")
 
 
+def game_name(text: str) -> str:
+    """A ``--game`` value as the registry names the game: any case is the same game
+    (``ATON`` is ``aton``), and the name that goes into files, tables and records is its own;
+    an unknown game is refused naming the known ones."""
+    from engine.core import EngineError
+    from engine.registry import get_game
+
+    try:
+        return get_game(text).descriptor.name
+    except EngineError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def server_address(text: str) -> str:
     """An argparse type: a server to call, ``HOST:PORT`` with a port 1..65535 (IPv6 in
     brackets), or a gRPC target with its scheme. A port out of range, a missing port or an

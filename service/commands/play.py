@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from service.commands.files import check_writable, nonempty, write_text
-from service.commands.options import server_address
+from service.commands.options import game_name, server_address
 from service.play_loop import BotTurn, Search, play_loop, search_text
 
 if TYPE_CHECKING:
@@ -193,7 +193,7 @@ def register(sub: Any) -> None:
         description="Play against bots in the terminal: the board from your seat, your legal "
         "actions by number and text, events as they happen, '?' for the last bot's diagnostics.",
     )
-    p.add_argument("--game", default="aton", help="game name (default: aton)")
+    p.add_argument("--game", default="aton", type=game_name, help="game name (default: aton)")
     p.add_argument("--players", type=int, default=None, help="player count (default: the game's minimum)")
     p.add_argument("--seat", type=int, default=0, help="your seat (default: 0)")
     p.add_argument(

@@ -16,7 +16,7 @@ import sys
 from typing import Any
 
 from service.commands.files import json_problem, read_stdin, read_text
-from service.commands.options import state_keys, uint64_seed
+from service.commands.options import game_name, state_keys, uint64_seed
 
 
 def register(sub: Any) -> None:
@@ -28,7 +28,7 @@ def register(sub: Any) -> None:
         "action text per line; '-' for standard input), printing the full state and the events of each "
         "step. For operators: the output shows every hidden card.",
     )
-    p.add_argument("--game", required=True, help="game name (aton, osirium)")
+    p.add_argument("--game", required=True, type=game_name, help="game name (aton, osirium)")
     p.add_argument("--seed", type=uint64_seed, required=True, help="the seed CreateGame returned")
     p.add_argument("--players", type=int, default=None, help="player count (default: the game's minimum)")
     p.add_argument("--options", default="{}", help="creation options as JSON, e.g. '{\"teams\": true}'")

@@ -9,7 +9,7 @@ import time
 from collections import Counter
 from typing import Any, TextIO
 
-from service.commands.options import games_count, seed_value
+from service.commands.options import game_name, games_count, seed_value
 
 
 def register(sub: Any) -> None:
@@ -19,7 +19,7 @@ def register(sub: Any) -> None:
         description="Play N games with uniformly random legal actions and summarise the results "
         "(wins per seat, draws, rounds and actions, how games ended).",
     )
-    p.add_argument("--game", default="aton", help="game name (default: aton)")
+    p.add_argument("--game", default="aton", type=game_name, help="game name (default: aton)")
     p.add_argument("--games", type=games_count, default=100, help="number of games (default: 100)")
     p.add_argument("--seed", type=seed_value, default=1, help="first seed; game i uses seed+i (default: 1)")
     p.add_argument("--players", type=int, default=None, help="player count (default: the game's minimum)")

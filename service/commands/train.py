@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from service.commands.files import nonempty
-from service.commands.options import games_count, seconds_up_to, seed_value
+from service.commands.options import game_name, games_count, seconds_up_to, seed_value
 from service.ray_runner import MAX_CONNECT_SECONDS
 
 
@@ -24,7 +24,7 @@ def register(sub: Any) -> None:
         "write the model file the expert preset reads (docs/training.md). Needs numpy "
         "(pip install 'heka[train]'). The same arguments give the same file.",
     )
-    p.add_argument("--game", default="aton", help="game name (default: aton)")
+    p.add_argument("--game", default="aton", type=game_name, help="game name (default: aton)")
     p.add_argument("--players", type=int, default=2, help="player count (default: 2)")
     p.add_argument("--games", type=games_count, default=200, help="self-play games (default: 200)")
     p.add_argument("--seed", type=seed_value, default=1, help="seed of the deals and the bots (default: 1)")

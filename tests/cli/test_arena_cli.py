@@ -106,8 +106,35 @@ def test_arena_progress_bar_goes_to_stderr(capsys: pytest.CaptureFixture[str]) -
 def test_arena_rejects_bad_settings(
     args: list[str], message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["arena", *args, "--no-progress"]) == 2
+    try:
+        code = main(["arena", *args, "--no-progress"])
+    except SystemExit as exc:  # refused by the flag's own type (--game)
+        code = int(str(exc.code))
+    assert code == 2
     assert message in capsys.readouterr().err
+
+
+def test_a_game_named_in_any_case_is_the_game_in_every_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--game ATON` plays Aton, and what the run writes names it as the service loads it:
+    a ladder table named `ATON-2p.json`, its "game" "ATON", was never loaded."""
+    table = tmp_path / "table.json"
+    run = tmp_path / "run.json"
+    args = [
+        "arena",
+        "--ladder",
+        "--game",
+        "ATON",
+        "--anchors",
+        "random;greedy",
+        "--bots",
+        "mcts:iterations=2,ms=none",
+    ]
+    assert main([*args, "--games", "2", "--ratings", str(table), "--json", str(run), "--no-progress"]) == 0
+    assert json.loads(table.read_text())["game"] == "aton"
+    assert json.loads(run.read_text())["game"] == "aton"
+    capsys.readouterr()
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])

@@ -238,7 +238,9 @@ def test_play_rejects_bad_settings(
     assert "--seat" in capsys.readouterr().err
     assert main(["play", "--game", "osirium", "--players", "3", "--bots", "random,random,random"]) == 2
     assert "one per other seat" in capsys.readouterr().err
-    assert main(["play", "--game", "chess"]) == 2
+    with pytest.raises(SystemExit) as info:  # refused by the flag's own type
+        main(["play", "--game", "chess"])
+    assert info.value.code == 2
     assert "unknown game" in capsys.readouterr().err
     assert main(["play", "--game", "aton", "--bots", "genius"]) == 2
     assert "unknown bot kind" in capsys.readouterr().err

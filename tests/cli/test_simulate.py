@@ -36,7 +36,9 @@ def test_simulate_verbose_prints_events_and_board(capsys: pytest.CaptureFixture[
 
 
 def test_simulate_rejects_bad_input(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["simulate", "--game", "chess"]) == 2
+    with pytest.raises(SystemExit) as info:  # refused by the flag's own type
+        main(["simulate", "--game", "chess"])
+    assert info.value.code == 2
     assert "unknown game" in capsys.readouterr().err
     assert main(["simulate", "--game", "aton", "--players", "3"]) == 2
     assert "players" in capsys.readouterr().err
