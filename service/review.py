@@ -368,6 +368,8 @@ class _Searches:
         self._live: set[Entry] = set()
         self._lock = threading.Lock()
         self._ended = False
+        #: Set when the call ends: a review waiting to try the queue again wakes and stops.
+        self._end_event = threading.Event()
 
     # -- the call's end -------------------------------------------------------------------
 
@@ -375,6 +377,7 @@ class _Searches:
         with self._lock:
             self._ended = True
             live = list(self._live)
+        self._end_event.set()
         for entry in live:
             self.pool.cancel_call(entry)
 
@@ -398,6 +401,8 @@ class _Searches:
         """A slot through the queue, waiting its turn like any bot call; None when the
         review must stop (:attr:`end` says why)."""
         while True:
+            if self._end_event.is_set():  # the client went away: no more searches
+                raise self._cancelled()
             now = time.monotonic()
             if now >= self.plan.stop_at:
                 self.end = DEADLINE
@@ -414,8 +419,9 @@ class _Searches:
                     if exc.reason == "queue_deadline":
                         self.end = DEADLINE
                         return None
-                    # A full queue: the review, admitted already, tries again after the hint.
-                    time.sleep(min(max(exc.retry_after, 0.01), max(0.0, self.plan.stop_at - now)))
+                    # A full queue: the review, admitted already, tries again after the hint,
+                    # unless its call ends meanwhile.
+                    self._end_event.wait(min(max(exc.retry_after, 0.01), max(0.0, self.plan.stop_at - now)))
                     continue
             self._track(entry)
             try:

@@ -625,3 +625,85 @@ def test_from_move_may_name_the_last_action_and_no_later(stub: Any) -> None:
         f"from_move must be 0..{last}, the move number of the last of the {len(actions)} actions, "
         f"got {last + 1}"
     )
+
+
+def test_a_review_waiting_to_try_a_full_queue_again_stops_when_its_call_ends() -> None:
+    """A review refused by a full queue (its call admitted already) waits for the hint and
+    tries again; it slept through its call's end and held its thread until a slot freed or
+    HEKA_MAX_REVIEW_SECONDS ran out. Its call's end now stops it at once."""
+    import types
+
+    from service import review as service_review
+    from service.workers import SearchQueue
+
+    queue = SearchQueue(1, 0, 0.0)  # one slot, no queue: every try is refused while it is held
+    other = queue.enter(None)
+    queue.acquire(other)  # another call holds the slot
+
+    class Pool:
+        def __init__(self) -> None:
+            self.queue = queue
+            self.tries = 0
+
+        def enter(self, deadline: float | None = None) -> Any:
+            self.tries += 1
+            return queue.enter(deadline)
+
+        def acquire(self, entry: Any) -> Any:
+            queue.acquire(entry)
+            return types.SimpleNamespace(index=0)
+
+        def take_free(self) -> None:
+            return None
+
+        def release(self, entry: Any) -> None:
+            queue.release(entry)
+
+        def cancel_call(self, entry: Any) -> None:
+            queue.cancel(entry)
+
+    class Context:
+        search_entry = None
+
+        def __init__(self) -> None:
+            self.callbacks: list[Any] = []
+            self.active = True
+
+        def is_active(self) -> bool:
+            return self.active
+
+        def add_callback(self, callback: Any) -> bool:
+            self.callbacks.append(callback)
+            return True
+
+        def time_remaining(self) -> None:
+            return None
+
+        def end(self) -> None:
+            self.active = False
+            for callback in self.callbacks:
+                callback()
+
+    pool, context = Pool(), Context()
+    point = ReviewPoint(1, 0, None, 0, False)  # type: ignore[arg-type]
+    plan = service_review.ReviewPlan(
+        game=None,  # type: ignore[arg-type]
+        points=[point, point],
+        seats=[0],
+        forced={0: 0},
+        reviewer=reviewer("medium", 10),
+        seed=1,
+        end=None,  # type: ignore[arg-type]
+        actions=2,
+        workers=1,
+        stop_at=time.monotonic() + 5.0,  # slept through, the review ran out of time instead
+        compact=False,
+    )
+    searches = service_review._Searches(types.SimpleNamespace(searches=pool), plan, context)  # type: ignore[arg-type]
+    ender = threading.Timer(0.3, context.end)
+    ender.start()
+    with pytest.raises(Exception, match="cancelled") as info:
+        for _ in searches.run():
+            pass
+    assert getattr(info.value, "code", None) == grpc.StatusCode.CANCELLED
+    assert searches.end != service_review.DEADLINE and pool.tries >= 1
