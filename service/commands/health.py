@@ -16,6 +16,7 @@ from service.commands.options import (
     seconds_up_to,
     server_address,
     tls_client,
+    utf8_text,
 )
 
 #: The longest --timeout: a probe that waits longer is no probe.
@@ -39,7 +40,9 @@ def register(sub: Any) -> None:
         default=None,
         help="host:port (default: localhost and HEKA_PORT, else 50051)",
     )
-    p.add_argument("--service", default="", help="the service to ask about (default: '', the server)")
+    p.add_argument(
+        "--service", default="", type=utf8_text, help="the service to ask about (default: '', the server)"
+    )
     p.add_argument(
         "--timeout",
         type=seconds_up_to(MAX_TIMEOUT_SECONDS),

@@ -33,11 +33,21 @@ def game_name(text: str) -> str:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def utf8_text(text: str) -> str:
+    """An argparse type: text that is valid Unicode, for a value that goes on the wire (a
+    target, a service name, a TLS server name). Bytes that are not UTF-8 reach Python's argv
+    as lone surrogates, which gRPC cannot encode: refused here naming the flag, not met as a
+    traceback."""
+    if any(0xD800 <= ord(ch) <= 0xDFFF for ch in text):
+        raise argparse.ArgumentTypeError(f"not UTF-8 text: {text!r}")
+    return text
+
+
 def server_address(text: str) -> str:
     """An argparse type: a server to call, ``HOST:PORT`` with a port 1..65535 (IPv6 in
     brackets), or a gRPC target with its scheme. A port out of range, a missing port or an
     empty value is refused here; gRPC would wrap the port around or pick 443."""
-    target = text.strip()
+    target = utf8_text(text).strip()
     if target.lower().startswith(GRPC_SCHEMES):
         return target
     host, sep, port = target.rpartition(":")
@@ -170,6 +180,7 @@ def add_tls_client_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--tls-server-name",
         default="",
+        type=utf8_text,
         help="the name the server's certificate must carry, when the target's host is another "
         "(e.g. localhost in a pod whose certificate names the Service)",
     )

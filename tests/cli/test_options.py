@@ -96,3 +96,27 @@ def test_the_clients_default_server_follows_heka_port(monkeypatch: pytest.Monkey
     monkeypatch.setenv("HEKA_PORT", "99999")
     with pytest.raises(ValueError, match=r"HEKA_PORT='99999': expected a port 1\.\.65535 \(or --target\)"):
         local_server("127.0.0.1")
+
+
+@pytest.mark.parametrize(
+    ("args", "flag"),
+    [
+        (["health", "--target", "127.0.0.1:1", "--service", "\udcff"], "--service"),
+        (["health", "--target", "h\udcff:5005"], "--target"),
+        (["loadtest", "--target", "h\udcff:5005", "--duration", "1s"], "--target"),
+        (["play", "--server", "h\udcff:5005"], "--server"),
+        (
+            ["health", "--target", "127.0.0.1:1", "--tls-ca", "ca.pem", "--tls-server-name", "x\udcff"],
+            "--tls-server-name",
+        ),
+    ],
+    ids=["health-service", "health-target", "loadtest-target", "play-server", "tls-server-name"],
+)
+def test_text_that_is_not_utf8_is_refused_naming_the_flag(args: list[str], flag: str, capsys: Any) -> None:
+    """Bytes that are not UTF-8 reach argv as lone surrogates: a value sent on the wire with one
+    raised UnicodeEncodeError with a traceback (exit 1, which `heka health` means as NOT_SERVING)."""
+    with pytest.raises(SystemExit) as info:
+        main(args)
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument {flag}" in err and "not UTF-8 text" in err and "Traceback" not in err
