@@ -330,7 +330,7 @@ class Server:
         drained = time.monotonic() - start
         # The threads of cut calls end once their searches stop, releasing their slots (with
         # several gRPC processes the slots are shared).
-        left = self.bridge.wait_threads(timeout=5.0) if cut else 0
+        left = self.bridge.wait_threads(timeout=CUT_THREADS_SECONDS) if cut else 0
         if left:
             log.warning(
                 "bot calls cut at the end of the grace still hold their threads",
@@ -338,7 +338,7 @@ class Server:
             )
         self._pools.shutdown()
         self._loop.call_soon_threadsafe(self._loop.stop)
-        self._loop_thread.join(timeout=5)
+        self._loop_thread.join(timeout=LOOP_JOIN_SECONDS)
         self.pool.shutdown()
         if self.metrics_endpoint is not None:
             self.metrics_endpoint.shutdown()
@@ -378,6 +378,13 @@ class Server:
 #: Seconds gRPC's stop waits past the grace, for the answers of the calls cut when the grace
 #: ends to be sent (they take milliseconds) before gRPC cancels whatever is left.
 CUT_MARGIN_SECONDS = 2.0
+#: Seconds a stop waits, after the drain, for the threads of the calls it cut (their searches
+#: stop at their next cancel check), and for the event loop's thread to end.
+CUT_THREADS_SECONDS = 5.0
+LOOP_JOIN_SECONDS = 5.0
+#: The most a stop takes past the shutdown delay and the drain (HEKA_GRACE_SECONDS), before
+#: the search workers are stopped; the pod's terminationGracePeriodSeconds covers it.
+STOP_TAIL_SECONDS = CUT_MARGIN_SECONDS + CUT_THREADS_SECONDS + LOOP_JOIN_SECONDS
 
 
 def _queue_length_metric(delta: int) -> None:
