@@ -612,6 +612,18 @@ def _running(pid: int) -> bool:
 # ---------------------------------------------------------------------------------------
 
 
+def _served_again(stub: Any) -> None:
+    """Wait until the RPC cap lets a call through again (refusals meanwhile are OVERLOADED)."""
+    for _ in range(200):
+        try:
+            assert stub.ListGames(pb.ListGamesRequest(), timeout=10).games
+            return
+        except grpc.RpcError as err:
+            assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+            time.sleep(0.05)
+    raise AssertionError("the cap never let a call through again")
+
+
 def test_calls_whose_request_never_comes_hold_the_rpc_cap_not_the_memory(start_server: Any) -> None:
     """A call holds a place under HEKA_MAX_CONCURRENT_RPCS from its arrival, before its
     request is read. Counted only from its request, a client that sent headers and never a
@@ -655,15 +667,7 @@ def test_calls_whose_request_never_comes_hold_the_rpc_cap_not_the_memory(start_s
     finally:
         never.set()
         channel.close()
-    for _ in range(200):  # their places come back when they end
-        try:
-            assert stub.ListGames(pb.ListGamesRequest(), timeout=10).games
-            break
-        except grpc.RpcError as err:
-            assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-            time.sleep(0.05)
-    else:
-        raise AssertionError("the cap never let a call through again")
+    _served_again(stub)  # their places come back when they end
 
 
 def test_a_burst_over_the_rpc_cap_is_resource_exhausted_never_cancelled(start_server: Any) -> None:
@@ -718,15 +722,7 @@ def test_a_burst_over_the_rpc_cap_is_resource_exhausted_never_cancelled(start_se
             ch.close()
     for call in held:
         call.cancel()
-    for _ in range(200):  # the cancelled calls' slots come back
-        try:
-            assert stub.ListGames(pb.ListGamesRequest(), timeout=10).games
-            break
-        except grpc.RpcError as err:
-            assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-            time.sleep(0.05)
-    else:
-        raise AssertionError("the cap never let a call through again")
+    _served_again(stub)  # the cancelled calls' slots come back
     samples = scrape(server)
     assert total(samples, "heka_grpc_server_handled_total", grpc_code="RESOURCE_EXHAUSTED") >= 120
     assert total(samples, "heka_grpc_server_handled_total", grpc_code="CANCELLED") <= 2  # the held calls
