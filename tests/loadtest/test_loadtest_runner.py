@@ -419,7 +419,6 @@ def test_an_open_loop_run_abandons_the_tasks_still_backing_off_at_its_end():
         (["--rate", "0"], "--rate must be a number of tasks per second above 0 and at most 1,000,000, not 0"),
         (["--players", "-1"], "--players must be at least 0, not -1"),
         (["--players", str(10**30)], f"--players {10**30}: aton is played by 2 players, not {10**30}"),
-        (["--game", "nosuch"], "unknown game 'nosuch'"),
         (["--end-grace", "1s"], "--end-grace goes with --rate"),
         (["--max-in-flight", "5"], "--max-in-flight goes with --rate (an open loop)"),
         (["--max-in-flight", "5", "--concurrency", "1"], "--max-in-flight goes with --rate"),
@@ -441,6 +440,13 @@ def test_a_bad_flag_is_named_before_any_connection(args, message, capsys):
     assert cli.main(["loadtest", "--target", "127.0.0.1:9", "--duration", "1s", "--no-progress", *args]) == 2
     err = capsys.readouterr().err
     assert err.startswith("heka loadtest: ") and message in err and "could not connect" not in err
+
+
+def test_an_unknown_game_is_refused_as_it_is_parsed(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["loadtest", "--target", "127.0.0.1:9", "--duration", "1s", "--game", "nosuch"])
+    assert exit_info.value.code == 2
+    assert "argument --game: unknown game 'nosuch' (known: aton, osirium)" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("target", ["127.0.0.1:99999", "127.0.0.1:0", "127.0.0.1", "", "::1:50051"])
