@@ -297,6 +297,14 @@ class KeyRing:
         if flags & ~FLAG_ENCRYPTED:
             raise TokenError(f"state token has unknown flags {flags:#04x}")
         encrypted = bool(flags & FLAG_ENCRYPTED)
+        if self.encrypt and not encrypted:
+            # Readable by anyone who holds it: hidden cards and the game's chance key in clear.
+            # Such a token was written with HEKA_INSECURE_PLAINTEXT_TOKENS, a debugging setting:
+            # a server that seals refuses it rather than keep it valid as long as its key.
+            raise TokenError(
+                "state token is not sealed (written with HEKA_INSECURE_PLAINTEXT_TOKENS); this "
+                "server reads sealed tokens only"
+            )
         if version == 1:
             plain = _open_v1(key, raw, body_start, encrypted)
         elif encrypted:

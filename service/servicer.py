@@ -154,13 +154,16 @@ class GameService(pb_grpc.GameServiceServicer):
         shared = entry is not None
         if entry is None:
             opened = self.keys.open(token)
-            # A token of this envelope version was sealed by a server holding the key (its
-            # tag proves it), so a state text of the current version in it is one this release
-            # wrote: parsed strictly, its invariants not checked again (the per-call
-            # budget). Earlier envelope or state versions are checked in full.
-            state = self._game_of(opened.serialized).deserialize_state(
-                opened.serialized, validate=opened.version != ENVELOPE_VERSION
-            )
+            # A token of this envelope version sealed with the signing key was sealed by a
+            # server holding it (its tag proves it), so a state text of the current version in
+            # it is one this release wrote: parsed strictly, its invariants not checked again
+            # (the per-call budget). Earlier envelope or state versions, and tokens of any
+            # other key of the ring, are checked in full: a key on its way out may be one that
+            # leaked, and a state forged with it must not be re-sealed with the new key
+            # (docs/operations.md, "Key rotation").
+            current = opened.version == ENVELOPE_VERSION and opened.key_id == self.keys.signing.key_id
+            game = self._game_of(opened.serialized)
+            state = game.deserialize_state(opened.serialized, validate=not current)
             entry = (state, opened.serialized)
             self.states.put(token, state, opened.serialized)  # a no-op when the cache is off
             shared = self.states.size > 0

@@ -412,6 +412,33 @@ def test_key_rotation_old_tokens_verify_new_tokens_use_new_key(
     assert "signed with key 'k2', unknown to this server" in info.value.details()
 
 
+def test_a_state_forged_with_a_key_on_its_way_out_is_not_resealed(
+    server: ServerProcess, rotated_server: ServerProcess
+) -> None:
+    """A key being rotated out may be one that leaked. A token of the signing key is trusted
+    to hold a state this release wrote (its invariants are not checked again); one of another
+    key of the ring was trusted alike, so a state forged with the old key (a hand no deal
+    gives) was answered and re-sealed with the new key, outliving the old key's removal.
+    Tokens of any other key are checked in full."""
+    import re
+
+    old = server.stub.CreateGame(pb.CreateGameRequest(game="aton", seed=12)).state
+    text = KeyRing(parse_keys(KEY1)).open(old).serialized
+
+    def four_of_a_kind(match: re.Match[str]) -> str:
+        fields = match.group(0).split(",")
+        fields[8] = "4444"  # seat 0's hand: more 4s than the deck holds with the rest
+        return ",".join(fields)
+
+    forged_text = re.sub(r"p0=[^;]*", four_of_a_kind, text)
+    assert forged_text != text
+    forged = KeyRing(parse_keys(KEY1)).seal(forged_text)
+    with pytest.raises(grpc.RpcError) as info:
+        rotated_server.stub.ListLegalActions(pb.ListLegalActionsRequest(state=forged, viewer=0))
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert rotated_server.stub.ListLegalActions(pb.ListLegalActionsRequest(state=old, viewer=0)).actions
+
+
 def test_encrypted_tokens_hide_the_state(rotated_server: ServerProcess) -> None:
     token = rotated_server.stub.CreateGame(pb.CreateGameRequest(game="aton", seed=12)).state
     decoded = rotated_server.stub.DecodeState(pb.DecodeStateRequest(state=token))

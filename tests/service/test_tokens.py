@@ -70,8 +70,8 @@ def test_compatibility_mode_seals_the_previous_envelope() -> None:
 
 
 def test_tokens_of_the_previous_release_still_open() -> None:
-    ring = KeyRing(parse_keys(KEY1))
     for encrypt in (False, True):
+        ring = KeyRing(parse_keys(KEY1), encrypt=encrypt)
         old = _v1_token(ring, "osirium:2:abc", encrypt=encrypt)
         opened = ring.open(old)
         assert (opened.serialized, opened.version, opened.encrypted) == ("osirium:2:abc", 1, encrypt)
@@ -79,6 +79,19 @@ def test_tokens_of_the_previous_release_still_open() -> None:
         raw[-40] ^= 1
         with pytest.raises(TokenError):
             ring.open(base64.urlsafe_b64encode(bytes(raw)).rstrip(b"=").decode())
+
+
+def test_a_sealing_server_refuses_a_readable_token() -> None:
+    """A token written with HEKA_INSECURE_PLAINTEXT_TOKENS holds every hidden card and the
+    game's chance key in clear: a server that seals refused none, so such tokens stayed valid
+    as long as their key after the debugging ended."""
+    keys = parse_keys(KEY1)
+    plain, sealed = KeyRing(keys, encrypt=False), KeyRing(keys)
+    for token in (plain.seal("osirium:2:abc"), _v1_token(plain, "osirium:2:abc", encrypt=False)):
+        assert plain.open(token).serialized == "osirium:2:abc"
+        with pytest.raises(TokenError, match="not sealed"):
+            sealed.open(token)
+    assert sealed.open(sealed.seal("osirium:2:abc")).encrypted
 
 
 def test_every_single_bit_flip_is_refused() -> None:
