@@ -191,6 +191,12 @@ class TableCheck:
     def passed(self) -> bool:
         return self.targets > 0 and self.within == self.targets and self.mean_absolute_error <= MAX_MEAN_ERROR
 
+    @property
+    def error_text(self) -> str:
+        """The mean absolute error to one decimal, rounded up: an error past the limit never
+        reads as the limit itself (30.04 is "30.1", not "30.0 over 30")."""
+        return f"{math.ceil(self.mean_absolute_error * 10 - 1e-9) / 10:.1f}"
+
     def verdict(self) -> str:
         """One line: whether the check passes, and what failed."""
         if self.passed:
@@ -199,13 +205,13 @@ class TableCheck:
         if self.within < self.targets:
             failed.append(f"{self.targets - self.within} target(s) outside ±{TOLERANCE:.0f} Elo")
         if self.mean_absolute_error > MAX_MEAN_ERROR:
-            failed.append(f"mean absolute error {self.mean_absolute_error:.1f} over {MAX_MEAN_ERROR:.0f}")
+            failed.append(f"mean absolute error {self.error_text} over {MAX_MEAN_ERROR:.0f}")
         return "the check fails: " + ("; ".join(failed) or "no target")
 
     def summary(self) -> str:
         return (
             f"checked on seed {self.seed}: {self.within} of {self.targets} targets within "
-            f"±{TOLERANCE:.0f} Elo, mean absolute error {self.mean_absolute_error:.1f}"
+            f"±{TOLERANCE:.0f} Elo, mean absolute error {self.error_text}"
             + (", anchors held at the table's ratings" if self.scale == "anchors" else ", random = 0")
         )
 
@@ -216,7 +222,8 @@ class TableCheck:
             "targets": self.targets,
             "within": self.within,
             "tolerance": TOLERANCE,
-            "mean_absolute_error": round(self.mean_absolute_error, 1),
+            # Unrounded: read back, the verdict is the one the check gave (30.04 fails).
+            "mean_absolute_error": round(self.mean_absolute_error, 6),
             "max_mean_absolute_error": MAX_MEAN_ERROR,
             "passed": self.passed,
         }
@@ -513,6 +520,11 @@ def table_check(rows: Sequence[CheckRow], seed: int, scale: str = "random") -> T
     return TableCheck(seed, len(rows), sum(r.within for r in rows), mae, scale)
 
 
+#: The note of a table measured in full and not checked yet (``heka arena --ladder --ship``):
+#: provisional until a check passes.
+UNCHECKED = "provisional: not checked"
+
+
 def checked_table(table: RatingTable, check: TableCheck, *, provisional: bool = False) -> RatingTable:
     """``table`` as it ships after ``check``: measured (not provisional) when the table was
     measured in full, its note saying how it was measured and checked. A table whose check
@@ -521,7 +533,7 @@ def checked_table(table: RatingTable, check: TableCheck, *, provisional: bool = 
     if not check.passed and not provisional:
         raise LadderError(
             f"the check failed ({check.within} of {check.targets} targets within ±{TOLERANCE:.0f} Elo, "
-            f"mean absolute error {check.mean_absolute_error:.1f}, at most {MAX_MEAN_ERROR:.0f}): "
+            f"mean absolute error {check.error_text}, at most {MAX_MEAN_ERROR:.0f}): "
             "the table is not shipped"
         )
     # A table whose pairs played different numbers of games says so (ListGames' note): its
@@ -530,10 +542,13 @@ def checked_table(table: RatingTable, check: TableCheck, *, provisional: bool = 
     if not check.passed:
         note = f"provisional: its check failed ({check.summary()}; {check.verdict()}){sizes}"
         return dataclasses.replace(table, provisional=True, note=note, check=check)
-    note = check.summary() if not table.provisional else f"{table.note}; {check.summary()}"
+    # A table provisional only for want of its check (heka arena --ladder --ship) is measured
+    # once it passes one; one provisional for its few games stays so, saying it was checked.
+    provisional = table.provisional and not table.note.startswith(UNCHECKED)
+    note = check.summary() if not provisional else f"{table.note}; {check.summary()}"
     if table.costly_games is not None and table.games_text not in note:
         note += sizes
-    return dataclasses.replace(table, note=note.strip("; "), check=check)
+    return dataclasses.replace(table, provisional=provisional, note=note.strip("; "), check=check)
 
 
 def default_check_targets(table: RatingTable) -> tuple[int, ...]:

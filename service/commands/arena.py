@@ -16,6 +16,7 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -306,6 +307,7 @@ def run(args: argparse.Namespace) -> int:
                 return 2
             args.games = -(-LEVEL_GAMES // max(len(set(pool)), 1))
     checked: dict[int, Level] = {}
+    table: Any = None  # --check: the table as read when the check begins
     held: dict[str, float] | None = None
     predicted: dict[str, float] | None = None
     try:
@@ -403,12 +405,15 @@ def run(args: argparse.Namespace) -> int:
                         f"{table.games_per_pair}; a check that ships plays at least as many"
                     )
                 costly = args.games if args.costly_games is None else args.costly_games
-                if args.ship and table.costly_games is not None and costly < table.costly_games:
+                measured = table.games_per_pair if table.costly_games is None else table.costly_games
+                if args.ship and costly < measured:
                     raise ArenaError(
                         f"--check --ship: {costly} games per pair for the costly candidates check a "
-                        f"table that measured them at {table.costly_games}; a check that ships "
-                        "plays at least as many"
+                        f"table that measured them at {measured}; a check that ships plays at "
+                        "least as many"
                     )
+                if args.ship:
+                    _ship_gates(table, anchors, targets)
                 candidates = [level.spec for level in checked.values()]
                 if args.design == "nearest":  # each bot's anchors nearest its target
                     predicted = held_anchors(table, anchors)
@@ -428,7 +433,7 @@ def run(args: argparse.Namespace) -> int:
                 costly_games=args.costly_games,
             )
             if args.check and args.check_scale == "anchors":
-                held = held_anchors(read_table(args.check), config.anchors)
+                held = held_anchors(table, config.anchors)
         else:
             if not args.bots:
                 raise ArenaError("--bots is required (except with --ladder)")
@@ -606,7 +611,7 @@ def run(args: argparse.Namespace) -> int:
         if result.interrupted:
             print("\nheka arena: no check from an interrupted ladder (--resume it)", file=sys.stderr)
         elif args.ship:
-            return _ship_checked(args, checked, result, players, held)
+            return _ship_checked(args, checked, result, players, held, measured=table)
     elif args.ladder:
         if result.interrupted:
             print("\nheka arena: no rating table from an interrupted ladder (--resume it)", file=sys.stderr)
@@ -717,16 +722,47 @@ def ladder_command(args: argparse.Namespace, players: int) -> str:
     return " ".join(parts)
 
 
+def _ship_gates(table: Any, anchors: Sequence[str], targets: Sequence[int]) -> None:
+    """What a check that ships must play besides its size and seed: the anchors the ladder
+    measured the table against, and every default target (docs/ladder.md, "Shipping a
+    table"); ArenaError otherwise."""
+    import shlex
+
+    from ai.arena import ArenaError
+    from ai.ladder import DEFAULT_ANCHORS, default_check_targets
+
+    words = shlex.split(table.command)
+    named = words[words.index("--anchors") + 1] if "--anchors" in words[:-1] else None
+    measured = tuple(_specs("--anchors", named)) if named else DEFAULT_ANCHORS
+    if tuple(anchors) != tuple(measured):
+        raise ArenaError(
+            f"--check --ship: the check plays the anchors {';'.join(anchors)}, the table was "
+            f"measured against {';'.join(measured)}; a check that ships plays the same"
+        )
+    missing = sorted(set(default_check_targets(table)) - set(targets))
+    if missing:
+        raise ArenaError(
+            f"--check --ship: --targets leaves out {', '.join(map(str, missing))}; a check that "
+            "ships checks every 100 from 100 to the table's top"
+        )
+
+
 def _ship_checked(
-    args: argparse.Namespace, checked: Any, result: Any, players: int, held: dict[str, float] | None
+    args: argparse.Namespace,
+    checked: Any,
+    result: Any,
+    players: int,
+    held: dict[str, float] | None,
+    *,
+    measured: Any,
 ) -> int:
-    """``--check TABLE --ship``: TABLE replaces the shipped table if its check passed (or,
-    with ``--provisional``, as a provisional table whatever the check found)."""
+    """``--check TABLE --ship``: the table read when the check began (``measured``; TABLE
+    may have been rewritten since) replaces the shipped table if its check passed (or, with
+    ``--provisional``, as a provisional table whatever the check found)."""
     from ai.ladder import (
         LadderError,
         check_rows,
         checked_table,
-        read_table,
         table_check,
         table_json,
         table_path,
@@ -734,7 +770,7 @@ def _ship_checked(
 
     check = table_check(check_rows(checked, result, held), args.seed, "anchors" if held else "random")
     try:
-        table = checked_table(read_table(args.check), check, provisional=args.provisional)
+        table = checked_table(measured, check, provisional=args.provisional)
     except LadderError as exc:
         hint = "" if check.passed else " (--provisional ships it as provisional, saying so)"
         print(f"\nheka arena: {args.check}: {exc}{hint}", file=sys.stderr)
@@ -768,7 +804,7 @@ def _print_nearest(result: Any) -> None:
 
 
 def _write_table(args: argparse.Namespace, result: Any, players: int) -> None:
-    from ai.ladder import table_from_result, table_json
+    from ai.ladder import UNCHECKED, table_from_result, table_json
 
     fewest = args.games if args.costly_games is None else min(args.games, args.costly_games)
     per_level = fewest * len(result.config.anchors)
@@ -780,7 +816,7 @@ def _write_table(args: argparse.Namespace, result: Any, players: int) -> None:
         f"{' at the fewest' if args.costly_games is not None else ''} (the measurement is "
         f"{LEVEL_GAMES} per candidate)"
         if per_level < LEVEL_GAMES
-        else (f"provisional: not checked ({table.games_text})" if args.ship else "")
+        else (f"{UNCHECKED} ({table.games_text})" if args.ship else "")
     )
     table = dataclasses.replace(table, note=note)
     path = ratings_path(args, players)

@@ -34,6 +34,7 @@ from ai.arena import (
 from ai.ladder import (
     DEFAULT_ANCHORS,
     TABLE_DIR,
+    UNCHECKED,
     LadderError,
     Level,
     RatedBot,
@@ -539,3 +540,42 @@ def test_a_checks_verdict_names_what_failed_to_the_decimal(within: int, mae: flo
     assert check.verdict() == verdict
     assert check.passed == (verdict == "the check passes")
     assert f"mean absolute error {mae:.1f}" in check.summary()
+
+
+def test_a_check_just_past_the_limit_fails_and_reads_back_failed() -> None:
+    """The mean absolute error was stored to one decimal and the verdict recomputed from it:
+    30.04 failed, printed "30.0 over 30", and read back as passed. It is stored unrounded
+    and printed rounded up."""
+    check = TableCheck(seed=3, targets=12, within=12, mean_absolute_error=30.04, scale="anchors")
+    assert not check.passed
+    assert "mean absolute error 30.1 over 30" in check.verdict() and "30.1" in check.summary()
+    assert TableCheck(seed=3, targets=12, within=12, mean_absolute_error=30.0).passed
+    table = RatingTable(
+        game="aton",
+        players=2,
+        bots=(RatedBot("random", "random", 0.0, 0.0, 10.0), RatedBot("easy", "mcts:easy", 500.0, 40.0, 10.0)),
+        games_per_pair=200,
+        seed=1,
+        command="heka arena --ladder",
+        provisional=True,
+        note="provisional: its check failed",
+        check=check,
+    )
+    read = parse_table(json.loads(table_json(table)), "round trip")
+    assert read.check is not None and not read.check.passed
+
+
+def test_a_table_provisional_for_want_of_its_check_is_measured_once_it_passes() -> None:
+    """`heka arena --ladder --ship` ships a table measured in full as provisional, "not
+    checked"; its passing check left it provisional. A table provisional for its few games
+    stays provisional, checked."""
+    bots = (RatedBot("random", "random", 0.0, 0.0, 10.0), RatedBot("easy", "mcts:easy", 500.0, 40.0, 10.0))
+    passing = TableCheck(seed=2, targets=5, within=5, mean_absolute_error=12.0, scale="anchors")
+    unchecked = RatingTable(
+        "aton", 2, bots, 128, 1, "heka arena --ladder", True, f"{UNCHECKED} (128 games per pair)"
+    )
+    shipped = checked_table(unchecked, passing)
+    assert not shipped.provisional and shipped.note == passing.summary()
+    few = dataclasses.replace(unchecked, note="provisional: 8 games per pair, 32 per candidate")
+    shipped = checked_table(few, passing)
+    assert shipped.provisional and shipped.note.endswith(passing.summary())

@@ -753,3 +753,50 @@ def test_a_check_target_without_a_level_near_it_is_refused_naming_the_gap(
     assert "target 100 plays random, which the check holds at the table's rating of it, 0" in err
     assert "The table has no level nearer 100" in err and "pairing(s)" not in err
     assert main([*argv, "--targets", "400"]) == 0  # a target the table can serve is checked
+
+
+def test_a_check_that_ships_plays_the_tables_design_and_ships_the_table_it_checked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A check that ships plays the anchors the table was measured against, every default
+    target, and its costly candidates at least the table's games; and it ships the table as it
+    read it when it began (TABLE, a file any later ladder run may rewrite, was read again after
+    the games: a check could ship another table, with this one's verdict)."""
+    from ai import arena as arena_module
+    from ai import ladder
+    from ai.ladder import read_table
+
+    ratings = tmp_path / "table.json"
+    ladder_argv = ["arena", "--ladder", "--game", "aton", "--no-progress", "--anchors", "random;greedy",
+                   "--bots", "mcts:iterations=3,ms=none", "--games-per-pair", "2", "--seed", "1"]  # fmt: skip
+    assert main([*ladder_argv, "--ratings", str(ratings)]) == 0
+    table = read_table(ratings)
+    capsys.readouterr()
+    check = ["arena", "--ladder", "--game", "aton", "--no-progress", "--games-per-pair", "2", "--seed", "2",
+             "--check", str(ratings), "--ship"]  # fmt: skip
+    for extra, message in (
+        ([], "the check plays the anchors random;greedy;mcts:easy,ms=none;mcts:medium,ms=none, the table"),
+        (["--anchors", "random;greedy", "--targets", "100"], "--targets leaves out"),
+        (["--anchors", "random;greedy", "--costly-games", "1"], "1 games per pair for the costly candidates"),
+    ):
+        if extra[-1:] == ["100"] and table.max_target <= 100:
+            continue  # a table whose only target is 100 leaves nothing out
+        assert main([*check, *extra]) == 2, extra
+        err = capsys.readouterr().err
+        assert message in err and "pairing(s)" not in err, (extra, err)
+    capsys.readouterr()
+    # TABLE rewritten while the check plays: what ships is the table the check began with.
+    monkeypatch.setattr(ladder, "TABLE_DIR", tmp_path / "ladders")
+    (tmp_path / "ladders").mkdir()
+    played = arena_module.run_arena
+
+    def rewrite_then_play(*args: object, **kwargs: object) -> object:
+        data = json.loads(ratings.read_text())
+        ratings.write_text(json.dumps({**data, "seed": 2, "games_per_pair": 1}))
+        return played(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(arena_module, "run_arena", rewrite_then_play)
+    assert main([*check, "--anchors", "random;greedy", "--provisional"]) == 0
+    shipped = read_table(ladder.table_path("aton", 2))
+    assert (shipped.seed, shipped.games_per_pair) == (table.seed, table.games_per_pair)
+    assert [b.rating for b in shipped.bots] == [b.rating for b in table.bots]
