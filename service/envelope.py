@@ -57,6 +57,9 @@ GCM_TAG_BYTES = 16
 _ZERO_NONCE = bytes(NONCE_BYTES)
 _TOKEN_KEY_PERSON = b"heka.token.v2"
 MIN_SECRET_BYTES = 16
+#: Fewest distinct byte values a secret holds: 16 random bytes hold 8 or fewer about once in
+#: 10^10 draws; a run of zeros or a repeated pattern holds a few.
+MIN_DISTINCT_BYTES = 9
 _KEY_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 _HEADER_FIXED = len(MAGIC) + 3
 #: Longest token accepted, in characters, far above real tokens of any state version read
@@ -104,6 +107,11 @@ class StateKey:
         if len(secret) < MIN_SECRET_BYTES:
             raise KeyConfigError(
                 f"key {key_id!r}: secret is {len(secret)} bytes, at least {MIN_SECRET_BYTES} needed"
+            )
+        if len(set(secret)) < MIN_DISTINCT_BYTES:
+            raise KeyConfigError(
+                f"key {key_id!r}: secret holds only {len(set(secret))} distinct byte values (a "
+                "repeated pattern, not random bytes): make one with `heka serve --new-key`"
             )
         return cls(
             key_id,

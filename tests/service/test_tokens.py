@@ -182,6 +182,8 @@ def test_same_key_id_different_secret_is_refused() -> None:
         ("k1:***", "not valid base64"),
         ("bad id:" + base64.b64encode(b"x" * 32).decode(), "bad key id"),
         (f"{KEY1},{KEY1}", "distinct"),
+        ("k1:AAAAAAAAAAAAAAAAAAAAAA", "only 1 distinct byte values"),  # 16 zero bytes
+        ("k1:" + base64.b64encode(b"abcd" * 8).decode(), "only 4 distinct byte values"),
     ],
 )
 def test_bad_key_specs(spec: str, message: str) -> None:
