@@ -65,9 +65,10 @@ def test_the_ladder_ships_its_table_only_when_asked(
     assert "--ship goes with --ladder" in capsys.readouterr().err
 
 
-def check_command(table: str, target: int) -> list[str]:
+def check_command(table: str) -> list[str]:
+    """A check that would ship TABLE: every default target (a check that ships leaves none out)."""
     return [
-        "arena", "--ladder", "--game", "aton", "--check", table, "--targets", str(target), "--seed", "3",
+        "arena", "--ladder", "--game", "aton", "--check", table, "--seed", "3",
         "--games-per-pair", "2", "--anchors", "random;greedy", "--no-progress", "--ship",
     ]  # fmt: skip
 
@@ -84,34 +85,34 @@ def test_a_table_whose_check_fails_is_not_shipped(
     monkeypatch.chdir(tmp_path)
     assert main([*LADDER, "--ratings", "table.json"]) == 0
     table = ladder.read_table("table.json")
-    target = table.max_target
+    n = len(ladder.default_check_targets(table))
     capsys.readouterr()
     monkeypatch.setattr(ladder, "TOLERANCE", -1.0)  # no measurement is within: the check fails
-    assert main(check_command("table.json", target)) == 1
+    assert main(check_command("table.json")) == 1
     out, err = capsys.readouterr()
-    assert "the check failed (0 of 1 targets within" in err and "not shipped" in err
+    assert f"the check failed (0 of {n} targets within" in err and "not shipped" in err
     assert "--provisional ships it as provisional" in err
-    assert "the check fails: 1 target(s) outside" in out
+    assert f"the check fails: {n} target(s) outside" in out
     assert files_under(tmp_path / "ladders") == set()
     # --provisional ships it as provisional, the failed check in its note and its check.
-    assert main([*check_command("table.json", target), "--provisional"]) == 0
-    assert "(provisional; checked on seed 3: 0 of 1 targets" in capsys.readouterr().out
+    assert main([*check_command("table.json"), "--provisional"]) == 0
+    assert f"(provisional; checked on seed 3: 0 of {n} targets" in capsys.readouterr().out
     failed = ladder.read_table(tmp_path / "ladders" / "aton-2p.json")
     assert failed.provisional and failed.check is not None and not failed.check.passed
-    assert failed.note.startswith("provisional: its check failed (checked on seed 3: 0 of 1 targets")
+    assert failed.note.startswith(f"provisional: its check failed (checked on seed 3: 0 of {n} targets")
     assert failed.bots == table.bots
     (tmp_path / "ladders" / "aton-2p.json").unlink()
     monkeypatch.setattr(ladder, "TOLERANCE", 1e9)  # every measurement is within: it passes
     monkeypatch.setattr(ladder, "MAX_MEAN_ERROR", 1e9)
-    assert main(check_command("table.json", target)) == 0
+    assert main(check_command("table.json")) == 0
     assert "the check passes" in capsys.readouterr().out
     shipped_table = ladder.read_table(tmp_path / "ladders" / "aton-2p.json")
     assert shipped_table.check is not None and shipped_table.check.passed
-    assert (shipped_table.check.seed, shipped_table.check.targets) == (3, 1)
+    assert (shipped_table.check.seed, shipped_table.check.targets) == (3, n)
     assert shipped_table.check.scale == "anchors"  # the default: the anchors at the table's ratings
     assert shipped_table.bots == table.bots
     assert shipped_table.provisional  # 1 game per pair: measured only at 200 per candidate
-    assert "checked on seed 3: 1 of 1 targets" in shipped_table.note
+    assert f"checked on seed 3: {n} of {n} targets" in shipped_table.note
 
 
 def test_a_shipped_table_with_a_failed_check_is_refused() -> None:
@@ -132,7 +133,7 @@ def test_provisional_goes_with_a_check_that_ships(capsys: pytest.CaptureFixture[
     for argv in (
         [*LADDER, "--provisional"],
         [*LADDER, "--ship", "--provisional"],
-        [*check_command("table.json", 100)[:-1], "--provisional"],
+        [*check_command("table.json")[:-1], "--provisional"],
     ):
         assert main(argv) == 2
         assert "--provisional goes with --check TABLE --ship" in capsys.readouterr().err
@@ -237,7 +238,7 @@ def test_a_check_holds_the_anchors_at_the_tables_ratings(
     assert main([*LADDER, "--ratings", "table.json"]) == 0
     table = ladder.read_table("table.json")
     rated = {b.spec: b.rating for b in table.bots}
-    base = check_command("table.json", table.max_target)[:-1]  # without --ship
+    base = [*check_command("table.json")[:-1], "--targets", str(table.max_target)]  # without --ship
     for scale in ("anchors", "random"):
         assert main([*base, "--check-scale", scale, "--json", f"{scale}.json"]) == 0
     held = json.loads((tmp_path / "anchors.json").read_text())

@@ -667,16 +667,17 @@ def test_calls_whose_request_never_comes_hold_the_rpc_cap_not_the_memory(start_s
         yield b""
 
     channel = grpc.insecure_channel(server.address, options=[("test.half_open", 1)])
+    half_open = channel.stream_unary(
+        "/heka.v1.GameService/GetView", request_serializer=bytes, response_deserializer=bytes
+    )
     try:
-        stalled = [
-            channel.stream_unary(
-                "/heka.v1.GameService/GetView", request_serializer=bytes, response_deserializer=bytes
-            ).future(no_request(), timeout=60)
-            for _ in range(3)
-        ]
+        grpc.channel_ready_future(channel).result(timeout=30)
+        stalled = [half_open.future(no_request(), timeout=60) for _ in range(3)]
         stub = server.stub
         refused: grpc.RpcError | None = None
         for _ in range(200):  # until the three calls have arrived
+            # One that arrived while a probe held a place was refused: open it again.
+            stalled = [c if not c.done() else half_open.future(no_request(), timeout=60) for c in stalled]
             try:
                 stub.ListGames(pb.ListGamesRequest(), timeout=10)
             except grpc.RpcError as err:
