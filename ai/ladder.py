@@ -44,7 +44,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from ai.arena import ArenaConfig, ArenaResult
+from ai.arena import ArenaConfig, ArenaResult, costly_candidates
 from ai.learned import LEARNED
 from ai.mcts_params import MctsParams, parse_params
 from engine.core import EngineError
@@ -499,7 +499,9 @@ def table_from_result(
         teams=result.config.teams,
         bots=tuple(bots),
         games_per_pair=result.config.games,
-        costly_games=result.config.costly_games,
+        # Only where some candidate played them: with no costly candidate every pair played
+        # ``games_per_pair``.
+        costly_games=result.config.costly_games if costly_candidates(result.config) else None,
         seed=result.config.seed,
         command=command,
         provisional=provisional,

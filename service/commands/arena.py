@@ -806,19 +806,21 @@ def _print_nearest(result: Any) -> None:
 def _write_table(args: argparse.Namespace, result: Any, players: int) -> None:
     from ai.ladder import UNCHECKED, table_from_result, table_json
 
-    fewest = args.games if args.costly_games is None else min(args.games, args.costly_games)
+    table = table_from_result(result, ladder_command(args, players))
+    # The fewest games a candidate played against each anchor: the costly candidates' where
+    # there are any (the table's costly_games), else every pair's.
+    fewest = args.games if table.costly_games is None else min(args.games, table.costly_games)
     per_level = fewest * len(result.config.anchors)
     # A new table ships measured only through its check (--check TABLE --ship).
     provisional = per_level < LEVEL_GAMES or args.ship
-    table = table_from_result(result, ladder_command(args, players), provisional=provisional)
     note = (
         f"provisional: {table.games_text}, {per_level} per candidate"
-        f"{' at the fewest' if args.costly_games is not None else ''} (the measurement is "
+        f"{' at the fewest' if table.costly_games is not None else ''} (the measurement is "
         f"{LEVEL_GAMES} per candidate)"
         if per_level < LEVEL_GAMES
         else (f"{UNCHECKED} ({table.games_text})" if args.ship else "")
     )
-    table = dataclasses.replace(table, note=note)
+    table = dataclasses.replace(table, provisional=provisional, note=note)
     path = ratings_path(args, players)
     directory = os.path.dirname(path)
     if directory:

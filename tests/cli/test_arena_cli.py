@@ -800,3 +800,21 @@ def test_a_check_that_ships_plays_the_tables_design_and_ships_the_table_it_check
     shipped = read_table(ladder.table_path("aton", 2))
     assert (shipped.seed, shipped.games_per_pair) == (table.seed, table.games_per_pair)
     assert [b.rating for b in shipped.bots] == [b.rating for b in table.bots]
+
+
+def test_games_for_costly_candidates_where_none_is_costly_change_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With no candidate searching more than every anchor, every pair plays the full games:
+    the table said its costly levels played fewer, and counted its candidates' games at that."""
+    from ai.ladder import read_table
+
+    ratings = tmp_path / "table.json"
+    argv = ["arena", "--ladder", "--game", "aton", "--no-progress",
+            "--anchors", "random;mcts:iterations=10,ms=none", "--bots", "mcts:iterations=3,ms=none",
+            "--games-per-pair", "2", "--costly-games", "1"]  # fmt: skip
+    assert main([*argv, "--ratings", str(ratings)]) == 0
+    table = read_table(ratings)
+    assert table.costly_games is None
+    assert table.note.startswith("provisional: 2 games per pair, 4 per candidate (the measurement")
+    capsys.readouterr()
