@@ -3,7 +3,9 @@
 * Pages kept at the repository root (``CHANGELOG.md``, ``CONTRIBUTING.md``,
   ``ARCHITECTURE.md``) are added to the site as pages of their own (:data:`ROOT_PAGES`), their
   links rebased from the root to ``docs/``, so that the same file reads right on a code host
-  and on the site.
+  and on the site. A page links to such a file by its path in the repository
+  (``../CHANGELOG.md#state-formats``), which a code host follows; on the site the link goes to
+  the file's page (``changelog.md#state-formats``).
 * A link from a page to a file of the repository outside ``docs/`` (``../examples/node/``,
   ``../proto/heka/v1/game_service.proto``) is checked: the file must exist, else the build
   warns (and ``mkdocs build --strict`` fails). It then links to the file on the code host
@@ -31,6 +33,9 @@ ROOT_PAGES = {
     "contributing.md": "CONTRIBUTING.md",
     "architecture.md": "ARCHITECTURE.md",
 }
+
+#: Repository-root file -> its site page.
+_SITE_PAGE = {source: page for page, source in ROOT_PAGES.items()}
 
 _FENCE = re.compile(r"^(```|~~~)")
 _LINK = re.compile(r"(?<!!)\[(?P<text>[^\]\n]*)\]\((?P<target>[^)\s]+)\)")
@@ -95,6 +100,10 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str: 
         if not resolved.exists():
             log.warning("%s: link %r: no such file in the repository", page.file.src_uri, target)
             return m[0]
+        site_page = _SITE_PAGE.get(relative.as_posix())
+        if site_page is not None:
+            anchor = target[len(path) :]
+            return f"[{m['text']}]({posixpath.relpath(site_page, page_dir or '.')}{anchor})"
         if repo_url:
             suffix = "/" if resolved.is_dir() else ""
             return f"[{m['text']}]({repo_url}/blob/main/{relative.as_posix()}{suffix})"
