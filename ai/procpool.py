@@ -21,7 +21,9 @@ Python threads do not run Python code in parallel, so the search's root parallel
   replaced, so the pool recovers by itself. A worker that dies before its initializer
   finished breaks the pool: every call then fails with ``BrokenProcessPool``.
 * :meth:`WorkerPool.shutdown` (also on leaving a ``with`` block) always joins every process,
-  terminating (then killing) those that do not stop in time: no zombies, no orphans.
+  terminating (then killing) those that do not stop in time: no zombies, no orphans. It
+  returns within its ``timeout`` plus :data:`SHUTDOWN_MARGIN_SECONDS`, however many workers
+  run and whatever their calls do (a server's stop counts on that bound).
 
 One thread per pool (the *dispatcher*) hands calls to idle workers and collects answers, so
 ``submit`` and ``Future.result`` may be used from any thread.
@@ -36,6 +38,7 @@ import multiprocessing.connection
 import os
 import signal
 import threading
+import time
 import traceback
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future
@@ -88,6 +91,13 @@ def get_context(method: str) -> Context:
 # ---------------------------------------------------------------------------------------
 
 _READY = "ready"
+#: Seconds terminated workers get to exit before they are killed, and killed ones to be
+#: reaped; then the dispatcher's own end. Each is one wait for every worker together.
+TERMINATE_SECONDS = 1.0
+KILL_SECONDS = 1.0
+DISPATCHER_SECONDS = 1.0
+#: The most :meth:`WorkerPool.shutdown` takes past its ``timeout``.
+SHUTDOWN_MARGIN_SECONDS = TERMINATE_SECONDS + KILL_SECONDS + DISPATCHER_SECONDS
 
 
 def _worker_main(
@@ -169,12 +179,14 @@ class WorkerPool:
         self._workers: list[_Worker] = []
         self._broken: str | None = None
         self._closing = False
+        self._orphans: list[multiprocessing.connection.Connection] = []
         self._wake_reader, self._wake_writer = multiprocessing.Pipe(duplex=False)
         try:
             for _ in range(workers):
                 self._workers.append(self._start_worker())
         except BaseException:
-            self._terminate_all()
+            self._terminate_all(time.monotonic())
+            self._close_orphans()
             raise
         self._dispatcher = threading.Thread(target=self._run, name=f"{name}-dispatcher", daemon=True)
         self._dispatcher.start()
@@ -207,8 +219,10 @@ class WorkerPool:
     def shutdown(self, *, cancel: bool = False, timeout: float = 5.0) -> None:
         """Stop the pool and join every worker. Calls not started are cancelled; running
         calls finish first, unless ``cancel``: then the workers are terminated at once and
-        their calls fail with :class:`WorkerDied`. Workers still alive after ``timeout``
-        seconds are terminated, then killed."""
+        their calls fail with :class:`WorkerDied`. Workers still alive ``timeout`` seconds
+        after the call are terminated, then killed: the call returns within ``timeout`` plus
+        :data:`SHUTDOWN_MARGIN_SECONDS`, for any number of workers."""
+        deadline = time.monotonic() + (0.0 if cancel else timeout)
         with self._lock:
             if self._closing and not self._dispatcher.is_alive():
                 return
@@ -221,10 +235,13 @@ class WorkerPool:
                 with contextlib.suppress(OSError):
                     w.process.terminate()
         self._wake()
-        self._dispatcher.join(timeout)
-        self._terminate_all(grace=0.0 if cancel else timeout)
+        self._dispatcher.join(_left(deadline))
+        self._terminate_all(deadline)
         self._wake()
-        self._dispatcher.join(1.0)
+        self._dispatcher.join(DISPATCHER_SECONDS)
+        if self._dispatcher.is_alive():
+            return  # still reading: its pipes stay open (a dispatcher ends once woken)
+        self._close_orphans()
         with contextlib.suppress(OSError):
             self._wake_writer.close()
             self._wake_reader.close()
@@ -289,7 +306,7 @@ class WorkerPool:
             w.ready = True
             return
         future, w.future = w.future, None
-        if future is None:  # pragma: no cover - an answer nobody asked for
+        if future is None or future.done():  # nobody asked, or a shutdown failed it meanwhile
             return
         assert isinstance(message, tuple)
         ok, payload = message
@@ -305,10 +322,12 @@ class WorkerPool:
         """``w`` exited: fail its call, join it, and replace it (or break the pool if it
         never got ready)."""
         w.process.join(1.0)
-        with contextlib.suppress(OSError):
-            w.conn.close()
         code = w.process.exitcode
         with self._lock:
+            if w not in self._workers:
+                return  # a shutdown took it, and closes its connection
+            with contextlib.suppress(OSError):
+                w.conn.close()
             self._workers.remove(w)
             if w.future is not None and not w.future.done():
                 w.future.set_exception(WorkerDied(f"a worker process died (exit code {code})"))
@@ -352,26 +371,40 @@ class WorkerPool:
                         w.conn.send(None)
                     w.ready = False  # told to stop
 
-    def _terminate_all(self, grace: float = 0.0) -> None:
-        """Join every worker process: wait ``grace`` seconds, then terminate, then kill."""
-        processes = [w.process for w in self._workers]
+    def _terminate_all(self, deadline: float) -> None:
+        """Join every worker process: wait until ``deadline`` (``time.monotonic()``), then
+        terminate those left and wait :data:`TERMINATE_SECONDS`, then kill those left and
+        wait :data:`KILL_SECONDS`; each wait is shared by all the workers."""
         with self._lock:
-            for w in self._workers:
+            workers = list(self._workers)
+            for w in workers:
                 if w.future is not None and not w.future.done():
                     w.future.set_exception(WorkerDied("the worker pool was shut down"))
-                with contextlib.suppress(OSError):
-                    w.conn.close()
             self._workers.clear()
+        processes = [w.process for w in workers]
         for p in processes:
-            p.join(grace)
-        for p in processes:
-            if p.is_alive():
-                p.terminate()
-        for p in processes:
-            p.join(2.0)
-            if p.is_alive():  # pragma: no cover - ignored SIGTERM
-                p.kill()
-                p.join()
+            p.join(_left(deadline))
+        for stop, wait in ((BaseProcess.terminate, TERMINATE_SECONDS), (BaseProcess.kill, KILL_SECONDS)):
+            left = [p for p in processes if p.is_alive()]
+            for p in left:
+                with contextlib.suppress(OSError):
+                    stop(p)
+            end = time.monotonic() + wait
+            for p in left:
+                p.join(_left(end))
+        # The dispatcher may still be reading them: closed once it has ended (:meth:`shutdown`).
+        self._orphans += [w.conn for w in workers]
+
+    def _close_orphans(self) -> None:
+        for conn in self._orphans:
+            with contextlib.suppress(OSError):
+                conn.close()
+        self._orphans.clear()
+
+
+def _left(deadline: float) -> float:
+    """Seconds from now to ``deadline`` (``time.monotonic()``), at least 0."""
+    return max(0.0, deadline - time.monotonic())
 
 
 def worker_pid() -> int:

@@ -21,6 +21,7 @@ from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import engine
+from ai import procpool
 from service import listen, tls
 from service.config import Config, ConfigError, prepare_metrics_dir
 from service.envelope import VERSION, KeyRing, parse_keys
@@ -339,7 +340,7 @@ class Server:
         self._pools.shutdown()
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._loop_thread.join(timeout=LOOP_JOIN_SECONDS)
-        self.pool.shutdown()
+        self.pool.shutdown(timeout=SEARCH_STOP_SECONDS)
         if self.metrics_endpoint is not None:
             self.metrics_endpoint.shutdown()
         log.info(
@@ -382,9 +383,19 @@ CUT_MARGIN_SECONDS = 2.0
 #: stop at their next cancel check), and for the event loop's thread to end.
 CUT_THREADS_SECONDS = 5.0
 LOOP_JOIN_SECONDS = 5.0
-#: The most a stop takes past the shutdown delay and the drain (HEKA_GRACE_SECONDS), before
-#: the search workers are stopped; the pod's terminationGracePeriodSeconds covers it.
-STOP_TAIL_SECONDS = CUT_MARGIN_SECONDS + CUT_THREADS_SECONDS + LOOP_JOIN_SECONDS
+#: Seconds the search workers get to end their searches once the calls are over (a cut
+#: call's search stops at its next cancel check), before they are terminated, then killed
+#: (``ai.procpool.SHUTDOWN_MARGIN_SECONDS`` at most).
+SEARCH_STOP_SECONDS = 2.0
+#: The most a stop takes past the shutdown delay and the drain (HEKA_GRACE_SECONDS), the
+#: search workers' stop included; the pod's terminationGracePeriodSeconds covers it.
+STOP_TAIL_SECONDS = (
+    CUT_MARGIN_SECONDS
+    + CUT_THREADS_SECONDS
+    + LOOP_JOIN_SECONDS
+    + SEARCH_STOP_SECONDS
+    + procpool.SHUTDOWN_MARGIN_SECONDS
+)
 
 
 def _queue_length_metric(delta: int) -> None:

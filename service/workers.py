@@ -676,7 +676,8 @@ class SearchPool:
                 self._pool = self._new_pool()
                 old.shutdown(cancel=True)
 
-    def shutdown(self, *, cancel: bool = False) -> None:
-        """Let running searches finish (up to 5 s, then terminate them); join the workers.
+    def shutdown(self, *, cancel: bool = False, timeout: float = 5.0) -> None:
+        """Let running searches finish (up to ``timeout`` seconds, then terminate them); join
+        the workers, within ``timeout`` + ``ai.procpool.SHUTDOWN_MARGIN_SECONDS``.
         ``cancel``: terminate them at once (a start that failed)."""
-        self._pool.shutdown(cancel=cancel)
+        self._pool.shutdown(cancel=cancel, timeout=timeout)

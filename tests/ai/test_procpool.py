@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from ai.procpool import RemoteTraceback, WorkerDied, WorkerPool, worker_pid
+from ai.procpool import SHUTDOWN_MARGIN_SECONDS, RemoteTraceback, WorkerDied, WorkerPool, worker_pid
 
 _SHARED: dict[str, Any] = {}
 
@@ -42,6 +42,10 @@ def wait_for_event(limit: float) -> bool:
             return True
         time.sleep(0.01)
     return False
+
+
+def ignore_sigterm() -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
 def broken_initializer() -> None:
@@ -159,6 +163,28 @@ def test_shutdown_with_cancel_terminates_running_calls_at_once() -> None:
     pool.shutdown(cancel=True)  # the 60 s calls do not run on
     done, _ = wait(futures, timeout=5)
     assert len(done) == 2
+    for f in futures:
+        with pytest.raises(WorkerDied):
+            f.result(timeout=0)
+    assert no_children_left()
+
+
+@pytest.mark.parametrize("initializer", [None, ignore_sigterm], ids=["plain", "ignoring SIGTERM"])
+def test_shutdown_ends_within_its_timeout_and_margin_for_any_number_of_workers(initializer: Any) -> None:
+    """Busy workers are waited for once, together, then terminated, then killed: the stop's
+    bound does not grow with the workers, and holds for workers that ignore SIGTERM."""
+    pool = WorkerPool(6, initializer=initializer)
+    futures = [pool.submit(nap, 60.0) for _ in range(6)]
+    deadline = time.monotonic() + 10
+    while not all(f.running() for f in futures) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert all(f.running() for f in futures)
+    timeout = 1.0
+    start = time.monotonic()
+    pool.shutdown(timeout=timeout)
+    took = time.monotonic() - start
+    # The slack is for a loaded machine; one worker's own wait past the bound is 1 s or more.
+    assert took < timeout + SHUTDOWN_MARGIN_SECONDS + 0.8, took
     for f in futures:
         with pytest.raises(WorkerDied):
             f.result(timeout=0)

@@ -209,8 +209,8 @@ def test_config_ports_match_container_and_image(docs):
 def test_grace_period_covers_shutdown_delay_and_drain(docs):
     """The kubelet's SIGKILL comes after the shutdown delay, the drain, and the stop's tail:
     the margin in which the calls cut at the end of the drain are answered, the wait for their
-    threads and for the event loop (service.server.STOP_TAIL_SECONDS), with room for the
-    search workers to stop."""
+    threads and for the event loop, and the search workers' stop, each bounded
+    (service.server.STOP_TAIL_SECONDS), with room for the process to exit."""
     server = pytest.importorskip("service.server")
     _, pod = _pod(docs)
     (config,) = by_kind(docs, "ConfigMap", "heka-config")
