@@ -24,7 +24,9 @@ import dataclasses
 import gzip
 import json
 import math
+import os
 import random
+import secrets
 import shlex
 import time
 import zlib
@@ -259,7 +261,14 @@ def save_samples(path: Path, config: TrainConfig, data: Dataset, limit: int | No
     body = {"format": SAMPLES_FORMAT, "version": 1, "self_play": _self_play(config)}
     body.update(dataclasses.asdict(data))
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
+    # A temporary file of its own (one the user named PATH.tmp is left alone), renamed over.
+    while True:
+        tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+        try:
+            os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            break
+        except FileExistsError:
+            continue
     written = 0
     try:
         with gzip.open(tmp, "wt", encoding="utf-8") as f:

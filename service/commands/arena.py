@@ -20,7 +20,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from service.commands.files import FileArgError, check_writable, nonempty, read_json
+from service.commands.files import (
+    FileArgError,
+    check_distinct,
+    check_writable,
+    exclusive_temporary,
+    nonempty,
+    read_json,
+)
 from service.commands.options import game_name, seconds_up_to, seed_value, workers_count
 from service.ray_runner import MAX_CONNECT_SECONDS
 
@@ -462,12 +469,22 @@ def run(args: argparse.Namespace) -> int:
                 f"--games {args.games} schedules {total:,} games; a run plays at most {MAX_GAMES:,} "
                 "(split it into runs of other seeds)"
             )
+        # What the run reads and writes: no output over an input or another output. --resume
+        # and --json are one file by design (a run resumes from its own results).
+        ratings = ("--ratings" if args.ratings else "the rating table", ratings_path(args, players))
+        ratings = ratings if args.ladder and not args.check else ("", "")
+        shipped = ("the shipped table", str(table_path(args.game, players, teams=args.teams)))
+        shipped = shipped if args.check and args.ship else ("", "")
+        json_out = ("--json", args.json or "")
+        check_distinct([("--check", args.check or ""), ratings, json_out])
+        check_distinct([shipped, json_out])  # a check may ship the table it read: not refused
+        check_distinct([("--resume", args.resume or ""), ratings, shipped])
         if args.json:
             check_writable(args.json, "--json")
-        if args.ladder and not args.check:
-            check_writable(ratings_path(args, players), "--ratings" if args.ratings else "the rating table")
-        if args.check and args.ship:
-            check_writable(str(table_path(args.game, players, teams=args.teams)), "the shipped table")
+        if ratings[1]:
+            check_writable(ratings[1], ratings[0])
+        if shipped[1]:
+            check_writable(shipped[1], shipped[0])
         kept: list[GameRecord] = []
         kept_seconds = 0.0
         if args.resume:
@@ -859,9 +876,11 @@ def _write_json(path: str, data: dict[str, Any]) -> None:
     directory = os.path.dirname(path)
     if directory:
         os.makedirs(directory, exist_ok=True)
-    tmp = path + ".tmp"
+    # A temporary file of its own beside it (a file the user named PATH.tmp is left alone),
+    # renamed over the path: a run stopped mid-write leaves the last complete file.
+    fd, tmp = exclusive_temporary(path)
     try:
-        with open(tmp, "w", encoding="utf-8") as fh:
+        with open(fd, "w", encoding="utf-8") as fh:
             fh.write(dump_json(data))
         os.replace(tmp, path)
     finally:

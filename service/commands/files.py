@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import secrets
 import stat
 import sys
 from pathlib import Path
@@ -86,6 +87,9 @@ def check_writable(path: str, what: str) -> None:
     if not path.strip():
         raise FileArgError(f"{what} needs a path")
     target = Path(path).absolute()
+    if target.is_symlink() and not target.exists():
+        # Written through, it would make a file wherever the link points.
+        raise FileArgError(f"cannot write {what} {path}: a link to a missing file ({os.readlink(target)})")
     if target.is_dir():
         raise FileArgError(f"cannot write {what} {path}: it is a folder")
     if target.exists() and not stat.S_ISREG(target.stat().st_mode):
@@ -121,6 +125,44 @@ def check_writable(path: str, what: str) -> None:
                 made_folder.rmdir()
             except OSError:
                 break
+
+
+def same_file(a: str, b: str) -> bool:
+    """Whether the paths ``a`` and ``b`` name one file: the same path once links are followed,
+    or, both existing, the same file (hard links, bind mounts)."""
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist (yet)
+        return False
+
+
+def check_distinct(paths: list[tuple[str, str]]) -> None:
+    """Refuse, before any work, two of ``paths`` (each ``(what, path)``: a command's inputs
+    and outputs; an empty path or ``-``, standard input or output, is left out) that name one
+    file: an output written over an input destroys it (the state keys, a record, a table
+    being checked), one written over another output loses that one."""
+    named = [(what, path) for what, path in paths if path and path != "-"]
+    for i, (what, path) in enumerate(named):
+        for other_what, other in named[:i]:
+            if same_file(path, other):
+                raise FileArgError(
+                    f"{what} {path} is the same file as {other_what} {other}: give each its own path"
+                )
+
+
+def exclusive_temporary(path: str) -> tuple[int, str]:
+    """A new file beside ``path`` to write before renaming it over ``path``: a name no other
+    file has (created exclusively, with the umask's permissions), never ``PATH.tmp``, which
+    may be the user's. Returns its descriptor, open for writing, and its name."""
+    directory, base = os.path.split(path)
+    while True:
+        tmp = os.path.join(directory, f".{base}.{secrets.token_hex(4)}.tmp")
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), tmp
+        except FileExistsError:
+            continue
 
 
 def write_text(path: str, text: str) -> None:

@@ -17,7 +17,7 @@ import random
 import sys
 from typing import Any
 
-from service.commands.files import check_writable, read_stdin, write_text
+from service.commands.files import check_distinct, check_writable, read_stdin, write_text
 from service.commands.options import state_keys
 
 
@@ -128,6 +128,7 @@ def run(args: argparse.Namespace) -> int:
     from service.render_svg import render_view
 
     try:
+        check_distinct([("--state-keys-file", args.state_keys_file), ("--out", args.out)])
         if args.out not in ("", "-"):
             check_writable(args.out, "--out")  # a FileArgError naming what is in the way
         if args.state and args.game:

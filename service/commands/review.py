@@ -235,7 +235,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     from ai.learned import ModelError
     from ai.review import ReplayError, review_game, reviewer
     from service.commands.arena import ProgressBar
-    from service.commands.files import FileArgError, check_writable, write_text
+    from service.commands.files import FileArgError, check_distinct, check_writable, write_text
 
     out = out or sys.stdout
     try:
@@ -264,6 +264,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         return 2
     if args.json:
         try:
+            check_distinct([("the record", args.record), ("--json", args.json)])
             check_writable(args.json, "--json")
         except FileArgError as exc:
             print(f"heka review: {exc}", file=sys.stderr)

@@ -123,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
     from ai.learned import ModelError
     from engine import EngineError
     from service.commands.arena import ProgressBar
-    from service.commands.files import FileArgError, check_writable, write_text
+    from service.commands.files import FileArgError, check_distinct, check_writable, write_text
 
     if args.hidden is not None and args.model != "mlp":
         print(
@@ -152,6 +152,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     path = output_path(args)
     try:
+        check_distinct([("--samples", args.samples or ""), ("--out" if args.out else "the model", path)])
         check_writable(path, "--out" if args.out else "the model")
         if args.samples and not os.path.isfile(args.samples):  # written after the self-play
             check_writable(args.samples, "--samples")

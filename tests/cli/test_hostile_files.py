@@ -134,3 +134,134 @@ def test_a_run_refused_after_its_output_check_leaves_no_folder_behind(
     assert main(["train", "--games", "2", "--no-progress", "--ray", "local"]) == 2
     assert "pip install 'heka[ray]'" in capsys.readouterr().err
     assert [p.name for p in tmp_path.rglob("*")] == ["a"]
+
+
+SENTINEL = '{"kept": "as it was"}\n'
+
+
+def _arena_record(tmp_path: Path) -> Path:
+    """A real arena file (one game of random bots): a record ``heka review`` reads."""
+    record = tmp_path / "made" / "arena.json"
+    args = ["arena", "--bots", "random;greedy", "--games", "1", "--workers", "1", "--no-progress"]
+    assert main([*args, "--json", str(record)]) == 0
+    return record
+
+
+#: Each command with two of its paths given as one file ({f}): an output over an input, or
+#: over another output. The file is refused before any work, named by both of its flags.
+SAME_FILE = [
+    (["render", "--state", "x", "--state-keys-file", "{f}", "--out", "{f}"], "--state-keys-file", "--out"),
+    (["arena", "--ladder", "--check", "{f}", "--json", "{f}", "--no-progress"], "--check", "--json"),
+    (
+        [
+            "arena",
+            "--ladder",
+            "--bots",
+            "greedy",
+            "--anchors",
+            "random",
+            "--games",
+            "2",
+            "--no-progress",
+            "--json",
+            "{f}",
+            "--ratings",
+            "{f}",
+        ],
+        "--ratings",
+        "--json",
+    ),
+    (
+        [
+            "arena",
+            "--ladder",
+            "--bots",
+            "greedy",
+            "--anchors",
+            "random",
+            "--games",
+            "2",
+            "--no-progress",
+            "--resume",
+            "{f}",
+            "--ratings",
+            "{f}",
+        ],
+        "--resume",
+        "--ratings",
+    ),
+    (["review", "{f}", "--iterations", "5", "--no-progress", "--json", "{f}"], "the record", "--json"),
+    (["train", "--games", "2", "--bot", "random", "--samples", "{f}", "--out", "{f}"], "--samples", "--out"),
+]
+
+
+@pytest.mark.parametrize("through_link", [False, True], ids=["same path", "a link to it"])
+@pytest.mark.parametrize("case", SAME_FILE, ids=[f"{c[0][0]} {c[1]} {c[2]}" for c in SAME_FILE])
+def test_an_output_over_an_input_or_another_output_is_refused(
+    case: tuple[list[str], str, str], through_link: bool, tmp_path: Path, capsys: Any, monkeypatch: Any
+) -> None:
+    command, first, second = case
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "one.json"
+    if command[0] == "review":
+        path.write_text(_arena_record(tmp_path).read_text())
+    elif "--check" in command:
+        path.write_text((Path(__file__).resolve().parents[2] / "ai" / "ladders" / "aton-2p.json").read_text())
+    else:
+        path.write_text(SENTINEL)
+    before = path.read_bytes()
+    link = tmp_path / "link.json"
+    link.symlink_to(path)
+    # The second occurrence of {f} (the output, or the later path) goes through the link.
+    argv: list[str] = []
+    seen = 0
+    for arg in command:
+        if arg == "{f}":
+            seen += 1
+            arg = str(link if through_link and seen == 2 else path)
+        argv.append(arg)
+    capsys.readouterr()
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "is the same file as" in err and first in err and second in err, err
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["one.json", "link.json"] + (["made"] if command[0] == "review" else [])
+    )
+
+
+def test_an_output_through_a_link_to_nothing_is_refused_and_creates_nothing(
+    tmp_path: Path, capsys: Any
+) -> None:
+    target = tmp_path / "elsewhere" / "target.svg"
+    link = tmp_path / "out.svg"
+    link.symlink_to(target)
+    assert main(["render", "--game", "aton", "--out", str(link)]) == 2
+    assert "a link to a missing file" in capsys.readouterr().err
+    assert link.is_symlink() and not target.exists() and not target.parent.exists()
+
+
+def test_results_written_beside_a_file_named_like_their_temporary_one_keep_it(tmp_path: Path) -> None:
+    out = tmp_path / "b.json"
+    notes = tmp_path / "b.json.tmp"
+    notes.write_text("notes\n")
+    assert (
+        main(
+            [
+                "arena",
+                "--bots",
+                "random;greedy",
+                "--games",
+                "1",
+                "--workers",
+                "1",
+                "--no-progress",
+                "--json",
+                str(out),
+            ]
+        )
+        == 0
+    )
+    assert json.loads(out.read_text())["games_played"] == 1
+    assert notes.read_text() == "notes\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b.json", "b.json.tmp"]
