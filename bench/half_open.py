@@ -1,7 +1,9 @@
 """Memory of the gRPC serving processes under calls whose request message never arrives.
 
 Starts a local ``heka serve`` (loopback only), then opens ``--connections`` connections and on
-them ``--calls`` calls in all to ``GetView`` that send their headers and never their request
+them ``--calls`` calls in all to ``--method`` (default ``GetView``; the health checks'
+``/grpc.health.v1.Health/Check`` and ``/grpc.health.v1.Health/Watch`` have a cap of their own)
+that send their headers and never their request
 (a client stalled, or one holding calls open on purpose), with no deadline. Samples the summed
 resident set (RSS) of the gRPC serving processes every 0.2 s while the calls are opened and
 ``--hold`` seconds after, and prints its start and peak, how many calls the server ended (and
@@ -14,6 +16,7 @@ before and after) with this interpreter; ``--server-args`` passes ``heka serve``
 
     .venv/bin/python bench/half_open.py --calls 20000
     .venv/bin/python bench/half_open.py --calls 40000 --server-args "--grpc-processes 2"
+    .venv/bin/python bench/half_open.py --calls 30000 --method /grpc.health.v1.Health/Check
 """
 
 from __future__ import annotations
@@ -35,7 +38,9 @@ from service.loadtest.local import Sampler, add_server_options, rss_bytes, start
 METHOD = "/heka.v1.GameService/GetView"
 
 
-async def hold(target: str, connections: int, calls: int, seconds: float) -> dict[str, Any]:
+async def hold(
+    target: str, connections: int, calls: int, seconds: float, method: str = METHOD
+) -> dict[str, Any]:
     import grpc
     from grpc_health.v1 import health_pb2, health_pb2_grpc
 
@@ -52,7 +57,7 @@ async def hold(target: str, connections: int, calls: int, seconds: float) -> dic
         grpc.aio.insecure_channel(target, options=[("heka.half_open", i)]) for i in range(connections)
     ]
     stalled = [
-        channels[i % connections].stream_unary(METHOD, request_serializer=bytes, response_deserializer=bytes)(
+        channels[i % connections].stream_unary(method, request_serializer=bytes, response_deserializer=bytes)(
             no_request()
         )
         for i in range(calls)
@@ -92,6 +97,7 @@ def main() -> int:
     ap.add_argument("--connections", type=int, default=20)
     ap.add_argument("--calls", type=int, default=20000)
     ap.add_argument("--hold", type=float, default=20.0, help="seconds the calls are held open")
+    ap.add_argument("--method", default=METHOD, help=f"the method called (default {METHOD})")
     add_server_options(ap, target=False)
     args = ap.parse_args()
     if not 1 <= args.connections <= 1000 or not 1 <= args.calls <= 200_000 or not 0 < args.hold <= 600:
@@ -105,11 +111,11 @@ def main() -> int:
 
         time.sleep(1.0)  # settle after start-up
         with Sampler(rss_mib, interval=0.2) as rss:
-            result = asyncio.run(hold(server.target, args.connections, args.calls, args.hold))
+            result = asyncio.run(hold(server.target, args.connections, args.calls, args.hold, args.method))
     samples = rss.values
     print(
-        f"server from {args.server_root.resolve()} {args.server_args}; {args.calls:,} calls without "
-        f"their request on {args.connections} connections, held {args.hold:.0f} s"
+        f"server from {args.server_root.resolve()} {args.server_args}; {args.calls:,} calls to "
+        f"{args.method} without their request on {args.connections} connections, held {args.hold:.0f} s"
     )
     print(f"  ended by the server while held: {dict(result['ended']) or 'none'}")
     print(f"  while held: {result['checks']}")
