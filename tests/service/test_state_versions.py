@@ -38,14 +38,18 @@ def _opened(keys: KeyRing, token: str) -> tuple[int, str]:
     return opened.version, opened.serialized
 
 
-def _play_across(game: str, players: int, seed: int) -> list[tuple[int, str]]:
+def _play_across(
+    game: str, players: int, seed: int, *, created_by_current: bool = False
+) -> list[tuple[int, str]]:
     """Play a game to the end, each call on the other server; the envelope versions and
     serialised bodies."""
     keys, current, compat = _servers()
     ctx: Any = None  # the cheap calls do not use their context
     rng = random.Random(seed)
-    servers = [current, compat]  # the creating server is compat: they alternate from there
-    token = compat.CreateGame(pb.CreateGameRequest(game=game, num_players=players, seed=seed), ctx).state
+    # The creating server makes the first token; the next call goes to the other one.
+    servers = [compat, current] if created_by_current else [current, compat]
+    creator = current if created_by_current else compat
+    token = creator.CreateGame(pb.CreateGameRequest(game=game, num_players=players, seed=seed), ctx).state
     bodies = [_opened(keys, token)]
     player = 0
     for turn in range(10_000):
@@ -78,6 +82,17 @@ def test_aton_game_moves_between_a_compatible_and_a_current_server() -> None:
     bodies = _play_across("aton", 2, 3)
     assert all(v == 1 and b.startswith("aton:1:") for v, b in bodies[0::2])
     assert all(v == 2 and b.startswith("aton:2:") for v, b in bodies[1::2])
+
+
+def test_a_current_game_moves_through_a_compatible_server_in_the_current_version() -> None:
+    """In the upgrade's second step (or its rollback), a game created by a pod without
+    HEKA_PREVIOUS_STATE_VERSIONS carries this release's generator, which the previous state
+    versions cannot hold: a pod still in compatibility mode answers it in the current version
+    (every pod left reads it), never INTERNAL."""
+    for game, players, seed, prefix in (("osirium", 4, 7, "osirium:3:"), ("aton", 2, 9, "aton:2:")):
+        bodies = _play_across(game, players, seed, created_by_current=True)
+        assert len(bodies) > 2
+        assert all(b.startswith(prefix) and ";rng=k" in b for _, b in bodies), game
 
 
 def test_compatibility_mode_games_use_the_previous_generator_keyed_by_the_server() -> None:
