@@ -232,6 +232,10 @@ def options_from_message(options: pb.GameOptions, desc: GameDescriptor) -> dict[
     """Engine creation options from the typed ``GameOptions``: the member of the game being
     created, or none. Fields this server does not know (a newer client's) are refused, not
     ignored; validation of the values themselves is the game's (``resolve_options``)."""
+    unknown = unknown_fields.UnknownFieldSet(options)
+    if len(unknown):  # a newer client's options of another game, or of this one
+        numbers = ", ".join(str(unknown[i].field_number) for i in range(len(unknown)))
+        raise OptionsError(f"options has fields this server does not know (numbers {numbers})")
     which = options.WhichOneof("game")
     if which is None:
         return {}

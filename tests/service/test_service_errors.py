@@ -542,6 +542,32 @@ CASES: list[tuple[str, Any, grpc.StatusCode, str, str | None]] = [
         "options",
     ),
     (
+        "an options field this server does not know, beside no member",
+        lambda s, t: (
+            s.CreateGame,
+            _with_unknown_options_field(pb.CreateGameRequest(game="osirium", num_players=4)),
+        ),
+        INVALID,
+        "options has fields this server does not know (numbers 7)",
+        "options",
+    ),
+    (
+        "an options field this server does not know, beside a member",
+        lambda s, t: (
+            s.CreateGame,
+            _with_unknown_options_field(
+                pb.CreateGameRequest(
+                    game="osirium",
+                    num_players=4,
+                    options=pb.GameOptions(osirium=pb.OsiriumOptions(teams=True)),
+                )
+            ),
+        ),
+        INVALID,
+        "options has fields this server does not know (numbers 7)",
+        "options",
+    ),
+    (
         "teams with 3 players",
         lambda s, t: (
             s.CreateGame,
@@ -568,6 +594,13 @@ def _with_unknown_option_field(req: pb.CreateGameRequest) -> pb.CreateGameReques
     """Options with a field number this server's OsiriumOptions does not have (as a newer
     client would send, or a client library that kept a misspelt field)."""
     req.options.osirium.MergeFromString(bytes([9 << 3, 1]))
+    return req
+
+
+def _with_unknown_options_field(req: pb.CreateGameRequest) -> pb.CreateGameRequest:
+    """GameOptions with a field number it does not have: a newer client's options of a game
+    this server does not know, which a server that ignored it would create as a default game."""
+    req.options.MergeFromString(bytes([7 << 3, 1]))
     return req
 
 
