@@ -749,12 +749,14 @@ def diagnostics_message(
     *,
     private: bool,
     top_k: int = DEFAULT_TOP_K,
+    compact: bool = False,
 ) -> pb.SearchDiagnostics:
     """A bot's diagnostics: the ``top_k`` most visited root actions and the totals. The root
     statistics, their counts, the chosen action's value and the principal variation depend
     on the bot's private cards (they name actions from its own hand): they are filled only
     when ``private`` (the response goes to the bot's own seat, or to a trusted backend);
-    otherwise only the search's totals are (docs/security.md)."""
+    otherwise only the search's totals are (docs/security.md). ``compact``: actions with id
+    and text only."""
     msg = pb.SearchDiagnostics(
         bot=bot,
         seed=seed,
@@ -771,9 +773,11 @@ def diagnostics_message(
     msg.root_visits = sum(int(stat.visits) for stat in diag.actions)
     for stat in diag.actions[:top_k]:  # most visited first (ai.api.Diagnostics)
         msg.actions.add(
-            action=cache.get(game, stat.action), visits=int(stat.visits), mean_value=float(stat.mean_value)
+            action=cache.get(game, stat.action, compact=compact),
+            visits=int(stat.visits),
+            mean_value=float(stat.mean_value),
         )
-    msg.principal_variation.extend(cache.get(game, a) for a in diag.principal_variation)
+    msg.principal_variation.extend(cache.get(game, a, compact=compact) for a in diag.principal_variation)
     return msg
 
 

@@ -461,16 +461,26 @@ class GameService(pb_grpc.GameServiceServicer):
         return turns, convert.enum_value(_STOP_REASON, stop)
 
     def _bot_turns(
-        self, target: Any, game: Game, turns: list[PlayedTurn], viewer: int | None, trusted: bool
+        self,
+        target: Any,
+        game: Game,
+        turns: list[PlayedTurn],
+        viewer: int | None,
+        trusted: bool,
+        *,
+        compact: bool = False,
     ) -> None:
         """``BotTurn`` messages for ``viewer``: another seat's secret decision as id -1, and
-        another seat's diagnostics as their totals, unless ``trusted``."""
+        another seat's diagnostics as their totals, unless ``trusted``; their actions with id
+        and text only when ``compact``."""
         name = game.descriptor.name
         for t in turns:
             private = trusted or viewer == t.player
             msg = target.add(player=t.player)
             msg.action.CopyFrom(
-                convert.SECRET if t.secret and not private else self.actions.get(game, t.action)
+                convert.SECRET
+                if t.secret and not private
+                else self.actions.get(game, t.action, compact=compact)
             )
             msg.diagnostics.CopyFrom(
                 convert.diagnostics_message(
@@ -481,6 +491,7 @@ class GameService(pb_grpc.GameServiceServicer):
                     t.seed,
                     private=private,
                     top_k=t.plan.top_k,
+                    compact=compact,
                 )
             )
             convert.add_events(msg.events, name, t.events, viewer)
@@ -509,7 +520,14 @@ class GameService(pb_grpc.GameServiceServicer):
         if not plans:
             return
         turns, stop = self._play_bots(state, plans, moves, context)
-        self._bot_turns(resp.bot_turns, state.game, turns, viewer, request.trusted_backend)
+        self._bot_turns(
+            resp.bot_turns,
+            state.game,
+            turns,
+            viewer,
+            request.trusted_backend,
+            compact=request.compact_actions,
+        )
         resp.stop_reason = stop
 
     # ------------------------------------------------------------------------------------
@@ -660,9 +678,18 @@ class GameService(pb_grpc.GameServiceServicer):
         game = state.game
         secret = not private and state.public_action(action) == SECRET_ACTION
         resp = pb.BotMoveResponse(
-            action=convert.SECRET if secret else self.actions.get(game, action),
+            action=convert.SECRET
+            if secret
+            else self.actions.get(game, action, compact=request.compact_actions),
             diagnostics=convert.diagnostics_message(
-                game, self.actions, diag, plan.label, plan.seed, private=private, top_k=plan.top_k
+                game,
+                self.actions,
+                diag,
+                plan.label,
+                plan.seed,
+                private=private,
+                top_k=plan.top_k,
+                compact=request.compact_actions,
             ),
         )
         if request.apply:
@@ -684,7 +711,14 @@ class GameService(pb_grpc.GameServiceServicer):
         self._to_act(state, None)
         turns, stop = self._play_bots(state, plans, moves, context, text)
         resp = pb.AdvanceBotsResponse(stop_reason=stop)
-        self._bot_turns(resp.bot_turns, state.game, turns, viewer, request.trusted_backend)
+        self._bot_turns(
+            resp.bot_turns,
+            state.game,
+            turns,
+            viewer,
+            request.trusted_backend,
+            compact=request.compact_actions,
+        )
         self._finish(resp, state, request, viewer)
         return resp
 

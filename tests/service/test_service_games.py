@@ -356,6 +356,54 @@ def test_legal_actions_come_compact_on_request(stub: Any) -> None:
     assert not other.legal_actions and not public.legal_actions
 
 
+def _actions(message: Any) -> list[Any]:
+    """Every ``heka.v1.Action`` in ``message``, at any depth."""
+    found = []
+    for field, value in message.ListFields():
+        if field.message_type is None:
+            continue
+        for item in value if field.is_repeated else [value]:
+            if field.message_type.full_name == "heka.v1.Action":
+                found.append(item)
+            elif hasattr(item, "ListFields"):
+                found += _actions(item)
+    return found
+
+
+def test_every_action_of_a_compact_response_is_compact(stub: Any) -> None:
+    """compact_actions holds for every action a response carries: the legal actions, the bots'
+    turns, a bot's move, and its diagnostics' actions and principal variation."""
+    bots = [pb.BotSeat(seat=s, bot=tiny_mcts(12)) for s in (0, 1)]
+    created = stub.CreateGame(pb.CreateGameRequest(game="osirium", seed=5, viewer=0))
+    responses = []
+    for compact in (False, True):
+        advanced = stub.AdvanceBots(
+            pb.AdvanceBotsRequest(
+                state=created.state,
+                bots=bots,
+                max_bot_moves=4,
+                viewer=0,
+                trusted_backend=True,
+                include_legal_actions=True,
+                compact_actions=compact,
+            )
+        )
+        moved = stub.BotMove(
+            pb.BotMoveRequest(
+                state=created.state, bot=tiny_mcts(12), viewer=0, apply=True, compact_actions=compact
+            )
+        )
+        responses.append((advanced, moved))
+    (full_advanced, full_moved), (advanced, moved) = responses
+    for full, compact_response in ((full_advanced, advanced), (full_moved, moved)):
+        actions, full_actions = _actions(compact_response), _actions(full)
+        assert len(actions) == len(full_actions) > 3
+        assert [(a.id, a.text) for a in actions] == [(a.id, a.text) for a in full_actions]
+        assert all(a.WhichOneof("details") is None and not a.kind for a in actions)
+        assert any(a.WhichOneof("details") is not None for a in full_actions)
+    assert advanced.bot_turns and advanced.bot_turns[0].diagnostics.actions
+
+
 def test_move_number_counts_every_action(stub: Any) -> None:
     created = stub.CreateGame(pb.CreateGameRequest(game="aton", seed=9, viewer=0, include_legal_actions=True))
     assert created.status.move_number == 0
