@@ -61,6 +61,9 @@ MIN_SECRET_BYTES = 16
 #: 10^10 draws; a run of zeros or a repeated pattern holds a few.
 MIN_DISTINCT_BYTES = 9
 _KEY_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+#: The longest key id an error message repeats: shorter than the base64 of the shortest secret
+#: (22 characters), so that a secret written in the id's place never reaches the logs.
+MAX_SHOWN_ID_CHARS = 16
 _HEADER_FIXED = len(MAGIC) + 3
 #: Longest token accepted, in characters, far above real tokens of any state version read
 #: (a few hundred characters: docs/rules/, "Serialisation"); a longer one is refused before
@@ -101,16 +104,22 @@ class StateKey:
     search_secret: bytes
 
     @classmethod
-    def from_secret(cls, key_id: str, secret: bytes) -> StateKey:
-        if not _KEY_ID.match(key_id):
-            raise KeyConfigError(f"bad key id {key_id!r}: use 1-64 characters of A-Z a-z 0-9 . _ -")
-        if len(secret) < MIN_SECRET_BYTES:
+    def from_secret(cls, key_id: str, secret: bytes, name: str = "") -> StateKey:
+        """The key ``key_id`` of ``secret``; a :class:`KeyConfigError` names it ``name`` (by
+        default its id when valid), and never repeats a bad id: a secret written in its place
+        would go to the logs."""
+        valid = bool(_KEY_ID.match(key_id))
+        name = name or (f"key {key_id!r}" if valid else "key")
+        if not valid:
             raise KeyConfigError(
-                f"key {key_id!r}: secret is {len(secret)} bytes, at least {MIN_SECRET_BYTES} needed"
+                f"{name}: bad key id ({len(key_id)} characters): use 1-64 characters of "
+                "A-Z a-z 0-9 . _ -, then ':' and the secret"
             )
+        if len(secret) < MIN_SECRET_BYTES:
+            raise KeyConfigError(f"{name}: secret is {len(secret)} bytes, at least {MIN_SECRET_BYTES} needed")
         if len(set(secret)) < MIN_DISTINCT_BYTES:
             raise KeyConfigError(
-                f"key {key_id!r}: secret holds only {len(set(secret))} distinct byte values (a "
+                f"{name}: secret holds only {len(set(secret))} distinct byte values (a "
                 "repeated pattern, not random bytes): make one with `heka serve --new-key`"
             )
         return cls(
@@ -182,14 +191,20 @@ def parse_keys(spec: str, source: str = "") -> list[StateKey]:
         if not part:
             continue
         key_id, sep, secret_b64 = part.partition(":")
+        key_id = key_id.strip()
+        # A key is named by its place, and by its id only when that is short enough not to be
+        # a secret written in the id's place (ids and secrets swapped): errors go to the logs.
+        name = f"key {len(keys) + 1}"
+        if sep and _KEY_ID.match(key_id) and len(key_id) <= MAX_SHOWN_ID_CHARS:
+            name += f" ({key_id!r})"
         if not sep:
-            raise KeyConfigError(f"{where}each key must be written key_id:base64_secret")
+            raise KeyConfigError(f"{where}{name}: each key must be written key_id:base64_secret")
         try:
             secret = _b64decode(secret_b64)
         except (binascii.Error, ValueError):
-            raise KeyConfigError(f"{where}key {key_id.strip()!r}: secret is not valid base64") from None
+            raise KeyConfigError(f"{where}{name}: secret is not valid base64") from None
         try:
-            keys.append(StateKey.from_secret(key_id.strip(), secret))
+            keys.append(StateKey.from_secret(key_id, secret, name))
         except KeyConfigError as exc:
             raise KeyConfigError(f"{where}{exc}") from None
     ids = [k.key_id for k in keys]

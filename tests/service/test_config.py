@@ -220,14 +220,14 @@ def test_a_key_file_that_cannot_serve_is_refused_naming_it(tmp_path: Any) -> Non
     from service.envelope import KeyConfigError
 
     for env, message in [
-        ({"HEKA_STATE_KEYS": "garbage"}, "HEKA_STATE_KEYS (--state-keys): each key must be written"),
+        ({"HEKA_STATE_KEYS": "garbage"}, "HEKA_STATE_KEYS (--state-keys): key 1: each key must be written"),
         (
             {"HEKA_STATE_KEYS_FILE": str(garbage)},
-            f"HEKA_STATE_KEYS_FILE (--state-keys-file) {garbage}: each key must be written",
+            f"HEKA_STATE_KEYS_FILE (--state-keys-file) {garbage}: key 1: each key must be written",
         ),
         (
             {"HEKA_STATE_KEYS": "k1:***"},
-            "HEKA_STATE_KEYS (--state-keys): key 'k1': secret is not valid base64",
+            "HEKA_STATE_KEYS (--state-keys): key 1 ('k1'): secret is not valid base64",
         ),
         ({"HEKA_STATE_KEYS": f"{key},{key}"}, "HEKA_STATE_KEYS (--state-keys): key ids must be distinct"),
     ]:

@@ -127,7 +127,7 @@ def test_replay_reports_bad_input(capsys: Any, monkeypatch: Any, tmp_path: Path)
     garbage.write_text("garbage\n")
     for path, message in [
         (empty, f"--state-keys-file {empty} holds no keys"),
-        (garbage, f"--state-keys-file {garbage}: each key must be written key_id:base64_secret"),
+        (garbage, f"--state-keys-file {garbage}: key 1: each key must be written key_id:base64_secret"),
     ]:
         assert main(["replay", "--game", "aton", "--seed", "1", "--state-keys-file", str(path)]) == 2
         assert message in capsys.readouterr().err

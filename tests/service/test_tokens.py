@@ -191,6 +191,30 @@ def test_bad_key_specs(spec: str, message: str) -> None:
         KeyRing(parse_keys(spec))
 
 
+def test_a_bad_key_spec_never_repeats_a_secret() -> None:
+    """Key errors go to the logs (the start_failed line): a secret written where the id goes
+    (id and secret swapped, the id left out, a typo in the separator) is never repeated, nor a
+    part of it; a key is named by its place, and by its id when that is short."""
+    secret = base64.b64encode(bytes(range(7, 39))).decode()
+    url_safe = base64.urlsafe_b64encode(bytes(range(40, 72))).decode().rstrip("=")
+    specs = [
+        f"{secret}:k1",  # swapped
+        f"{url_safe}:k1",  # swapped, an id-shaped secret
+        secret,  # no id
+        url_safe,
+        f"k1;{secret}",  # a wrong separator
+        f"{KEY1},k2:{secret[:10]}",  # a short secret
+    ]
+    for spec in specs:
+        with pytest.raises(KeyConfigError) as info:
+            parse_keys(spec, "HEKA_STATE_KEYS")
+        text = str(info.value)
+        for s in (secret, url_safe):
+            assert not any(s[i : i + 8] in text for i in range(len(s) - 7)), (spec, text)
+    with pytest.raises(KeyConfigError, match=r"key 2 \('k2'\): secret is 7 bytes"):
+        parse_keys(f"{KEY1},k2:{secret[:10]}")
+
+
 def test_a_token_longer_than_the_bound_is_refused_before_decoding() -> None:
     from service.envelope import MAX_TOKEN_CHARS
 
