@@ -13,6 +13,7 @@ import errno
 import glob
 import math
 import os
+import re
 import tempfile
 from collections.abc import Callable, Mapping
 from typing import Any, Final
@@ -325,8 +326,9 @@ class Config:
     metrics_dir: str = _setting(
         "HEKA_METRICS_DIR",
         "",
-        "Prometheus multiprocess directory (must be writable; wiped at start). Empty: a new "
-        "temporary directory.",
+        "Prometheus multiprocess directory (must be writable; its metric files, "
+        "counter_*.db, gauge_*.db, histogram_*.db, summary_*.db, are removed at start, "
+        "nothing else). Empty: a new temporary directory.",
         metavar="PATH",
     )
     trusted_decode: bool = _setting(
@@ -613,6 +615,9 @@ def markdown_table() -> str:
 
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+#: The files prometheus_client's multiprocess mode writes: its metric type (a gauge's with its
+#: mode), then the writing process's id.
+METRIC_FILE = re.compile(r"(?:counter|gauge_[a-z]+|histogram|summary)_\d+\.db")
 
 
 def prepare_metrics_dir(path: str) -> tuple[str, bool]:
@@ -627,7 +632,10 @@ def prepare_metrics_dir(path: str) -> tuple[str, bool]:
         if os.path.exists(path) and not os.path.isdir(path):
             raise NotADirectoryError(errno.ENOTDIR, "it is a file, not a folder")
         os.makedirs(path, exist_ok=True)
+        # Only prometheus_client's own files (TYPE_PID.db): a folder shared with other files
+        # (an application's SQLite *.db) keeps them.
         for stale in glob.glob(os.path.join(path, "*.db")):
-            os.remove(stale)
+            if METRIC_FILE.fullmatch(os.path.basename(stale)):
+                os.remove(stale)
     os.environ[MULTIPROC_ENV] = path
     return path, created

@@ -152,6 +152,28 @@ def test_a_metrics_dir_that_is_a_file_is_named_so(tmp_path: Path) -> None:
         cfg.prepare_metrics_dir(str(afile))
 
 
+def test_a_metrics_dir_loses_only_the_metric_files_at_start(tmp_path: Path, monkeypatch: Any) -> None:
+    """The folder may hold other files (an application's SQLite *.db): only prometheus_client's
+    own files of earlier processes are removed, whatever writes them."""
+    monkeypatch.delenv(cfg.MULTIPROC_ENV, raising=False)
+    stale = ["counter_12.db", "gauge_livesum_12.db", "gauge_all_7.db", "histogram_3.db", "summary_44.db"]
+    kept = ["app.db", "counter.db", "counter_12.db.bak", "notes.txt", "histogram_x.db"]
+    for name in stale + kept:
+        (tmp_path / name).write_text("x")
+    path, created = cfg.prepare_metrics_dir(str(tmp_path))
+    assert (path, created) == (str(tmp_path), False)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(kept)
+    # The names are prometheus_client's: a counter it writes in this folder is one of them.
+    from prometheus_client import values
+
+    value_class = values.MultiProcessValue(process_identifier=lambda: 12)
+    value_class("counter", "c", "c", (), (), "help").inc(1)
+    value_class("gauge", "g", "g", (), (), "help", multiprocess_mode="livesum").inc(1)
+    value_class("histogram", "h", "h", (), (), "help").inc(1)
+    written = sorted(p.name for p in tmp_path.iterdir() if p.name not in kept)
+    assert written and all(cfg.METRIC_FILE.fullmatch(name) for name in written), written
+
+
 def test_bad_config_exits_2() -> None:
     from service.cli import main
 
