@@ -44,9 +44,15 @@ RUN python -m venv --without-pip /opt/heka \
 
 # --- runtime: the virtualenv, a non-root user, nothing else -----------------------------
 FROM base AS runtime
+# The slim image's own interpreter carries pip, setuptools and wheel, which nothing at run time
+# needs: removed, so that the image installs nothing (scripts/image_check.py checks it).
 RUN groupadd --system --gid 10001 heka \
     && useradd --system --uid 10001 --gid heka --no-create-home \
-       --home-dir /nonexistent --shell /usr/sbin/nologin heka
+       --home-dir /nonexistent --shell /usr/sbin/nologin heka \
+    && rm -rf /usr/local/bin/pip* /usr/local/lib/python3*/site-packages/pip \
+       /usr/local/lib/python3*/site-packages/pip-* /usr/local/lib/python3*/site-packages/setuptools* \
+       /usr/local/lib/python3*/site-packages/wheel* /usr/local/lib/python3*/site-packages/_distutils_hack \
+       /usr/local/lib/python3*/site-packages/distutils-precedence.pth
 COPY --from=builder /opt/heka /opt/heka
 
 # Defaults for the main HEKA_* settings (all of them: docs/operations.md). A container is
@@ -56,7 +62,7 @@ COPY --from=builder /opt/heka /opt/heka
 # directory lives under /tmp so the image runs with a read-only root filesystem (mount an
 # emptyDir there in Kubernetes). The drain (HEKA_GRACE_SECONDS) keeps the server's default,
 # which outlasts the longest bot call: stop the container with a timeout above it
-# (`docker stop --time 40`; docs/operations.md).
+# (`docker stop --time 60`, as the pod's terminationGracePeriodSeconds; docs/operations.md).
 ENV PATH=/opt/heka/bin:$PATH \
     HEKA_HOST=[::] \
     HEKA_PORT=50051 \

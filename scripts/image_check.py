@@ -107,6 +107,15 @@ def static_checks(image: str) -> dict[str, object]:
         "print(' '.join(m for m in ('pip', 'setuptools', 'wheel') if u.find_spec(m)))\"",
     )
     check(venv_extras == "", f"the runtime virtualenv holds {venv_extras}")
+    # The base image's own interpreter too (the official slim image ships them).
+    system_extras = in_image(
+        image,
+        "for p in /usr/local/bin/python3 /usr/bin/python3; do [ -x $p ] && $p -c "
+        '"import importlib.util as u; '
+        "print(' '.join(m for m in ('pip', 'setuptools', 'wheel') if u.find_spec(m)))\"; done; "
+        "ls /usr/local/bin | grep -E '^pip' || true",
+    )
+    check(system_extras.strip() == "", f"the image's interpreter holds {system_extras.split()}")
     build = in_image(image, "/opt/heka/bin/python -c 'import engine; print(engine.build())'")
     check(build == "compiled", f"the image runs the {build!r} build, not the compiled one")
     return {"uid": ids[0], "gid": ids[1], "compilers": [], "venv_extras": [], "build": build}

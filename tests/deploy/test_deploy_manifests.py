@@ -218,6 +218,14 @@ def test_grace_period_covers_shutdown_delay_and_drain(docs):
     delay = float(config["data"]["HEKA_SHUTDOWN_DELAY_SECONDS"])
     assert delay > 0, "keep serving while endpoint removal propagates"
     assert pod["terminationGracePeriodSeconds"] >= delay + drain + server.STOP_TAIL_SECONDS + 5
+    # Outside Kubernetes the container's stop timeout plays the grace period's part: every
+    # `docker stop --time N` the image and the docs give is that period.
+    root = Path(__file__).resolve().parents[2]
+    sources = [root / "Dockerfile", *sorted((root / "docs").glob("*.md"))]
+    timeouts = [
+        (p.name, int(n)) for p in sources for n in re.findall(r"docker stop --time (\d+)", p.read_text())
+    ]
+    assert timeouts and all(n == pod["terminationGracePeriodSeconds"] for _, n in timeouts), timeouts
 
 
 def test_the_drain_covers_the_longest_bot_call(docs):

@@ -92,10 +92,13 @@ def test_the_entrypoint_needs_no_shell_and_resumes_from_its_json() -> None:
 
 
 def test_the_ray_pods_are_locked_down_like_the_servers() -> None:
-    """The pods run code a token holder submits: not as root, no privilege escalation, no
-    capabilities, no Kubernetes API token, as the server's Deployment."""
-    spec = yaml.safe_load(MANIFEST.read_text())["spec"]["rayClusterSpec"]
-    pods = [spec["headGroupSpec"]["template"]["spec"]]
+    """The pods run code a token holder submits, and the submitter holds the token: not as
+    root, no privilege escalation, no capabilities, no Kubernetes API token, as the server's
+    Deployment. Every pod the RayJob makes has its template here (KubeRay's default
+    submitter template sets none of it)."""
+    job = yaml.safe_load(MANIFEST.read_text())["spec"]
+    spec = job["rayClusterSpec"]
+    pods = [spec["headGroupSpec"]["template"]["spec"], job["submitterPodTemplate"]["spec"]]
     pods += [group["template"]["spec"] for group in spec["workerGroupSpecs"]]
     for pod in pods:
         assert pod["automountServiceAccountToken"] is False
