@@ -684,8 +684,10 @@ def _print_check(
         )
     verdict = table_check(rows, seed, "anchors" if held else "random")
     mae = verdict.mean_absolute_error
+    # Rounded as the verdict rounds it (up): one figure on the line, never a passing-looking
+    # 30.0 beside a failure.
     print(
-        f"{met} of {len(rows)} within ±{TOLERANCE:.0f} Elo; mean absolute error {mae:.1f} "
+        f"{met} of {len(rows)} within ±{TOLERANCE:.0f} Elo; mean absolute error {verdict.error_text} "
         f"(at most {MAX_MEAN_ERROR:.0f}): {verdict.verdict()}"
     )
     return {

@@ -8,6 +8,7 @@ import argparse
 import gzip
 import io
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -88,8 +89,13 @@ def test_a_table_whose_check_fails_is_not_shipped(
     n = len(ladder.default_check_targets(table))
     capsys.readouterr()
     monkeypatch.setattr(ladder, "TOLERANCE", -1.0)  # no measurement is within: the check fails
+    monkeypatch.setattr(ladder, "MAX_MEAN_ERROR", 0.0)  # and so does its mean absolute error
     assert main(check_command("table.json")) == 1
     out, err = capsys.readouterr()
+    summary = next(line for line in out.splitlines() if "(at most" in line)
+    figures = re.findall(r"mean absolute error ([\d.]+)", summary)
+    assert len(figures) == 2 and len(set(figures)) == 1, summary  # one figure, rounded one way
+    monkeypatch.setattr(ladder, "MAX_MEAN_ERROR", 30.0)
     assert f"the check failed (0 of {n} targets within" in err and "not shipped" in err
     assert "--provisional ships it as provisional" in err
     assert f"the check fails: {n} target(s) outside" in out
