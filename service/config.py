@@ -401,6 +401,10 @@ class Config:
             if isinstance(value, float) and not math.isfinite(value):
                 within = f" in {range_text(f.name)}" if f.name in RANGES else ""
                 raise ConfigError(f"{_named(f.name)} must be a finite number{within}, got {value}")
+            # Bytes that are not UTF-8 reach Python as lone surrogates (argv, environment):
+            # named here, not met as an encoding error of whatever uses the text.
+            if isinstance(value, str) and any(0xD800 <= ord(ch) <= 0xDFFF for ch in value):
+                raise ConfigError(f"{_named(f.name)} is not UTF-8 text")
         if not self.host.strip():
             raise ConfigError(
                 f"{_named('host')} is empty: name the address to bind (localhost: this machine only; "

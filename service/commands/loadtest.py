@@ -165,7 +165,12 @@ def register(sub: Any) -> None:
         default=0,
         help="players per game, within each game's player counts (default, or 0: the game's minimum)",
     )
-    p.add_argument("--bot", choices=("random", "greedy", "mcts"), default="mcts", help="bot (default: mcts)")
+    p.add_argument(
+        "--bot",
+        choices=("random", "greedy", "mcts"),
+        default=None,
+        help="bot of the bot and play scenarios (default: mcts)",
+    )
     p.add_argument(
         "--difficulty",
         choices=("easy", "medium", "hard", "expert"),
@@ -228,7 +233,11 @@ def _check_flags(args: argparse.Namespace) -> None:
         )
     if args.max_retries is not None and args.no_retry:
         raise ValueError("--max-retries and --no-retry disagree: give one")
-    if args.difficulty is not None and args.bot != "mcts":
+    if args.scenario == "cheap" and (args.bot is not None or args.difficulty is not None):
+        raise ValueError(
+            "--bot and --difficulty choose the bots of the bot and play scenarios: cheap runs none"
+        )
+    if args.difficulty is not None and (args.bot or "mcts") != "mcts":
         raise ValueError(f"--difficulty is a preset of --bot mcts, not of --bot {args.bot}")
     if args.rate is not None and not (math.isfinite(args.rate) and 0 < args.rate <= MAX_RATE):
         raise ValueError(
@@ -272,7 +281,7 @@ def run(args: argparse.Namespace) -> int:
         config = ScenarioConfig(
             games=tuple(args.game or ("aton",)),
             players=args.players,
-            bot=args.bot,
+            bot=args.bot or "mcts",
             difficulty=args.difficulty or "easy",
             bot_rpc=args.bot_rpc or "ApplyAction",
             pool_size=DEFAULT_POOL if args.pool is None else args.pool,
@@ -321,8 +330,9 @@ def run(args: argparse.Namespace) -> int:
         "timeout_seconds": settings.timeout,
         "games": list(config.games),
         "players": config.players,
-        "bot": config.bot,
-        "difficulty": config.difficulty,
+        # What the calls played: no bot in the cheap scenario, no preset but MCTS's.
+        "bot": None if scenario.name == "cheap" else config.bot,
+        "difficulty": config.difficulty if scenario.name != "cheap" and config.bot == "mcts" else None,
         "bot_rpc": config.bot_rpc,
         "seed": config.seed,
         "retry": settings.backoff is not None,

@@ -11,6 +11,8 @@ from typing import Any
 #: An integer option value: an optional minus and ASCII digits (``--5`` or ``1_000`` stay
 #: strings, which the game's options then refuse by name).
 _INTEGER = re.compile(r"-?[0-9]+")
+#: The most digits an integer option may have (Python refuses past 4,300; no option needs more).
+MAX_OPTION_DIGITS = 100
 #: The largest seed a server returns (``CreateGameResponse.seed`` is a uint64).
 MAX_SEED = 2**64 - 1
 
@@ -150,6 +152,8 @@ def parse_option_pairs(pairs: Iterable[str]) -> list[tuple[str, Any]]:
         if low in ("true", "false"):
             parsed = low == "true"
         elif _INTEGER.fullmatch(low):
+            if len(low.lstrip("+-")) > MAX_OPTION_DIGITS:
+                raise ValueError(f"--option {name.strip()}: a number of at most {MAX_OPTION_DIGITS} digits")
             parsed = int(low)
         out.append((name.strip(), parsed))
     return out

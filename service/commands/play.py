@@ -232,7 +232,7 @@ def register(sub: Any) -> None:
 
 def make_local_session(args: argparse.Namespace) -> LocalSession:
     """Build the local session from the command line (raises ``ValueError`` on bad input)."""
-    from ai.api import make_bot, split_bot_specs
+    from ai.api import split_bot_specs
     from engine import get_game
 
     game = get_game(args.game)
@@ -248,9 +248,21 @@ def make_local_session(args: argparse.Namespace) -> LocalSession:
         specs = specs * len(others)
     if len(specs) != len(others):
         raise ValueError(f"--bots: give one spec, or one per other seat ({len(others)}), not {len(specs)}")
-    bots = {p: (spec, make_bot(spec)) for p, spec in zip(others, specs, strict=True)}
+    bots = {p: (spec, _bot(spec, "--bots")) for p, spec in zip(others, specs, strict=True)}
     hint_spec = getattr(args, "hint_bot", "mcts:medium")
-    return LocalSession(state, args.seat, bots, seed, hint=(hint_spec, make_bot(hint_spec)), options=options)
+    return LocalSession(
+        state, args.seat, bots, seed, hint=(hint_spec, _bot(hint_spec, "--hint-bot")), options=options
+    )
+
+
+def _bot(spec: str, flag: str) -> Any:
+    """The bot of ``spec``, a bad spec's error naming the flag that gave it."""
+    from ai.api import make_bot
+
+    try:
+        return make_bot(spec)
+    except ValueError as exc:
+        raise ValueError(f"{flag}: {exc}") from None
 
 
 def run(args: argparse.Namespace) -> int:

@@ -40,7 +40,9 @@ def register(sub: Any) -> None:
         "only what the seat may see.",
     )
     p.add_argument("--game", default="", help="game name (aton, osirium); not with --state")
-    p.add_argument("--seed", type=int, default=1, help="the game's seed, also seeding the moves (default: 1)")
+    p.add_argument(
+        "--seed", type=int, default=None, help="the game's seed, also seeding the moves (default: 1)"
+    )
     p.add_argument("--players", type=int, default=None, help="player count (default: the game's minimum)")
     p.add_argument("--teams", action="store_true", help="team variant (Osirium, 4 players)")
     p.add_argument(
@@ -111,8 +113,9 @@ def _new_state(args: argparse.Namespace) -> tuple[Any, str]:
         raise RenderError(f"--moves must not be negative, got {args.moves}")
     game = get_game(args.game)
     options = _options(args.option, args.teams)
-    state = game.new_initial_state(args.players, args.seed, options)
-    rng = random.Random(args.seed)
+    seed = 1 if args.seed is None else args.seed
+    state = game.new_initial_state(args.players, seed, options)
+    rng = random.Random(seed)
     played = 0
     while played < args.moves and not state.is_terminal():
         state.apply(rng.choice(state.legal_actions()))
@@ -120,7 +123,7 @@ def _new_state(args: argparse.Namespace) -> tuple[Any, str]:
     if played < args.moves:
         print(f"heka render: the game ended after {played} moves", file=sys.stderr)
     shown = f", options {json.dumps(options, sort_keys=True)}" if options else ""
-    return state, f"seed {args.seed}{shown}, after {played} random moves"
+    return state, f"seed {seed}{shown}, after {played} random moves"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -135,6 +138,21 @@ def run(args: argparse.Namespace) -> int:
             raise RenderError("give either --game or --state, not both")
         if args.state_keys_file and not args.state:
             raise RenderError("--state-keys-file opens a token: it goes with --state")
+        if args.state:
+            # They make a new game: a state given is drawn as it is, never silently changed.
+            given = [
+                flag
+                for flag, value in (
+                    ("--seed", args.seed is not None),
+                    ("--players", args.players is not None),
+                    ("--teams", args.teams),
+                    ("--option", bool(args.option)),
+                    ("--moves", args.moves != 0),
+                )
+                if value
+            ]
+            if given:
+                raise RenderError(f"{', '.join(given)} make a new game (with --game): not with --state")
         state, how = _read_state(args.state, args.state_keys_file) if args.state else _new_state(args)
         n = state.num_players
         seat = 0 if args.seat is None else args.seat

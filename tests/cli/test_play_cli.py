@@ -243,7 +243,9 @@ def test_play_rejects_bad_settings(
     assert info.value.code == 2
     assert "unknown game" in capsys.readouterr().err
     assert main(["play", "--game", "aton", "--bots", "genius"]) == 2
-    assert "unknown bot kind" in capsys.readouterr().err
+    assert "heka play: --bots: unknown bot kind" in capsys.readouterr().err
+    assert main(["play", "--game", "aton", "--hint-bot", "genius"]) == 2
+    assert "heka play: --hint-bot: unknown bot kind" in capsys.readouterr().err
 
 
 def test_play_registers_the_server_flag() -> None:

@@ -49,3 +49,13 @@ def test_simulate_rejects_bad_input(capsys: pytest.CaptureFixture[str]) -> None:
     assert "--teams and --option teams=False disagree" in capsys.readouterr().err
     assert main([*args, "--option", "teams=true", "--option", "teams=false"]) == 2
     assert "--option teams given twice" in capsys.readouterr().err
+    # A number Python will not read (past 4,300 digits) is refused naming the option, in every
+    # command that takes --option.
+    long = "x=" + "9" * 5000
+    for command in (
+        ["simulate", "--game", "aton"],
+        ["render", "--game", "aton"],
+        ["arena", "--bots", "random;greedy"],
+    ):
+        assert main([*command, "--option", long]) == 2
+        assert "--option x: a number of at most 100 digits" in capsys.readouterr().err

@@ -66,6 +66,7 @@ def test_cheap_calls_at_a_fixed_rate(server, capsys):
     assert code == 0
     assert_sane(report, {"ListGames", "CreateGame", "GetView", "ListLegalActions", "ApplyAction"})
     assert report["tasks"]["started"] == 80 == report["tasks"]["completed"] == report["rpcs"]
+    assert report["settings"]["bot"] is None and report["settings"]["difficulty"] is None  # none played
 
 
 def test_frontends_play_complete_games(server, capsys):

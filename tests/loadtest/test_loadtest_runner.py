@@ -429,6 +429,8 @@ def test_an_open_loop_run_abandons_the_tasks_still_backing_off_at_its_end():
             ["--scenario", "bot", "--bot", "random", "--difficulty", "hard"],
             "--difficulty is a preset of --bot mcts, not of --bot random",
         ),
+        (["--difficulty", "hard"], "--bot and --difficulty choose the bots of the bot and play scenarios"),
+        (["--scenario", "cheap", "--bot", "random"], "cheap runs none"),
         (["--players", "9"], "--players 9: aton is played by 2 players, not 9"),
         (["--game", "osirium", "--players", "5"], "--players 5: osirium is played by 2 to 4 players, not 5"),
     ],

@@ -271,6 +271,16 @@ def test_an_empty_variable_is_unset_and_its_default_applies() -> None:
         cfg.load(None, {"HEKA_PORT": "5o051"})
 
 
+@pytest.mark.parametrize(
+    "setting", [s for s in cfg.SETTINGS if isinstance(s.default, str)], ids=lambda s: s.env
+)
+def test_text_settings_that_are_not_utf8_are_refused_naming_them(setting: Any) -> None:
+    """Bytes that are not UTF-8 reach Python as lone surrogates: every text setting refuses
+    them by name, not with an encoding error of whatever uses it (an address, a path)."""
+    with pytest.raises(cfg.ConfigError, match=re.escape(f"{setting.env} ({setting.flag}) is not UTF-8 text")):
+        cfg.load(None, {setting.env: "a\udcffb"}).validate()
+
+
 NUMBER_SETTINGS = [
     s for s in cfg.SETTINGS if isinstance(s.default, int | float) and not isinstance(s.default, bool)
 ]

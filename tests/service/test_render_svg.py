@@ -264,6 +264,11 @@ def test_render_reads_a_state_text_and_a_sealed_token(tmp_path: Path, monkeypatc
         (["--game", "aton", "--option", "x"], "--option needs NAME=VALUE"),
         (["--game", "aton", "--teams"], "teams"),
         (["--game", "aton", "--state", "aton:2:x"], "either --game or --state"),
+        (["--state", "aton:2:x", "--moves", "30"], "--moves make a new game (with --game): not with --state"),
+        (
+            ["--state", "aton:2:x", "--seed", "7", "--players", "4", "--teams", "--option", "foo=1"],
+            "--seed, --players, --teams, --option make a new game",
+        ),
         ([], "give --game"),
         (["--state", "aton:2:nonsense"], "aton state"),
         (["--state", "not-a-token"], "no key opens a token"),
