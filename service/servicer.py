@@ -439,7 +439,10 @@ class GameService(pb_grpc.GameServiceServicer):
         state's text as it is now (the token's), for the first search."""
         limit = time.monotonic() + self.config.max_advance_seconds
         first = state.move_number()
-        with self._slot(plans, context) as ticket:
+        # A slot only when a bot is to act: a player's move after which that player (or
+        # another person) acts again waits for no search (the call leaves the queue at once).
+        acts = moves > 0 and not state.is_terminal() and state.current_player() in plans
+        with self._slot(plans if acts else [], context) as ticket:
 
             def choose(s: State, plan: BotPlan, seed: int, end: float) -> tuple[int, Any]:
                 current_text = text if s.move_number() == first else None

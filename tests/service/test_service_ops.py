@@ -123,6 +123,21 @@ def _wait_in_flight(server: ServerProcess, n: int) -> None:
     raise AssertionError("search never started")
 
 
+def test_a_call_whose_bots_do_not_act_waits_for_no_slot(tight_server: ServerProcess) -> None:
+    """CreateGame and ApplyAction name their game's bots on every call (one call per move),
+    but a bot plays only when its seat is to act: when a person acts next, the call answers
+    at once, even with every search slot busy, instead of waiting in the queue."""
+    stub = tight_server.stub
+    token = stub.CreateGame(pb.CreateGameRequest(game="aton", seed=2)).state
+    long_call = stub.BotMove.future(pb.BotMoveRequest(state=token, bot=slow_mcts(2500), viewer=0), timeout=30)
+    _wait_in_flight(tight_server, 1)
+    bots = [pb.BotSeat(seat=1, bot=slow_mcts(100))]
+    created = stub.CreateGame(pb.CreateGameRequest(game="osirium", seed=3, viewer=0, bots=bots), timeout=30)
+    assert created.status.current_player == 0 and not created.bot_turns
+    assert not long_call.done()  # answered while the only slot was still busy
+    assert long_call.result().action.id in legal_ids(stub, token)
+
+
 def test_a_bot_call_waits_for_a_busy_slot_and_health_stays_serving(tight_server: ServerProcess) -> None:
     """Every slot busy: further bot calls (on any connection, so on either gRPC process)
     wait in the queue and are served when the slot frees, instead of being refused; cheap
