@@ -3,7 +3,7 @@
 # heka: the stateless gRPC game service (Aton, Osirium, MCTS bots).
 #
 #   docker build -t heka:0.1.0 .
-#   docker run --rm -p 50051:50051 -p 9095:9095 -e HEKA_STATE_KEYS=... heka:0.1.0
+#   docker run --rm -p 127.0.0.1:50051:50051 -p 127.0.0.1:9095:9095 -e HEKA_STATE_KEYS=... heka:0.1.0
 #
 # Two stages on one pinned Python release: the builder (the full Debian image of that
 # release, which has a C compiler) turns the source into wheels (ours, with engine/ and the
