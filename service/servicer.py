@@ -365,7 +365,7 @@ class GameService(pb_grpc.GameServiceServicer):
         if call_deadline is not None:
             wait = max(0.0, call_deadline - time.monotonic()) + 0.05
         try:
-            result = self.searches.run(job, timeout=wait)
+            result = self.searches.run(job, timeout=wait, ticket=ticket)
         except FutureTimeout:
             raise ServiceError(
                 grpc.StatusCode.DEADLINE_EXCEEDED,

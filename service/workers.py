@@ -36,6 +36,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
@@ -502,13 +503,16 @@ class SearchQueue:
 
 
 class Ticket:
-    """One admitted bot call: its cancel-flag index while it holds the slot."""
+    """One admitted bot call: its cancel-flag index while it holds the slot; ``running``: a
+    search its call stopped waiting for (:meth:`SearchPool.run`), which keeps the slot and
+    the flag until its worker is done with it."""
 
-    __slots__ = ("active", "index")
+    __slots__ = ("active", "index", "running")
 
     def __init__(self, index: int) -> None:
         self.index = index
         self.active = True
+        self.running: Future[Any] | None = None
 
 
 class SearchPool:
@@ -619,7 +623,14 @@ class SearchPool:
         return ticket
 
     def release(self, entry: Entry) -> None:
-        """The search of ``entry`` is done: its cancel flag and its slot go back."""
+        """The search of ``entry`` is done: its cancel flag and its slot go back. A search
+        still running in a worker (its call stopped waiting for it) keeps them until it ends:
+        the next call's search would wait behind it in that worker, and its flag, reset for
+        the next call, would no longer stop it."""
+        running = entry.ticket.running if entry.ticket is not None else None
+        if running is not None and not running.done():
+            running.add_done_callback(lambda _done: self.release(entry))
+            return
         with self._lock:
             ticket = entry.ticket
             if ticket is not None:
@@ -662,10 +673,19 @@ class SearchPool:
         except RuntimeError as exc:  # "cannot submit to a worker pool that is shut down"
             raise BrokenProcessPool(str(exc)) from exc
 
-    def run(self, job: SearchJob, timeout: float | None) -> SearchResult:
+    def run(self, job: SearchJob, timeout: float | None, ticket: Ticket | None = None) -> SearchResult:
         """Run one search; ``BrokenProcessPool`` when its worker died (the pool replaces
-        the worker), ``TimeoutError`` after ``timeout`` seconds."""
-        return self.submit(job).result(timeout=timeout)
+        the worker), ``TimeoutError`` after ``timeout`` seconds: then the search is asked to
+        stop (``ticket``'s flag), and the ticket's slot stays taken until it has
+        (:meth:`release`)."""
+        future = self.submit(job)
+        try:
+            return future.result(timeout=timeout)
+        except FutureTimeout:
+            if ticket is not None:
+                ticket.running = future
+                self.cancel(ticket)
+            raise
 
     def _restart(self) -> None:
         """Replace a broken pool (a worker died while starting)."""

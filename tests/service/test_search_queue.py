@@ -265,3 +265,32 @@ def test_refusal_reasons_are_a_fixed_set() -> None:
     assert REFUSAL_REASONS == ("queue_full", "queue_wait", "queue_deadline", "draining")
     with pytest.raises(ValueError, match="unknown refusal reason"):
         Refused("anything a request says", "no", 1.0)
+
+
+def test_a_search_its_call_stopped_waiting_for_keeps_its_slot_until_it_ends(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A search that overran its call's wait (a worker slower than its deadline) is asked to
+    stop, and keeps its slot and its cancel flag until its worker is done: released at once,
+    the next call's search would wait behind it in that worker, and the flag, reset for that
+    call, would no longer stop it."""
+    from concurrent.futures import Future
+    from concurrent.futures import TimeoutError as FutureTimeout
+
+    from service.workers import SearchPool
+
+    pool = SearchPool(1, 1, str(tmp_path))
+    try:
+        running: Future[Any] = Future()
+        monkeypatch.setattr(pool, "submit", lambda _job: running)
+        entry = pool.enter()
+        with pytest.raises(FutureTimeout), pool.admit(entry) as ticket:
+            pool.run(None, timeout=0.01, ticket=ticket)  # type: ignore[arg-type]
+        assert pool._flags[ticket.index] == 1  # the search is asked to stop
+        assert pool.take_free() is None  # its slot is still taken
+        running.set_result(None)  # the worker is done with it
+        taken = pool.take_free()
+        assert taken is not None
+        pool.release(taken[0])
+    finally:
+        pool.shutdown(cancel=True)
