@@ -39,7 +39,9 @@ def register(sub: Any) -> None:
         "accuracy (docs/review.md).",
     )
     p.add_argument("record", help="the record: a heka play --save file or a heka arena --json file")
-    p.add_argument("--index", type=int, default=0, help="with an arena file: the game's index (default: 0)")
+    p.add_argument(
+        "--index", type=int, default=None, help="with an arena file: the game's index (default: 0)"
+    )
     who = p.add_mutually_exclusive_group()
     who.add_argument(
         "--seat",
@@ -75,9 +77,10 @@ class RecordError(ValueError):
     """A record file that cannot be reviewed (the message says why)."""
 
 
-def load_record(path: str, index: int) -> tuple[State, list[int], list[str], int | None]:
+def load_record(path: str, index: int | None) -> tuple[State, list[int], list[str], int | None]:
     """The game of a record: its start, its actions, a name per seat, and the person's seat
-    (a play record) or None (an arena game)."""
+    (a play record) or None (an arena game, ``index``: which, 0 by default; a play record
+    holds one game, and refuses an index)."""
     from engine.registry import get_game
     from service.commands.files import FileArgError, read_json
 
@@ -104,6 +107,10 @@ def load_record(path: str, index: int) -> tuple[State, list[int], list[str], int
             raise RecordError(f"{path}: 'options' must be an object, not {options!r}")
         recorded: object = None  # an arena game's winners, which its replay must give
         if data.get("record") == PLAY_RECORD:
+            if index is not None:
+                raise RecordError(
+                    f"{path} is a play record of one game: --index picks a game of an arena file"
+                )
             seed, actions, names, person = (
                 integer(data.get("seed"), "seed"),
                 data["actions"],
@@ -111,6 +118,7 @@ def load_record(path: str, index: int) -> tuple[State, list[int], list[str], int
                 data.get("person"),
             )
         elif isinstance(data.get("games"), list):
+            index = 0 if index is None else index
             games: dict[int, dict[str, Any]] = {}
             for i, g in enumerate(data["games"]):
                 if not isinstance(g, dict):
@@ -310,7 +318,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     if args.json:
         data = {
             "record": args.record,
-            "index": args.index,
+            "index": (args.index or 0) if person is None else None,  # a play record: one game
             "game": start.game.descriptor.name,
             "players": n,
             "reviewer": who.name,

@@ -142,6 +142,7 @@ def test_bad_records_and_settings_exit_2_with_a_message(
         ([str(junk)], "not a game record"),
         ([str(tmp_path / "missing.json")], "cannot read"),
         ([str(path), "--seat", "5"], "--seat must be 0..1"),
+        ([str(path), "--index", "2"], "is a play record of one game: --index picks a game of an arena file"),
         ([str(path), "--preset", "godlike"], "unknown preset"),
         ([str(bad)], "move 6"),
     ]
