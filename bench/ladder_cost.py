@@ -39,10 +39,11 @@ MEASURED = (
     ("Osirium, 3 players", RESULTS / "ladder_osirium3_50.json", RESULTS / "check_osirium3.json"),
     # The fixed design at 128 games per pair, the shipped table and its check.
     ("Osirium, 4 players", RESULTS / "ladder_osirium4_128.json", RESULTS / "check_osirium4_128.json"),
+    # 256 games per pair, 128 for the candidates that search more than every anchor.
     (
         "Osirium, 4 players in teams",
-        RESULTS / "ladder_osirium4_teams_128.json",
-        RESULTS / "check_osirium4_teams_128.json",
+        RESULTS / "ladder_osirium4_teams_256.json",
+        RESULTS / "check_osirium4_teams_256.json",
     ),
 )
 CORES = (2, 16, 128)
