@@ -464,19 +464,13 @@ class GameService(pb_grpc.GameServiceServicer):
         return turns, convert.enum_value(_STOP_REASON, stop)
 
     def _bot_turns(
-        self,
-        target: Any,
-        game: Game,
-        turns: list[PlayedTurn],
-        viewer: int | None,
-        trusted: bool,
-        *,
-        compact: bool = False,
+        self, target: Any, game: Game, turns: list[PlayedTurn], viewer: int | None, request: Any
     ) -> None:
         """``BotTurn`` messages for ``viewer``: another seat's secret decision as id -1, and
-        another seat's diagnostics as their totals, unless ``trusted``; their actions with id
-        and text only when ``compact``."""
+        another seat's diagnostics as their totals, unless ``request.trusted_backend``; their
+        actions with id and text only with ``request.compact_actions``."""
         name = game.descriptor.name
+        trusted, compact = request.trusted_backend, request.compact_actions
         for t in turns:
             private = trusted or viewer == t.player
             msg = target.add(player=t.player)
@@ -523,14 +517,7 @@ class GameService(pb_grpc.GameServiceServicer):
         if not plans:
             return
         turns, stop = self._play_bots(state, plans, moves, context)
-        self._bot_turns(
-            resp.bot_turns,
-            state.game,
-            turns,
-            viewer,
-            request.trusted_backend,
-            compact=request.compact_actions,
-        )
+        self._bot_turns(resp.bot_turns, state.game, turns, viewer, request)
         resp.stop_reason = stop
 
     # ------------------------------------------------------------------------------------
@@ -714,14 +701,7 @@ class GameService(pb_grpc.GameServiceServicer):
         self._to_act(state, None)
         turns, stop = self._play_bots(state, plans, moves, context, text)
         resp = pb.AdvanceBotsResponse(stop_reason=stop)
-        self._bot_turns(
-            resp.bot_turns,
-            state.game,
-            turns,
-            viewer,
-            request.trusted_backend,
-            compact=request.compact_actions,
-        )
+        self._bot_turns(resp.bot_turns, state.game, turns, viewer, request)
         self._finish(resp, state, request, viewer)
         return resp
 

@@ -147,46 +147,19 @@ def _arena_record(tmp_path: Path) -> Path:
     return record
 
 
+LADDER_RUN = ["arena", "--ladder", "--bots", "greedy", "--anchors", "random", "--games", "2", "--no-progress"]
 #: Each command with two of its paths given as one file ({f}): an output over an input, or
 #: over another output. The file is refused before any work, named by both of its flags.
 SAME_FILE = [
     (["render", "--state", "x", "--state-keys-file", "{f}", "--out", "{f}"], "--state-keys-file", "--out"),
     (["arena", "--ladder", "--check", "{f}", "--json", "{f}", "--no-progress"], "--check", "--json"),
     (
-        [
-            "arena",
-            "--ladder",
-            "--bots",
-            "greedy",
-            "--anchors",
-            "random",
-            "--games",
-            "2",
-            "--no-progress",
-            "--json",
-            "{f}",
-            "--ratings",
-            "{f}",
-        ],
+        [*LADDER_RUN, "--json", "{f}", "--ratings", "{f}"],
         "--ratings",
         "--json",
     ),
     (
-        [
-            "arena",
-            "--ladder",
-            "--bots",
-            "greedy",
-            "--anchors",
-            "random",
-            "--games",
-            "2",
-            "--no-progress",
-            "--resume",
-            "{f}",
-            "--ratings",
-            "{f}",
-        ],
+        [*LADDER_RUN, "--resume", "{f}", "--ratings", "{f}"],
         "--resume",
         "--ratings",
     ),
