@@ -41,7 +41,7 @@ def test_a_bot_move_encodes_once_and_its_worker_decodes_without_checking_again(m
     monkeypatch.setattr(AtonGame, "deserialize_state", deserialize)
 
     class InlinePool:  # the worker's own function, in this process
-        def run(self, job: Any, timeout: float) -> SearchResult:
+        def run(self, job: Any, timeout: float, ticket: Any = None) -> SearchResult:
             return run_search(job)
 
     class Context:
