@@ -403,7 +403,7 @@ class Config:
                 raise ConfigError(f"{_named(f.name)} must be a finite number{within}, got {value}")
             # Bytes that are not UTF-8 reach Python as lone surrogates (argv, environment):
             # named here, not met as an encoding error of whatever uses the text.
-            if isinstance(value, str) and any(0xD800 <= ord(ch) <= 0xDFFF for ch in value):
+            if isinstance(value, str) and not is_utf8_text(value):
                 raise ConfigError(f"{_named(f.name)} is not UTF-8 text")
         if not self.host.strip():
             raise ConfigError(
@@ -616,6 +616,12 @@ def markdown_table() -> str:
         meaning = s.help.replace("|", "\\|")
         lines.append(f"| `{s.env}` | `{s.flag}` | {shown} | {range_text(s.name)} | {meaning} |")
     return "\n".join(lines)
+
+
+def is_utf8_text(text: str) -> bool:
+    """Whether ``text`` came from UTF-8: bytes that are not reach Python's argv and
+    environment as lone surrogates, which nothing downstream can encode."""
+    return not any(0xD800 <= ord(ch) <= 0xDFFF for ch in text)
 
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"

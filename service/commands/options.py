@@ -40,7 +40,9 @@ def utf8_text(text: str) -> str:
     target, a service name, a TLS server name). Bytes that are not UTF-8 reach Python's argv
     as lone surrogates, which gRPC cannot encode: refused here naming the flag, not met as a
     traceback."""
-    if any(0xD800 <= ord(ch) <= 0xDFFF for ch in text):
+    from service.config import is_utf8_text
+
+    if not is_utf8_text(text):
         raise argparse.ArgumentTypeError(f"not UTF-8 text: {text!r}")
     return text
 
